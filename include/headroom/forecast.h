@@ -1,0 +1,64 @@
+// The result of playing a deployment's per-rank timeline against its GPUs: stages, what each
+// stage allocated, free memory after it (with a range for estimated terms), the verdict.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace headroom {
+
+enum class Verdict { Fits, AtRisk, Oom, Refused };
+std::string_view verdict_name(Verdict v);  // "fits" | "at_risk" | "oom" | "refused"
+
+// One allocation (or release, when bytes < 0). Estimated items carry a [low, high] range.
+struct Item {
+  std::string what;
+  int64_t bytes = 0;
+  bool estimated = false;
+  int64_t low = 0, high = 0;  // == bytes when exact
+};
+
+struct Stage {
+  std::string name;  // "init" | "weights" | "kv_pool" | "workspaces" | "cuda_graph" | "runtime" ...
+  std::vector<Item> items;
+  int64_t free_bytes_after = 0;
+  // Free memory after the stage if every estimated term so far lands at its high (worst) or
+  // low (best) end.
+  int64_t free_worst = 0, free_best = 0;
+  bool estimated = false;
+};
+
+struct RankForecast {
+  int rank = 0;
+  int64_t capacity_bytes = 0;
+  std::vector<Stage> stages;
+};
+
+struct Failure {
+  std::string stage;
+  int rank = 0;
+  int64_t request_bytes = 0;
+  int64_t free_bytes = 0;
+  std::string message;
+};
+
+struct Forecast {
+  Verdict verdict = Verdict::Fits;
+  std::string engine, version, era;  // era: which version rules were used and why
+  std::vector<std::pair<std::string, std::string>> settings;  // engine flag -> value in force
+  int64_t kv_tokens = 0;         // engine's KV capacity (min over ranks)
+  int64_t max_running_requests = 0;
+  int64_t context_len = 0;
+  double max_concurrency = 0;    // kv_tokens / context_len (requests at full context)
+  int64_t headroom_bytes = 0;    // free memory at steady state (min over ranks), central estimate
+  std::optional<Failure> failure;
+  std::vector<RankForecast> ranks;
+  std::vector<std::string> log;    // lines the engine would print, in its format
+  std::vector<std::string> notes;  // assumptions, estimates, warnings
+
+  const std::string* setting(std::string_view key) const;
+};
+
+}  // namespace headroom

@@ -1,0 +1,32 @@
+// The GPU catalog (data/gpus.json): capacities as PyTorch and nvidia-smi report them,
+// architecture, FP8/FP4 support, bandwidth, each with its source.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace headroom {
+
+struct GpuSpec {
+  std::string name;                  // canonical catalog name, e.g. "rtx-pro-6000"
+  std::string display;               // "NVIDIA RTX PRO 6000 Blackwell"
+  std::vector<std::string> aliases;  // lower-case
+  std::string vendor;                // "nvidia" | "amd"
+  std::string arch;                  // "blackwell", "hopper", ...
+  int sm = 0;                        // compute capability x10 (120, 90, 100, ...); 0 for AMD
+  int64_t capacity_bytes = 0;        // torch.cuda.get_device_properties().total_memory
+  int64_t smi_total_mib = 0;         // nvidia-smi --query-gpu=memory.total (MiB)
+  bool fp8 = false;
+  bool fp4 = false;
+  double bandwidth_tbs = 0;          // TB/s
+  std::string source;                // where the memory figures come from
+};
+
+const std::vector<GpuSpec>& gpu_catalog();
+// Case-insensitive lookup by name or alias; nullptr when unknown.
+const GpuSpec* find_gpu(std::string_view name);
+// Throws InputError("--gpu", ...) listing close names when unknown.
+const GpuSpec& require_gpu(std::string_view name);
+
+}  // namespace headroom

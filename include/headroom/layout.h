@@ -1,0 +1,28 @@
+// Per-rank weight layout: which tensors each GPU rank holds under an engine's sharding rules
+// (column/row split, replication, vocab-parallel padding, expert parallel, pipeline stages).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "headroom/model.h"
+#include "headroom/parallel.h"
+
+namespace headroom {
+
+struct RankWeights {
+  int rank = 0;      // global rank = pp_rank * tp + tp_rank
+  int tp_rank = 0, pp_rank = 0;
+  int64_t bytes = 0;      // weights this rank holds for the main model
+  int64_t mtp_bytes = 0;  // MTP / next-n layer weights this rank would hold if the engine loads them
+  std::vector<std::pair<std::string, int64_t>> by_component;  // "attention", "experts", ...
+};
+
+// Layer range [first, last) of pipeline stage pp_rank, as the engine splits layers.
+std::pair<int, int> pp_layer_range(int num_layers, int pp, int pp_rank, EngineKind engine);
+
+// Bytes per rank for the main model (and MTP layers separately), every rank of the tp x pp grid.
+std::vector<RankWeights> weights_per_rank(const Model& model, EngineKind engine, const Parallel& par);
+
+}  // namespace headroom

@@ -1,0 +1,134 @@
+// A model as headroom sees it: the normalized architecture facts read from a Hugging Face
+// config.json (+ quantization config), and the tensor inventory of its checkpoint.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "headroom/dtype.h"
+
+namespace headroom {
+
+enum class QuantMethod { None, Fp8PerTensor, Fp8Block, Nvfp4, Mxfp4, Awq, Gptq, Other };
+std::string_view quant_method_name(QuantMethod m);
+
+struct Quantization {
+  QuantMethod method = QuantMethod::None;
+  std::string raw_method;              // as written: "fp8", "modelopt", "mxfp4", "awq", ...
+  int bits = 16;                       // weight bits of quantized linears
+  int group_size = 0;                  // NVFP4 16, MXFP4 32, AWQ/GPTQ 128
+  int block_n = 0, block_k = 0;        // FP8 block scales (128 x 128)
+  bool desc_act = false;               // GPTQ act-order (adds g_idx)
+  std::vector<std::string> exclude;    // module patterns left unquantized (fnmatch style)
+  std::string kv_cache_quant;          // "FP8" when the checkpoint asks for an FP8 KV cache
+  std::string source;                  // "config.json:quantization_config" | "hf_quant_config.json"
+};
+
+enum class AttnKind : uint8_t { Full, Sliding, Chunked, Linear, None };
+
+struct LayerInfo {
+  AttnKind attn = AttnKind::Full;
+  bool moe = false;
+  bool indexer = false;  // DSA/NSA indexer keys cached for this layer
+};
+
+struct VisionTower {
+  bool present = false;
+  int64_t params = 0;    // parameter count of the vision tower + projector, from its config
+  int64_t layers = 0, hidden = 0, intermediate = 0;
+};
+
+struct ModelConfig {
+  std::string hf_id;          // when known
+  std::string architecture;   // architectures[0], e.g. "GlmMoeDsaForCausalLM"
+  std::string model_type;
+  DType dtype = DType::BF16;  // torch_dtype / dtype of unquantized weights
+
+  int64_t hidden_size = 0, num_layers = 0, vocab_size = 0, max_position_embeddings = 0;
+  int64_t num_attention_heads = 0, num_kv_heads = 0, head_dim = 0, v_head_dim = 0;
+  bool tie_word_embeddings = false;
+  bool attention_bias = false;  // qkv bias
+  bool qk_norm = false;
+  int64_t intermediate_size = 0;  // dense MLP
+
+  // Mixture of experts
+  int64_t num_experts = 0, experts_per_token = 0, moe_intermediate_size = 0;
+  int64_t num_shared_experts = 0, shared_expert_intermediate_size = 0;
+  int64_t first_k_dense = 0, moe_layer_freq = 1;
+
+  // Multi-head latent attention (DeepSeek, Kimi, GLM-5)
+  bool mla = false;
+  int64_t q_lora_rank = 0, kv_lora_rank = 0, qk_nope_head_dim = 0, qk_rope_head_dim = 0;
+
+  // DSA / NSA sparse-attention indexer (DeepSeek-V3.2, GLM-5)
+  int64_t index_n_heads = 0, index_head_dim = 0, index_topk = 0;
+
+  // Windowed attention
+  int64_t sliding_window = 0;       // tokens; 0 = none
+  int64_t attention_chunk_size = 0; // Llama-4 chunked local attention
+
+  // Linear attention / Mamba state (per request, per linear layer)
+  int64_t linear_num_key_heads = 0, linear_num_value_heads = 0;
+  int64_t linear_key_head_dim = 0, linear_value_head_dim = 0, linear_conv_kernel_dim = 0;
+  int64_t mamba_num_heads = 0, mamba_head_dim = 0, mamba_state_size = 0, mamba_n_groups = 0;
+  int64_t mamba_conv_kernel = 0, mamba_d_inner = 0;
+
+  int64_t num_nextn_predict_layers = 0;  // MTP layers stored in the checkpoint
+
+  std::vector<LayerInfo> layers;  // num_layers entries
+  Quantization quant;
+  VisionTower vision;
+  std::string source;  // file the config came from
+
+  int64_t count_layers(AttnKind k) const;
+  bool is_moe() const { return num_experts > 0; }
+  bool has_indexer() const { return index_topk > 0 && index_head_dim > 0; }
+  bool has_linear_attention() const { return count_layers(AttnKind::Linear) > 0; }
+};
+
+enum class TensorRole : uint8_t {
+  Embedding, LmHead, Norm,
+  AttnQ, AttnKV, AttnO, AttnLowRank,  // AttnLowRank: MLA q_a / kv_a (not split by TP in SGLang/vLLM)
+  Indexer, LinearAttn,
+  MlpColumn, MlpRow,                  // dense or shared-expert gate/up (column) and down (row)
+  ExpertColumn, ExpertRow, Router,
+  Mtp, Vision, Other
+};
+
+struct TensorInfo {
+  std::string name;
+  std::vector<int64_t> shape;
+  DType dtype = DType::BF16;
+  int64_t bytes = 0;
+  TensorRole role = TensorRole::Other;
+  int layer = -1;    // decoder layer index; >= num_layers for MTP layers; -1 outside layers
+  int expert = -1;   // routed expert index, or -1
+  int64_t params = 0;  // logical parameters this tensor stores (packed FP4 counts 2 per byte; scales count 0)
+};
+
+struct Model {
+  ModelConfig config;
+  std::vector<TensorInfo> tensors;
+  bool from_safetensors = false;       // inventory read from safetensors headers
+  std::vector<std::string> notes;      // disagreements between derived and real inventory, guesses
+  int64_t params_total = 0;            // main model, without MTP layers
+  int64_t params_mtp = 0;
+  int64_t params_active = 0;           // per token (main model)
+  int64_t checkpoint_bytes = 0;        // all tensors as stored (incl. MTP when present)
+  int64_t checkpoint_bytes_mtp = 0;    // part of checkpoint_bytes in MTP layers
+};
+
+// Reads a model from: a catalog id ("nvidia/GLM-5-NVFP4", case-insensitive), a local folder
+// holding config.json (+ hf_quant_config.json, *.safetensors, model.safetensors.index.json),
+// or a config.json path. Throws InputError naming the file, field and problem.
+std::shared_ptr<const Model> load_model(std::string_view spec);
+
+// Parses the normalized config from config.json text (+ optional hf_quant_config.json text).
+ModelConfig parse_model_config(std::string_view config_json, std::string_view source,
+                               std::string_view hf_quant_config_json = {});
+
+// Catalog ids (data/models/<org>/<name>/config.json), sorted.
+std::vector<std::string> model_catalog_ids();
+
+}  // namespace headroom

@@ -1,0 +1,112 @@
+// The option parser shared by every verb: "--name value", "--name=value", boolean flags.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <fmt/format.h>
+
+#include "headroom/cli.h"
+#include "headroom/error.h"
+
+namespace headroom {
+
+namespace {
+// Flags that take no value: headroom's own and the engines' store_true flags, spelled as the
+// engines spell them (SGLang server_args.py, vLLM EngineArgs).
+constexpr std::array<std::string_view, 32> kBooleanFlags{
+    "--json", "--help", "--version", "--enable-dp-attention", "--disable-cuda-graph",
+    "--enforce-eager", "--enable-torch-compile", "--trust-remote-code", "--disable-radix-cache",
+    "--enable-expert-parallel", "--disable-cuda-graph-padding", "--enable-memory-saver",
+    "--enable-dp-lm-head", "--enable-mixed-chunk", "--disable-custom-all-reduce",
+    "--enable-two-batch-overlap", "--enable-piecewise-cuda-graph", "--disable-piecewise-cuda-graph",
+    "--enable-prefix-caching", "--no-enable-prefix-caching", "--enable-chunked-prefill",
+    "--no-enable-chunked-prefill", "--async-scheduling", "--disable-overlap-schedule",
+    "--enable-symm-mem", "--enable-hierarchical-cache", "--skip-server-warmup", "--quiet",
+    "--no-color", "--enable-mtp", "--disable-log-stats", "--enable-eplb"};
+}  // namespace
+
+bool is_boolean_flag(std::string_view name) {
+  return std::find(kBooleanFlags.begin(), kBooleanFlags.end(), name) != kBooleanFlags.end();
+}
+
+Args Args::parse(const std::vector<std::string>& argv) {
+  Args a;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& t = argv[i];
+    if (t.size() > 2 && t[0] == '-' && t[1] == '-') {
+      auto eq = t.find('=');
+      if (eq != std::string::npos) {
+        a.options_.emplace_back(t.substr(0, eq), t.substr(eq + 1));
+      } else if (is_boolean_flag(t)) {
+        a.options_.emplace_back(t, "true");
+      } else if (i + 1 < argv.size() && !(argv[i + 1].size() > 2 && argv[i + 1].rfind("--", 0) == 0)) {
+        a.options_.emplace_back(t, argv[i + 1]);
+        ++i;
+      } else {
+        fail_input("command line", t, "expects a value");
+      }
+    } else {
+      a.positionals_.push_back(t);
+    }
+  }
+  return a;
+}
+
+bool Args::has(std::string_view name) const {
+  return std::any_of(options_.begin(), options_.end(), [&](const auto& o) { return o.first == name; });
+}
+
+std::optional<std::string> Args::get(std::string_view name) const {
+  for (auto it = options_.rbegin(); it != options_.rend(); ++it)
+    if (it->first == name) return it->second;
+  return std::nullopt;
+}
+
+std::vector<std::string> Args::get_all(std::string_view name) const {
+  std::vector<std::string> out;
+  for (const auto& o : options_) if (o.first == name) out.push_back(o.second);
+  return out;
+}
+
+std::string Args::get_or(std::string_view name, std::string_view fallback) const {
+  auto v = get(name);
+  return v ? *v : std::string(fallback);
+}
+
+std::optional<int64_t> Args::get_int(std::string_view name, int64_t min, int64_t max) const {
+  auto v = get(name);
+  if (!v) return std::nullopt;
+  size_t pos = 0;
+  long long x = 0;
+  try {
+    x = std::stoll(*v, &pos);
+  } catch (...) {
+    fail_input("command line", name, "expects an integer, got '" + *v + "'");
+  }
+  if (pos != v->size()) fail_input("command line", name, "expects an integer, got '" + *v + "'");
+  if (x < min || x > max)
+    fail_input("command line", name, fmt::format("{} is out of range [{}, {}]", x, min, max));
+  return x;
+}
+
+std::optional<double> Args::get_double(std::string_view name, double min, double max) const {
+  auto v = get(name);
+  if (!v) return std::nullopt;
+  size_t pos = 0;
+  double x = 0;
+  try {
+    x = std::stod(*v, &pos);
+  } catch (...) {
+    fail_input("command line", name, "expects a number, got '" + *v + "'");
+  }
+  if (pos != v->size() || !std::isfinite(x)) fail_input("command line", name, "expects a number, got '" + *v + "'");
+  if (x < min || x > max) fail_input("command line", name, fmt::format("{} is out of range [{}, {}]", *v, min, max));
+  return x;
+}
+
+void Args::reject_unknown(const std::vector<std::string_view>& allowed, std::string_view verb) const {
+  for (const auto& o : options_)
+    if (std::find(allowed.begin(), allowed.end(), o.first) == allowed.end())
+      fail_input("command line", o.first, fmt::format("unknown option for 'headroom {}'", verb));
+}
+
+}  // namespace headroom

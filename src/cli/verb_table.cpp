@@ -1,0 +1,51 @@
+// The verb table and run_cli(): dispatch, --help/--version, and the exit-code contract.
+#include <ostream>
+
+#include "cli/verbs.h"
+#include "headroom/error.h"
+#include "headroom/version.h"
+
+namespace headroom {
+
+const std::vector<VerbInfo>& verb_table() {
+  static const std::vector<VerbInfo> table{
+      {"gpus", "list the GPU catalog (capacity as PyTorch and nvidia-smi report it)", verb_gpus},
+  };
+  return table;
+}
+
+static void print_help(std::ostream& out) {
+  out << "headroom " << kVersion << " - GPU memory forecasts for LLM serving engines\n\n"
+      << "usage: headroom <verb> [options]\n       headroom --version | --help | <verb> --help\n\nverbs:\n";
+  for (const auto& v : verb_table()) out << "  " << v.name << std::string(10 - std::min<size_t>(9, v.name.size()), ' ') << v.summary << "\n";
+  out << "\nexit codes: 0 ok/fits, 1 the forecast says it fails, 2 bad input, 3 internal error\n";
+}
+
+int run_cli(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  try {
+    if (argv.empty() || argv[0] == "--help" || argv[0] == "-h" || argv[0] == "help") {
+      print_help(out);
+      return argv.empty() ? kExitBadInput : kExitOk;
+    }
+    if (argv[0] == "--version") {
+      out << "headroom " << kVersion << "\n";
+      return kExitOk;
+    }
+    for (const auto& v : verb_table()) {
+      if (v.name == argv[0]) {
+        std::vector<std::string> rest(argv.begin() + 1, argv.end());
+        Args args = Args::parse(rest);
+        return v.fn(args, out, err);
+      }
+    }
+    fail_input("command line", argv[0], "unknown verb (see 'headroom --help')");
+  } catch (const InputError& e) {
+    err << "headroom: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    err << "headroom: internal error: " << e.what() << "\n";
+    return kExitInternal;
+  }
+}
+
+}  // namespace headroom

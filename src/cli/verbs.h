@@ -1,0 +1,11 @@
+// Entry points of the verbs (each in its own verb_*.cpp); the table is in verb_table.cpp.
+#pragma once
+#include <iosfwd>
+
+#include "headroom/cli.h"
+
+namespace headroom {
+
+int verb_gpus(const Args& args, std::ostream& out, std::ostream& err);
+
+}  // namespace headroom

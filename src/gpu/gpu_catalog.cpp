@@ -1,0 +1,66 @@
+// The GPU catalog, read once from the embedded data/gpus.json.
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "headroom/embedded.h"
+#include "headroom/error.h"
+#include "headroom/gpu.h"
+
+namespace headroom {
+
+namespace {
+std::string lower(std::string_view s) {
+  std::string o(s);
+  for (char& c : o) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  // Spelling variants: "RTX PRO 6000" == "rtx-pro-6000" == "rtx_pro_6000".
+  for (char& c : o) if (c == ' ' || c == '_') c = '-';
+  return o;
+}
+
+std::vector<GpuSpec> load_catalog() {
+  auto text = embedded_file("gpus.json");
+  if (!text) fail_input("data/gpus.json", "", "missing from the build");
+  auto j = nlohmann::json::parse(*text);
+  std::vector<GpuSpec> out;
+  for (const auto& g : j.at("gpus")) {
+    GpuSpec s;
+    s.name = g.at("name").get<std::string>();
+    s.display = g.at("display").get<std::string>();
+    for (const auto& a : g.at("aliases")) s.aliases.push_back(lower(a.get<std::string>()));
+    s.vendor = g.at("vendor").get<std::string>();
+    s.arch = g.at("arch").get<std::string>();
+    s.sm = g.at("sm").get<int>();
+    s.capacity_bytes = g.at("capacity_bytes").get<int64_t>();
+    s.smi_total_mib = g.at("smi_total_mib").get<int64_t>();
+    s.fp8 = g.at("fp8").get<bool>();
+    s.fp4 = g.at("fp4").get<bool>();
+    s.bandwidth_tbs = g.at("bandwidth_tbs").get<double>();
+    s.source = g.at("source").get<std::string>();
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+}  // namespace
+
+const std::vector<GpuSpec>& gpu_catalog() {
+  static const std::vector<GpuSpec> catalog = load_catalog();
+  return catalog;
+}
+
+const GpuSpec* find_gpu(std::string_view name) {
+  std::string key = lower(name);
+  for (const auto& g : gpu_catalog()) {
+    if (g.name == key) return &g;
+    if (std::find(g.aliases.begin(), g.aliases.end(), key) != g.aliases.end()) return &g;
+  }
+  return nullptr;
+}
+
+const GpuSpec& require_gpu(std::string_view name) {
+  if (const GpuSpec* g = find_gpu(name)) return *g;
+  std::string names;
+  for (const auto& g : gpu_catalog()) names += (names.empty() ? "" : ", ") + g.name;
+  fail_input("--gpu", std::string(name), "not in the GPU catalog (known: " + names + "; or give --gpu-memory BYTES)");
+}
+
+}  // namespace headroom
