@@ -10,6 +10,7 @@ namespace headroom {
 const std::vector<VerbInfo>& verb_table() {
   static const std::vector<VerbInfo> table{
       {"gpus", "list the GPU catalog (capacity as PyTorch and nvidia-smi report it)", verb_gpus},
+      {"serve", "serve the web page and its JSON API on a local port", verb_serve},
   };
   return table;
 }

@@ -7,5 +7,6 @@
 namespace headroom {
 
 int verb_gpus(const Args& args, std::ostream& out, std::ostream& err);
+int verb_serve(const Args& args, std::ostream& out, std::ostream& err);
 
 }  // namespace headroom

@@ -1,0 +1,41 @@
+// `headroom serve [--host 127.0.0.1] [--port 8080]`: the local web page and its JSON API
+// (src/web/), bound to loopback unless told otherwise. --port 0 picks a free port.
+#include <ostream>
+
+#include "cli/verbs.h"
+#include "headroom/error.h"
+#include "web/web.h"
+
+namespace headroom {
+
+int verb_serve(const Args& args, std::ostream& out, std::ostream& err) {
+  if (args.has("--help")) {
+    out << "usage: headroom serve [--host 127.0.0.1] [--port 8080]\n\n"
+           "Serves the web page (plan, tune, doctor in a browser) and its JSON API:\n"
+           "  GET  /                the page\n"
+           "  POST /api/plan        {\"args\": [CLI arguments]}           -> the JSON of 'headroom plan --json'\n"
+           "  POST /api/tune        {\"args\": [...]}                     -> 'headroom tune --json'\n"
+           "  POST /api/doctor      {\"args\": [...], \"log\": \"<text>\"}  -> 'headroom doctor --json'\n"
+           "  GET  /api/gpus, /api/models, /api/meta\n"
+           "Bodies may also carry \"config\" (config.json text) instead of a catalog --model.\n"
+           "--port 0 picks a free port; the address is printed on the first line.\n";
+    return kExitOk;
+  }
+  args.reject_unknown({"--host", "--port"}, "serve");
+  if (!args.positionals().empty()) fail_input("command line", args.positionals().front(), "unexpected argument for 'headroom serve'");
+  web::ServerOptions opt;
+  opt.host = args.get_or("--host", "127.0.0.1");
+  opt.port = static_cast<int>(args.get_int("--port", 0, 65535).value_or(8080));
+  if (!web::is_loopback_host(opt.host))
+    err << "headroom serve: warning: listening on " << opt.host
+        << ", not loopback: anyone who can reach this address can use the server\n";
+  web::HttpServer server(opt);
+  int port = server.bind();
+  const bool v6 = opt.host.find(':') != std::string::npos;
+  out << "headroom serve: listening on http://" << (v6 ? "[" : "") << opt.host << (v6 ? "]" : "") << ":" << port
+      << "/ (Ctrl-C to stop)" << std::endl;
+  server.serve();
+  return kExitOk;
+}
+
+}  // namespace headroom

@@ -1,0 +1,128 @@
+// The API endpoints as plain functions (no HTTP here): each request becomes the CLI's own
+// argument list and goes through run_cli(), so the web answers are the CLI's by construction.
+// Everything a request touches is local to the call: no state is shared between requests.
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+
+#include "headroom/cli.h"
+#include "headroom/error.h"
+#include "headroom/version.h"
+#include "web/private_dir.h"
+#include "web/web.h"
+
+namespace headroom::web {
+
+namespace {
+
+bool has_verb(std::string_view verb) {
+  for (const auto& v : verb_table())
+    if (v.name == verb) return true;
+  return false;
+}
+
+void replace_all(std::string& s, std::string_view from, std::string_view to) {
+  if (from.empty()) return;
+  for (size_t pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos + to.size()))
+    s.replace(pos, from.size(), to);
+}
+
+// The CLI's one-line error ("headroom: source: field: problem") without the program prefix.
+std::string error_line(std::string err) {
+  while (!err.empty() && (err.back() == '\n' || err.back() == '\r')) err.pop_back();
+  constexpr std::string_view kPrefix = "headroom: ";
+  if (err.rfind(kPrefix, 0) == 0) err.erase(0, kPrefix.size());
+  return err.empty() ? std::string("no message") : err;
+}
+
+struct CliRun {
+  int rc;
+  std::string out, err;
+};
+
+CliRun run(const std::vector<std::string>& argv) {
+  std::ostringstream out, err;
+  int rc = run_cli(argv, out, err);
+  return {rc, out.str(), err.str()};
+}
+
+Reply json_reply(int status, const nlohmann::ordered_json& j) {
+  return {status, "application/json", j.dump(), {}};
+}
+
+// Maps a CLI run to HTTP: 0/1 -> 200 with the CLI's JSON (1 = the forecast says it fails,
+// which is an answer, not an HTTP error), 2 -> 400, 3 and anything else -> 500.
+Reply from_cli(const CliRun& r) {
+  if (r.rc == kExitOk || r.rc == kExitFails) {
+    if (nlohmann::json::accept(r.out)) {
+      Reply rep{200, "application/json", r.out, {{"X-Headroom-Exit-Code", std::to_string(r.rc)}}};
+      return rep;
+    }
+    return error_reply(500, "the CLI did not print JSON (exit code " + std::to_string(r.rc) + ")");
+  }
+  Reply rep = error_reply(r.rc == kExitBadInput ? 400 : 500, error_line(r.err));
+  rep.headers.emplace_back("X-Headroom-Exit-Code", std::to_string(r.rc));
+  return rep;
+}
+
+}  // namespace
+
+Reply error_reply(int status, std::string_view message) {
+  return json_reply(status, nlohmann::ordered_json{{"error", std::string(message)}});
+}
+
+Reply api_run(std::string_view verb, std::string_view body) {
+  if (verb != "plan" && verb != "tune" && verb != "doctor") return error_reply(404, "no such endpoint");
+  if (!has_verb(verb)) return error_reply(501, "this build of headroom has no '" + std::string(verb) + "' verb yet");
+  ApiRequest req;
+  try {
+    req = parse_api_request(verb, body);
+  } catch (const InputError& e) {
+    return error_reply(400, e.what());
+  }
+  try {
+    std::optional<PrivateDir> dir;
+    std::vector<std::string> argv{std::string(verb)};
+    if (req.log) {
+      dir.emplace();
+      argv.push_back(dir->write("crash.log", *req.log));
+    }
+    if (req.config) {
+      if (!dir) dir.emplace();
+      dir->write("config.json", *req.config);
+      if (req.hf_quant_config) dir->write("hf_quant_config.json", *req.hf_quant_config);
+      argv.push_back("--model");
+      argv.push_back(dir->path());
+    }
+    argv.insert(argv.end(), req.args.begin(), req.args.end());
+    argv.push_back("--json");
+    CliRun r = run(argv);
+    if (dir) {
+      // The private folder means nothing to the client: name the uploads as it sent them.
+      replace_all(r.out, dir->path(), "upload");
+      replace_all(r.err, dir->path(), "upload");
+    }
+    return from_cli(r);
+  } catch (const std::exception& e) {
+    return error_reply(500, std::string("internal error: ") + e.what());
+  }
+}
+
+Reply api_gpus() { return from_cli(run({"gpus", "--json"})); }
+
+Reply api_models() {
+  return json_reply(200, nlohmann::ordered_json{{"models", catalog_model_ids()}});
+}
+
+Reply api_meta() {
+  nlohmann::ordered_json verbs = nlohmann::ordered_json::array();
+  for (const auto& v : verb_table()) verbs.push_back(std::string(v.name));
+  return json_reply(200, nlohmann::ordered_json{
+                             {"name", "headroom"},
+                             {"version", kVersion},
+                             {"verbs", verbs},
+                             {"engines", {"sglang", "vllm", "trtllm"}},
+                             {"limits", {{"body_bytes", kMaxBodyBytes}, {"args", kMaxArgs}, {"arg_chars", kMaxArgChars}}}});
+}
+
+}  // namespace headroom::web

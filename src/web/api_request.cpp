@@ -1,0 +1,155 @@
+// Validation of the JSON bodies of POST /api/plan|tune|doctor: shape, field names, limits,
+// and the rule that a web request never makes the CLI read a file of the server's choosing
+// (no paths, no positionals; models are catalog ids or uploaded config text).
+#include <algorithm>
+#include <cctype>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "headroom/cli.h"
+#include "headroom/embedded.h"
+#include "headroom/error.h"
+#include "web/web.h"
+
+namespace headroom::web {
+
+namespace {
+
+constexpr std::string_view kSource = "request";
+constexpr int kMaxJsonDepth = 32;
+
+// Nesting depth of a JSON text, counted outside strings; stops early past `limit`.
+int json_depth(std::string_view s, int limit) {
+  int depth = 0, max_depth = 0;
+  bool in_string = false, escaped = false;
+  for (char c : s) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    else if (c == '[' || c == '{') {
+      max_depth = std::max(max_depth, ++depth);
+      if (max_depth > limit) return max_depth;
+    } else if (c == ']' || c == '}') --depth;
+  }
+  return max_depth;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Options whose value the CLI treats as a model location.
+bool is_model_option(std::string_view name) {
+  return name == "--model" || name == "--model-path" || name == "--tokenizer-path";
+}
+
+// A value the CLI could take as a file name: home- or dot-relative (".88" is a number, not a
+// path), or named like a data file. Values with a slash are checked against the catalog.
+bool looks_like_file(std::string_view v) {
+  if (v.empty()) return false;
+  if (v[0] == '~') return true;
+  if (v[0] == '.' && (v.size() == 1 || !std::isdigit(static_cast<unsigned char>(v[1])))) return true;
+  static constexpr std::string_view kExts[] = {".json", ".jsonl", ".log", ".txt", ".gguf", ".safetensors", ".pickle", ".pkl", ".bin", ".pt"};
+  const std::string lv = lower(v);
+  return std::any_of(std::begin(kExts), std::end(kExts), [&](std::string_view e) {
+    return lv.size() > e.size() && lv.compare(lv.size() - e.size(), e.size(), e) == 0;
+  });
+}
+
+std::string take_text(const nlohmann::json& j, std::string_view field) {
+  if (!j.is_string()) fail_input(kSource, field, "must be a string");
+  return j.get<std::string>();
+}
+
+}  // namespace
+
+std::vector<std::string> catalog_model_ids() {
+  std::vector<std::string> ids;
+  constexpr std::string_view kPrefix = "models/", kSuffix = "/config.json";
+  for (std::string_view p : embedded_files(kPrefix)) {
+    if (p.size() <= kPrefix.size() + kSuffix.size() || p.substr(p.size() - kSuffix.size()) != kSuffix) continue;
+    std::string_view id = p.substr(kPrefix.size(), p.size() - kPrefix.size() - kSuffix.size());
+    if (std::count(id.begin(), id.end(), '/') == 1) ids.emplace_back(id);
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+ApiRequest parse_api_request(std::string_view verb, std::string_view body) {
+  if (body.size() > kMaxBodyBytes)
+    fail_input(kSource, "body", fmt::format("{} bytes is over the limit of {} bytes", body.size(), kMaxBodyBytes));
+  if (json_depth(body, kMaxJsonDepth) > kMaxJsonDepth)
+    fail_input(kSource, "body", fmt::format("JSON nested deeper than {} levels", kMaxJsonDepth));
+  nlohmann::json j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) fail_input(kSource, "body", "is not valid JSON");
+  if (!j.is_object()) fail_input(kSource, "body", "must be a JSON object like {\"args\": [\"--model\", \"...\"]}");
+
+  const bool doctor = verb == "doctor";
+  const std::vector<std::string_view> allowed =
+      doctor ? std::vector<std::string_view>{"args", "log", "config", "hf_quant_config"}
+             : std::vector<std::string_view>{"args", "config", "hf_quant_config"};
+  for (const auto& [key, _] : j.items()) {
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      std::string list;
+      for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+      fail_input(kSource, key, fmt::format("unknown field for /api/{} (allowed: {})", verb, list));
+    }
+  }
+
+  ApiRequest req;
+  if (!j.contains("args")) fail_input(kSource, "args", "missing (a list of the CLI's arguments, e.g. [\"--model\", \"Qwen/Qwen3-8B\"])");
+  const auto& args = j["args"];
+  if (!args.is_array()) fail_input(kSource, "args", "must be a list of strings");
+  if (args.size() > kMaxArgs) fail_input(kSource, "args", fmt::format("{} items is over the limit of {}", args.size(), kMaxArgs));
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string field = fmt::format("args[{}]", i);
+    if (!args[i].is_string()) fail_input(kSource, field, "must be a string");
+    std::string a = args[i].get<std::string>();
+    if (a.size() > kMaxArgChars) fail_input(kSource, field, fmt::format("longer than {} characters", kMaxArgChars));
+    if (a.find('\0') != std::string::npos) fail_input(kSource, field, "contains a NUL character");
+    req.args.push_back(std::move(a));
+  }
+
+  if (j.contains("config")) {
+    req.config = take_text(j["config"], "config");
+    if (req.config->empty()) fail_input(kSource, "config", "is empty (send the text of config.json)");
+  }
+  if (j.contains("hf_quant_config")) {
+    if (!req.config) fail_input(kSource, "hf_quant_config", "only accepted together with config");
+    req.hf_quant_config = take_text(j["hf_quant_config"], "hf_quant_config");
+  }
+  if (doctor) {
+    if (!j.contains("log")) fail_input(kSource, "log", "missing (the text of the crash or startup log)");
+    req.log = take_text(j["log"], "log");
+    if (req.log->empty()) fail_input(kSource, "log", "is empty");
+  }
+
+  // The same parse the CLI will do, to see options and positionals as it will.
+  Args parsed = Args::parse(req.args);
+  if (!parsed.positionals().empty())
+    fail_input(kSource, "args", fmt::format("positional argument '{}' is not accepted over HTTP{}", parsed.positionals().front(),
+                                            doctor ? " (send the log text in \"log\")" : ""));
+  const auto ids = catalog_model_ids();
+  for (const auto& [name, value] : parsed.options()) {
+    if (name == "--help" || name == "--version") fail_input(kSource, name, "not accepted over HTTP");
+    const std::string want = lower(value);
+    const bool catalog = std::any_of(ids.begin(), ids.end(), [&](const std::string& id) { return lower(id) == want; });
+    if (is_model_option(name)) {
+      if (req.config) fail_input(kSource, name, "give either a catalog model or an uploaded config, not both");
+      if (!catalog)
+        fail_input(kSource, name, fmt::format("'{}' is not a catalog model id (GET /api/models lists them; "
+                                              "to use another model send its config.json text as \"config\")", value));
+    } else if (!catalog && (value.find('/') != std::string::npos || value.find('\\') != std::string::npos || looks_like_file(value))) {
+      fail_input(kSource, name, fmt::format("'{}' looks like a file path; the web API reads no files", value));
+    }
+  }
+  return req;
+}
+
+}  // namespace headroom::web
