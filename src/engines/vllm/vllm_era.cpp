@@ -1,0 +1,95 @@
+// vLLM version string -> the era of its memory rules (research/vllm-trtllm-llamacpp-memory.md
+// §1.2, §2, §11.1). Boundaries are the PRs that changed the rules, mapped to releases.
+#include <cstdio>
+#include <fmt/format.h>
+
+#include "engines/vllm/vllm_rules.h"
+#include "headroom/error.h"
+
+namespace headroom::vllm {
+
+namespace {
+
+// Release dates (yyyymmdd) used to read "unknown@DATE" / "main@DATE" builds: the newest
+// release on or before the date. 2025 dates are GitHub release dates; from 0.14 on they are
+// INFERRED brackets from dated logs (0.21.0 logged 2026-05-28, 0.29.1rc1 2026-09).
+struct Release { int ymd; int version; };
+constexpr Release kReleases[] = {
+    {20241118, 604}, {20241202, 605}, {20250115, 607}, {20250127, 700}, {20250220, 703},
+    {20250318, 800}, {20250428, 805}, {20250515, 900}, {20250610, 901}, {20250708, 902},
+    {20250724, 1000}, {20250818, 1001}, {20250913, 1002}, {20251002, 1100}, {20251118, 1101},
+    {20251203, 1200}, {20251219, 1300}, {20260120, 1400}, {20260205, 1500}, {20260220, 1600},
+    {20260305, 1700}, {20260320, 1800}, {20260405, 1900}, {20260420, 2000}, {20260505, 2100},
+    {20260525, 2200}, {20260610, 2300}, {20260625, 2400}, {20260710, 2500}, {20260725, 2600},
+    {20260810, 2700}, {20260825, 2800}, {20260910, 2900}, {20261001, 2901},
+};
+
+int version_for_date(int ymd) {
+  int v = kReleases[0].version;
+  for (const auto& r : kReleases)
+    if (r.ymd <= ymd) v = r.version;
+  return v;
+}
+
+Era make(int v, std::string reason) {
+  Era e;
+  e.version = v;
+  e.reason = std::move(reason);
+  e.v0 = v < 800;
+  e.whole_gpu = v < 901;                 // PR #19312 (per-instance budget) in 0.9.1
+  e.kv_memory_flag = v >= 1100;          // PR #21489 (INFERRED ~0.10.2/0.11)
+  e.full_and_piecewise = v >= 1100;      // cudagraph_mode FULL_AND_PIECEWISE default from 0.11
+  e.format_gib = v >= 1200;              // format_gib in gpu_model_runner / kv_cache_utils
+  e.graph_estimate_logged = v >= 1700;   // PR #30515 (opt-in, logged)
+  e.graph_estimate_applied = v >= 2100;  // PR #38284: default on, utilization 0.92
+  e.ceil_request = v >= 2100;
+  e.tokens_from_concurrency = v >= 2100; // bracket 0.17..0.21 (INFERRED), see §3.4
+  e.total_consumed = v >= 2700;          // first logs of the L18b form: 0.27.1
+  e.combined_kv_line = v >= 2900;
+  e.models_typo = v < 2600;              // "models's" -> "model's" (late 2026 logs)
+  e.default_utilization = v >= 2100 ? 0.92 : 0.9;
+  int maj = v / 10000, min = (v / 100) % 100, pat = v % 100;
+  std::string rules = e.v0 ? "V0 engine, whole-GPU profile"
+                      : e.whole_gpu ? "V1, whole-GPU peak (before PR #19312)"
+                      : e.total_consumed ? "V1, total_consumed accounting, CUDA-graph estimate applied"
+                      : e.graph_estimate_applied ? "V1, per-instance budget, CUDA-graph estimate applied"
+                      : "V1, per-instance budget (PR #19312)";
+  e.label = fmt::format("vLLM {}.{}.{} rules ({})", maj, min, pat, rules);
+  return e;
+}
+
+}  // namespace
+
+Era era_for_version(const std::string& version) {
+  if (version.empty() || version == "latest" || version == "main" || version == "newest")
+    return make(kNewestVersion, "newest known rules (no version given)");
+  if (auto at = version.find('@'); at != std::string::npos) {
+    std::string date = version.substr(at + 1);
+    int y = 0, m = 0, d = 0;
+    int n = std::sscanf(date.c_str(), "%4d-%2d-%2d", &y, &m, &d);
+    if (n >= 1 && y >= 2023 && y <= 2100) {
+      if (n < 2 || m < 1 || m > 12) m = 12;  // a bare year: its newest release
+      if (n < 3 || d < 1 || d > 31) d = 28;  // a month: its newest release
+      int v = version_for_date(y * 10000 + m * 100 + d);
+      return make(v, fmt::format("build dated {}: newest release by then (release dates partly INFERRED)", date));
+    }
+    std::string head = version.substr(0, at);
+    if (head == "unknown" || head == "main" || head == "latest")
+      return make(kNewestVersion, "undated build: newest known rules");
+    return era_for_version(head);
+  }
+  // "0.1.devN+g<sha>": a source build without a tag; the version cannot be told from it.
+  if (version.rfind("0.1.dev", 0) == 0)
+    return make(kNewestVersion, fmt::format("untagged source build {}: newest known rules (version unknown)", version));
+  int a = 0, b = 0, c = 0;
+  int n = std::sscanf(version.c_str(), "%d.%d.%d", &a, &b, &c);
+  if (n >= 2 && a >= 0 && a < 10 && b >= 0 && b < 100 && c >= 0 && c < 100) {
+    if (n < 3) c = 0;
+    int v = a * 10000 + b * 100 + c;
+    if (v > kNewestVersion) return make(v, fmt::format("version {} (newer than the newest checked, 0.29.1)", version));
+    return make(v, fmt::format("version {}", version));
+  }
+  fail_input("--engine", "vllm@" + version, "cannot read the version (use e.g. 0.10.2, 0.21.0, or main@2025-10-16)");
+}
+
+}  // namespace headroom::vllm

@@ -1,0 +1,395 @@
+// plan_vllm(): vLLM V1's startup on every rank, in the engine's own order
+// (vllm/v1/worker/gpu_worker.py init_device -> load_model -> determine_available_memory;
+// vllm/v1/engine/core.py _initialize_kv_caches -> get_kv_cache_configs (min over workers)
+// -> initialize_from_config -> compile_or_warm_up_model), with the budget rule of the
+// version era, the refusals in vLLM's words and the log lines it would print.
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+#include "engines/vllm/vllm_rules.h"
+#include "engines/vllm/vllm_settings.h"
+#include "headroom/engine.h"
+#include "headroom/error.h"
+#include "headroom/layout.h"
+#include "headroom/sim.h"
+#include "headroom/units.h"
+
+namespace headroom {
+
+namespace {
+using namespace vllm;
+
+struct RankTerms {
+  int rank = 0, pp_rank = 0;
+  int64_t weights = 0;
+  Estimate ctx, act, nt, gest, gact, sampler;
+  KvLayout layout;
+  int64_t avail[3] = {0, 0, 0};  // central, best (estimates low), worst (estimates high)
+};
+
+enum Sc { Central = 0, Best = 1, Worst = 2 };
+int64_t pick(const Estimate& e, int sc) { return sc == Central ? e.central : sc == Best ? e.low : e.high; }
+
+std::string conserving() { return " See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."; }
+
+}  // namespace
+
+Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
+  Settings s = resolve_settings(d);
+  const Era& era = s.era;
+  const Model& model = *d.model;
+  const ModelConfig& c = model.config;
+  Forecast f;
+  f.engine = "vllm";
+  f.version = d.engine_version.empty() ? "newest" : d.engine_version;
+  f.era = era.label + "; " + era.reason;
+  f.settings = s.table;
+  for (auto& n : s.notes) f.notes.push_back(n);
+
+  const int64_t T = d.capacity_bytes;
+  const bool amd = d.gpu.vendor == "amd";
+  const int tp = std::max(1, d.par.tp), pp = std::max(1, d.par.pp);
+  const double u = s.utilization;
+  // requested_memory: T * u (float) until 2026, ceil(T * u) in request_memory().
+  const int64_t R = era.ceil_request ? static_cast<int64_t>(std::ceil(static_cast<double>(T) * u))
+                                     : static_cast<int64_t>(static_cast<double>(T) * u);
+  const int64_t L0 = s.max_model_len;
+  const int64_t N = s.max_num_batched_tokens;
+
+  std::vector<RankWeights> ws = weights_per_rank(model, EngineKind::VLLM, d.par);
+  bool mtp = s.spec_method == "mtp" || s.spec_method == "deepseek_mtp" || s.spec_method == "qwen3_next_mtp";
+  int64_t extra_layers = mtp ? std::max<int64_t>(1, c.num_nextn_predict_layers) : 0;
+  if (!s.spec_method.empty() && !mtp)
+    f.notes.push_back(fmt::format("speculative method '{}': the draft model's weights and KV are not modelled", s.spec_method));
+
+  // ---- per-rank terms
+  std::vector<RankTerms> ranks;
+  for (const auto& w : ws) {
+    RankTerms t;
+    t.rank = w.rank;
+    t.pp_rank = w.pp_rank;
+    t.weights = w.bytes + (mtp ? w.mtp_bytes : 0);
+    auto specs = layer_specs(c, d.par, s.kv, w.pp_rank, extra_layers);
+    t.layout = kv_layout(specs, s.block_size, s.block_size_given, era);
+    auto [l0, l1] = pp_indices(static_cast<int>(c.num_layers), pp, w.pp_rank);
+    int64_t layers = l1 - l0;
+    int64_t linear = 0;
+    for (int i = l0; i < l1 && i < static_cast<int>(c.layers.size()); ++i)
+      if (c.layers[i].attn == AttnKind::Linear) ++linear;
+    bool last = w.pp_rank == pp - 1;
+    t.ctx = cuda_context(tp, pp, amd);
+    t.nt = non_torch_increase(tp * pp);
+    t.act = activation_peak(era, c, d.par, N, s.max_num_seqs, last, layers);
+    int64_t pw = static_cast<int64_t>(s.capture.size());
+    t.gact = s.enforce_eager ? Estimate{} : cuda_graph_memory(c, layers, linear, pw, s.full_graphs, tp);
+    t.gest = era.graph_estimate_logged && !s.enforce_eager ? t.gact : Estimate{};
+    t.sampler = last ? sampler_warmup(c, std::min(s.max_num_seqs, N)) : Estimate{};
+    for (int sc = 0; sc < 3; ++sc) {
+      int64_t W = t.weights, A = pick(t.act, sc), NT = pick(t.nt, sc), CTX = pick(t.ctx, sc);
+      int64_t G = s.graph_estimate_on ? pick(t.gest, sc) : 0;
+      if (s.kv_cache_memory_bytes) t.avail[sc] = *s.kv_cache_memory_bytes;
+      else if (era.whole_gpu) t.avail[sc] = static_cast<int64_t>(static_cast<double>(T) * u) - (CTX + W + A + NT);
+      else t.avail[sc] = R - W - A - NT - G;
+    }
+    ranks.push_back(std::move(t));
+  }
+  if (ranks.empty()) fail_input("vllm", "--model", "no ranks to plan (tensor x pipeline parallel size is 0)");
+  if (pp > 1) {
+    std::vector<std::string> parts;
+    for (int p = 0; p < pp; ++p) {
+      auto [a, b] = pp_indices(static_cast<int>(c.num_layers), pp, p);
+      parts.push_back(std::to_string(b - a));
+    }
+    if (c.num_layers % pp) f.log.push_back(fmt::format("Hidden layers were unevenly partitioned: [{}]. This can be manually overridden using the VLLM_PP_LAYER_PARTITION environment variable", fmt::join(parts, ",")));
+  }
+  const RankTerms& r0 = ranks.front();
+  for (const auto& n : r0.layout.notes) f.log.push_back(n);
+  if (r0.layout.padding_layers > 0)
+    f.log.push_back(fmt::format("Add {} padding layers, may waste at most {:.2f}% KV cache memory", r0.layout.padding_layers,
+                                100.0 * r0.layout.padding_layers / std::max<int64_t>(1, r0.layout.tensors * r0.layout.num_groups)));
+
+  // ---- engine-core decisions on central estimates (refusals), min over workers
+  std::optional<Failure> refusal;
+  int refusal_rank = -1;
+  std::string refusal_stage;
+  int64_t F0c = T - r0.ctx.central;
+  if (!era.whole_gpu && F0c < R) {
+    std::string dev = era.version >= 1400 ? " cuda:0" : "";
+    refusal = Failure{"init", 0, R, F0c,
+                      fmt::format("ValueError: Free memory on device{} ({}/{} GiB) on startup is less than desired GPU memory utilization ({}, {} GiB). "
+                                  "Decrease GPU memory utilization or reduce GPU memory used by other processes.",
+                                  dev, gib(era, F0c), gib(era, T), u, gib(era, R))};
+    refusal_stage = "init";
+  }
+
+  int64_t L = L0;
+  int64_t blocks[3] = {INT64_MAX, INT64_MAX, INT64_MAX};
+  int64_t min_avail = INT64_MAX;
+  for (const auto& t : ranks) min_avail = std::min(min_avail, t.avail[Central]);
+  int64_t weights_fail_rank = -1;
+  for (const auto& t : ranks)
+    if (t.weights + t.ctx.central > T) { weights_fail_rank = t.rank; break; }
+
+  if (!refusal && weights_fail_rank < 0) {
+    if (s.max_model_len_auto) {
+      int64_t best = INT64_MAX;
+      for (const auto& t : ranks) best = std::min(best, t.avail[Central] > 0 ? estimate_max_model_len(t.layout, t.avail[Central], L0, N) : 0);
+      if (best <= 0) {
+        refusal = Failure{"kv_pool", 0, 0, min_avail,
+                          "ValueError: Cannot auto-fit max_model_len: not enough GPU memory available to serve even a single token. Try increasing `gpu_memory_utilization`."};
+      } else if (best < L0) {
+        f.log.push_back(fmt::format("Auto-fit max_model_len: reduced from {} to {} to fit in available GPU memory ({} GiB available for KV cache)", L0, best, gib(era, min_avail)));
+        L = best;
+      } else {
+        f.log.push_back(fmt::format("Auto-fit max_model_len: full model context length {} fits in available GPU memory", L0));
+      }
+    }
+    for (const auto& t : ranks) {
+      if (refusal) break;
+      int64_t a = t.avail[Central];
+      if (a <= 0 && !t.layout.attention_free) {
+        refusal = Failure{"kv_pool", t.rank, 0, a,
+                          std::string("ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.") +
+                              (era.version >= 1200 ? conserving() : "")};
+        refusal_rank = t.rank;
+        break;
+      }
+      int64_t need = needed_bytes(t.layout, L, N);
+      if (era.v0) continue;  // V0 checks tokens after blocks (below)
+      if (need > a) {
+        int64_t M = estimate_max_model_len(t.layout, a, L, N);
+        std::string est = M > 0 ? fmt::format("Based on the available memory, the estimated maximum model length is {}. ", M) : "";
+        std::string g_need = era.format_gib ? gib_fmt(need) : fmt::format("{:.2f}", to_gib(need));
+        std::string g_av = era.format_gib ? gib_fmt(a) : fmt::format("{:.2f}", to_gib(a));
+        refusal = Failure{"kv_pool", t.rank, need, a,
+                          fmt::format("ValueError: To serve at least one request with the {} max seq len ({}), ({} GiB KV cache is needed, which is larger "
+                                      "than the available KV cache memory ({} GiB). {}Try increasing `gpu_memory_utilization` or decreasing `max_model_len` "
+                                      "when initializing the engine.{}",
+                                      era.models_typo ? "models's" : "model's", L, g_need, g_av, est, era.version >= 1200 ? conserving() : "")};
+        refusal_rank = t.rank;
+        f.notes.push_back(fmt::format("estimated maximum model length M = {} (binary search over max_model_len as vLLM's estimate_max_model_len)", M));
+      }
+    }
+    for (int sc = 0; sc < 3; ++sc)
+      for (const auto& t : ranks) blocks[sc] = std::min(blocks[sc], num_blocks(t.layout, t.avail[sc]));
+    if (s.num_gpu_blocks_override) {
+      f.log.push_back(fmt::format("Overriding num_gpu_blocks={} with num_gpu_blocks_override={}", blocks[Central], *s.num_gpu_blocks_override));
+      for (auto& b : blocks) b = *s.num_gpu_blocks_override;
+    }
+    if (era.v0 && !refusal) {
+      int64_t tokens = blocks[Central] * r0.layout.block_size;
+      if (tokens < L)
+        refusal = Failure{"kv_pool", 0, L, tokens,
+                          fmt::format("ValueError: The model's max seq len ({}) is larger than the maximum number of tokens that can be stored in KV cache ({}). "
+                                      "Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
+                                      L, tokens)};
+    }
+  }
+  for (auto& b : blocks)
+    if (b == INT64_MAX || b < 0) b = 0;
+
+  // ---- the timeline on every rank
+  std::optional<Failure> oom;
+  bool profile_oom = false;
+  int64_t headroom = INT64_MAX;
+  for (const auto& t : ranks) {
+    RankSim sim(t.rank, T);
+    sim.begin_stage("init");
+    sim.alloc_estimated("CUDA context" + std::string(tp * pp > 1 ? " + NCCL communicators" : ""), t.ctx.central, t.ctx.low, t.ctx.high);
+    bool stop = refusal && refusal->stage == "init";
+    if (!stop) {
+      sim.begin_stage("weights");
+      sim.alloc("model weights (Model loading took)", t.weights);
+    }
+    if (!stop && !sim.failed()) {
+      sim.begin_stage("profile_run");
+      sim.alloc_estimated("profile_run activation peak (torch)", t.act.central, t.act.low, t.act.high);
+      sim.alloc_estimated("non-torch memory growth", t.nt.central, t.nt.low, t.nt.high);
+      if (t.gest.central > 0) {
+        sim.alloc_estimated("CUDA-graph memory estimate (profile_cudagraph_memory)", t.gest.central, t.gest.low, t.gest.high);
+        sim.release("CUDA-graph estimate pool", t.gest.central);
+      }
+      sim.release("profile_run activations freed", t.act.central);
+    }
+    bool kv_ok = !refusal && !sim.failed();
+    if (kv_ok) {
+      int64_t per_block = t.layout.bytes_per_block_all();
+      sim.begin_stage("kv_pool");
+      sim.alloc_estimated(fmt::format("KV cache ({} blocks x {} tensors x {} B)", blocks[Central], t.layout.tensors, t.layout.page_bytes),
+                          blocks[Central] * per_block, blocks[Best] * per_block, blocks[Worst] * per_block);
+      if (!s.enforce_eager && !sim.failed()) {
+        sim.begin_stage("cuda_graph");
+        sim.alloc_estimated(fmt::format("CUDA-graph capture ({} sizes)", s.capture.size()), t.gact.central, t.gact.low, t.gact.high);
+      }
+      if (!sim.failed() && t.sampler.central > 0) {
+        sim.begin_stage("warmup");
+        sim.alloc_estimated("sampler warm-up (logits + sort buffers)", t.sampler.central, t.sampler.low, t.sampler.high);
+        sim.release("sampler warm-up freed", t.sampler.central);
+      }
+      headroom = std::min(headroom, sim.free());
+    }
+    if (sim.failed() && !oom) {
+      oom = sim.failure();
+      if (oom->stage == "profile_run") {
+        oom->stage = "warmup";
+        profile_oom = true;
+      }
+      if (oom->stage == "weights" && era.version >= 1200)
+        oom->message = "Failed to load model - not enough GPU memory. Try lowering --gpu-memory-utilization to free memory for weights, increasing "
+                       "--tensor-parallel-size, or using --quantization. See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more tips. (" +
+                       oom->message + ")";
+    }
+    f.ranks.push_back(sim.finish());
+  }
+  (void)refusal_rank;
+
+  // ---- results and log lines (rank 0 / engine core)
+  const RankTerms& t0 = ranks.front();
+  int64_t W0 = t0.weights;
+  if (era.v0) f.log.push_back(fmt::format("Loading model weights took {:.4f} GB", to_gib(W0)));
+  else if (era.format_gib) f.log.push_back(fmt::format("Model loading took {} GiB memory", gib_fmt(W0)));
+  else f.log.push_back(fmt::format("Model loading took {:.4f} GiB", to_gib(W0)));
+
+  bool started_profile = !(refusal && refusal->stage == "init") && !(oom && oom->stage == "weights");
+  if (started_profile) {
+    if (!era.v0 && !era.whole_gpu) {
+      if (!era.total_consumed)
+        f.log.push_back(fmt::format("Initial free memory: {:.2f} GiB; Requested memory: {:.2f} (util), {:.2f} GiB", to_gib(F0c), u, to_gib(R)));
+    }
+    if (era.v0)
+      f.log.push_back(fmt::format("Memory profiling takes (not forecast) seconds. the current vLLM instance can use total_gpu_memory ({:.2f}GiB) x "
+                                  "gpu_memory_utilization ({:.2f}) = {:.2f}GiB. model weights take {:.2f}GiB; non_torch_memory takes {:.2f}GiB; PyTorch "
+                                  "activation peak memory takes {:.2f}GiB; the rest of the memory reserved for KV Cache is {:.2f}GiB.",
+                                  to_gib(T), u, to_gib(T) * u, to_gib(W0), to_gib(t0.nt.central + t0.ctx.central), to_gib(t0.act.central),
+                                  to_gib(t0.avail[Central])));
+    if (t0.gest.central > 0 && !s.kv_cache_memory_bytes) {
+      int64_t largest = s.capture.empty() ? 0 : s.capture.back();
+      int64_t full_largest = 0;
+      for (int64_t x : s.capture)
+        if (x <= std::min<int64_t>(s.max_num_seqs * (1 + s.num_speculative_tokens), 256)) full_largest = x;
+      std::string modes = fmt::format("PIECEWISE={} (largest={})", s.capture.size(), largest);
+      if (s.full_graphs > 0) modes += fmt::format(", FULL={} (largest={})", s.full_graphs, full_largest);
+      f.log.push_back("Profiling CUDA graph memory: " + modes);
+      f.log.push_back(fmt::format("Estimated CUDA graph memory: {:.2f} GiB total", to_gib(t0.gest.central)));
+    }
+    if (s.kv_cache_memory_bytes) {
+      f.log.push_back(fmt::format("Initial free memory {:.2f} GiB, reserved {:.2f} GiB memory for KV Cache as specified by kv_cache_memory_bytes config and "
+                                  "skipped memory profiling. This does not respect the gpu_memory_utilization config. Only use kv_cache_memory_bytes "
+                                  "config when you want manual control of KV cache memory size. If OOM'ed, check the difference of initial free memory "
+                                  "between the current run and the previous run where kv_cache_memory_bytes is suggested and update it correspondingly.",
+                                  to_gib(F0c), to_gib(*s.kv_cache_memory_bytes)));
+    } else if (!era.v0) {
+      f.log.push_back(fmt::format("Available KV cache memory: {} GiB", gib(era, t0.avail[Central])));
+    }
+    if (t0.gest.central > 0 && !s.kv_cache_memory_bytes) {
+      double du = to_gib(t0.gest.central) / to_gib(T);
+      auto r4 = [](double x) { return std::round(x * 10000.0) / 10000.0; };
+      if (s.graph_estimate_on)
+        f.log.push_back(fmt::format("CUDA graph memory profiling is enabled (default since v0.21.0). The current --gpu-memory-utilization={:.4f} is equivalent "
+                                    "to --gpu-memory-utilization={:.4f} without CUDA graph memory profiling. To maintain the same effective KV cache size "
+                                    "as before, increase --gpu-memory-utilization to {:.4f}. To disable, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0.",
+                                    u, r4(u - du), std::min(r4(u + du), 1.0)));
+      else
+        f.log.push_back(fmt::format("In v0.19, CUDA graph memory profiling will be enabled by default (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1), which more "
+                                    "accurately accounts for CUDA graph memory during KV cache allocation. To try it now, set "
+                                    "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 and increase --gpu-memory-utilization from {:.4f} to {:.4f} to maintain the "
+                                    "same effective KV cache size.",
+                                    u, std::min(r4(u + du), 1.0)));
+    }
+  }
+
+  bool kv_done = started_profile && !refusal && !(oom && (oom->stage == "weights" || profile_oom));
+  if (kv_done) {
+    f.kv_tokens = kv_tokens(era, t0.layout, blocks[Central], L, N);
+    f.max_concurrency = max_concurrency(t0.layout, blocks[Central], L, N);
+    if (era.v0) {
+      f.log.push_back(fmt::format("# GPU blocks: {}, # CPU blocks: {}", blocks[Central], 0));
+      f.log.push_back(fmt::format("Maximum concurrency for {} tokens per request: {:.2f}x", L, f.max_concurrency));
+    } else if (era.combined_kv_line) {
+      f.log.push_back(fmt::format("GPU KV cache size: {} tokens, Maximum concurrency for {} tokens per request: {:.2f}x", commas(f.kv_tokens),
+                                  commas(L), f.max_concurrency));
+    } else {
+      f.log.push_back(fmt::format("GPU KV cache size: {} tokens", commas(f.kv_tokens)));
+      f.log.push_back(fmt::format("Maximum concurrency for {} tokens per request: {:.2f}x", commas(L), f.max_concurrency));
+    }
+    if (!s.enforce_eager && !(oom && oom->stage == "kv_pool")) {
+      f.log.push_back(fmt::format("Graph capturing finished, took {:.2f} GiB", to_gib(t0.gact.central)));
+      if (t0.gest.central > 0 && s.graph_estimate_on) {
+        double diff = to_gib(t0.gest.central - t0.gact.central);
+        f.log.push_back(fmt::format("CUDA graph pool memory: {} GiB (actual), {} GiB (estimated), difference: {} GiB ({:.1f}%).", gib_fmt(t0.gact.central),
+                                    gib_fmt(t0.gest.central), gib_fmt(t0.gest.central - t0.gact.central),
+                                    t0.gact.central > 0 ? 100.0 * diff / to_gib(t0.gact.central) : 0.0));
+      }
+      if (era.kv_memory_flag && !s.kv_cache_memory_bytes) {
+        // The suggestion line (PR #21489): fixed 150 MiB redundancy buffer, graphs as captured.
+        int64_t kv_bytes = blocks[Central] * t0.layout.bytes_per_block_all();
+        int64_t non_kv = W0 + t0.act.central + t0.nt.central + (s.graph_estimate_on ? t0.gest.central : 0) + t0.gact.central;
+        int64_t to_req = R - non_kv - 150 * MiB, to_gpu = F0c - non_kv - 150 * MiB;
+        if (era.total_consumed)
+          f.log.push_back(fmt::format("Free memory on device ({}/{} GiB) on startup. Desired GPU memory utilization is ({}, {} GiB). Actual usage is {} GiB for "
+                                      "consumed memory (weights + non-torch), {} GiB for peak activation, and {} GiB for CUDAGraph memory. Replace "
+                                      "gpu_memory_utilization config with `--kv-cache-memory={}` ({} GiB) to fit into requested memory, or "
+                                      "`--kv-cache-memory={}` ({} GiB) to fully utilize gpu memory. Current kv cache memory in use is {} GiB.",
+                                      gib_fmt(F0c), gib_fmt(T), u, gib_fmt(R), gib_fmt(W0 + t0.nt.central),
+                                      gib_fmt(t0.act.central + (s.graph_estimate_on ? t0.gest.central : 0)), gib_fmt(t0.gact.central), to_req,
+                                      gib_fmt(to_req), to_gpu, gib_fmt(to_gpu), gib_fmt(kv_bytes)));
+        else
+          f.log.push_back(fmt::format("Free memory on device ({}/{} GiB) on startup. Desired GPU memory utilization is ({}, {} GiB). Actual usage is {} GiB for "
+                                      "weight, {} GiB for peak activation, {} GiB for non-torch memory, and {} GiB for CUDAGraph memory. Replace "
+                                      "gpu_memory_utilization config with `--kv-cache-memory={}` to fit into requested memory, or "
+                                      "`--kv-cache-memory={}` to fully utilize gpu memory. Current kv cache memory in use is {} bytes.",
+                                      gib(era, F0c), gib(era, T), u, gib(era, R), gib(era, W0), gib(era, t0.act.central), gib(era, t0.nt.central),
+                                      gib(era, t0.gact.central), to_req, to_gpu, kv_bytes));
+      }
+    }
+  }
+  f.context_len = L;
+  f.max_running_requests = s.max_num_seqs;
+  f.headroom_bytes = headroom == INT64_MAX ? 0 : headroom;
+
+  // ---- verdict
+  if (refusal) {
+    f.verdict = Verdict::Refused;
+    f.failure = refusal;
+    f.log.push_back(refusal->message);
+  } else if (oom) {
+    f.verdict = Verdict::Oom;
+    f.failure = oom;
+    f.log.push_back(oom->stage == "weights" ? oom->message : "torch.OutOfMemoryError: CUDA out of memory. (" + oom->message + ")");
+  } else {
+    f.verdict = verdict_from_ranks(f.ranks, std::nullopt);
+    // The capacity check on the unfavourable estimates: at risk of the refusal.
+    if (f.verdict == Verdict::Fits) {
+      for (const auto& t : ranks)
+        if (t.avail[Worst] <= 0 || needed_bytes(t.layout, L, N) > t.avail[Worst]) {
+          f.verdict = Verdict::AtRisk;
+          f.notes.push_back("at the unfavourable end of the estimated activation/non-torch/graph terms vLLM would refuse (KV cache too small)");
+          break;
+        }
+    }
+  }
+
+  // ---- notes: what is estimated and how
+  f.notes.push_back(fmt::format("budget: requested = {} x {} = {} ({}); KV = {}", gib2(T), u, human_bytes(R),
+                                era.ceil_request ? "ceil" : "float",
+                                s.kv_cache_memory_bytes ? "--kv-cache-memory-bytes exactly"
+                                : era.whole_gpu      ? "T x u - (weights + activation peak + non-torch of the whole GPU)"
+                                : s.graph_estimate_on ? "requested - weights - activation peak - non-torch - CUDA-graph estimate"
+                                                      : "requested - weights - activation peak - non-torch"));
+  f.notes.push_back("ESTIMATED: " + t0.ctx.basis);
+  f.notes.push_back("ESTIMATED: " + t0.act.basis);
+  f.notes.push_back("ESTIMATED: " + t0.nt.basis);
+  if (!s.enforce_eager) f.notes.push_back("ESTIMATED: " + t0.gact.basis);
+  f.notes.push_back(fmt::format("KV layout: block size {}, page {} B, {} tensor(s), {} group(s){}", t0.layout.block_size, t0.layout.page_bytes,
+                                t0.layout.tensors, t0.layout.num_groups, t0.layout.hybrid ? " (hybrid KV cache manager)" : ""));
+  if (d.par.dp > 1) f.notes.push_back(fmt::format("data parallel {}: each engine replica plans the same; KV tokens are per replica", d.par.dp));
+  if (!opt.detail) {
+    f.log.clear();
+    for (auto& r : f.ranks)
+      for (auto& st : r.stages) st.items.clear();
+  }
+  return f;
+}
+
+}  // namespace headroom

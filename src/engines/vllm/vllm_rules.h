@@ -1,0 +1,147 @@
+// vLLM's memory rules by version era, as pure functions over explicit inputs: the era table,
+// defaults (utilization, max_num_seqs, max_num_batched_tokens, block size, capture sizes),
+// the KV page layout (page size per layer, grouping of hybrid models, blocks -> tokens ->
+// concurrency, the capacity check and its estimated maximum model length) and the estimated
+// terms (CUDA context, non-torch memory, profile-run activation peak, CUDA-graph memory).
+// Each function names the vLLM file it mirrors; research/vllm-trtllm-llamacpp-memory.md has
+// the derivations.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "headroom/model.h"
+#include "headroom/parallel.h"
+
+namespace headroom::vllm {
+
+// ---------------------------------------------------------------- eras (vllm_era.cpp)
+// Version number as major*10000 + minor*100 + patch (0.10.2 -> 1002).
+struct Era {
+  int version = 0;          // resolved release the rules are taken from
+  std::string label;        // e.g. "vLLM 0.10.2 (V1, per-instance budget)"
+  std::string reason;       // how the version string was read
+  bool v0 = false;          // < 0.8.0: V0 engine (worker.py profiling, "# GPU blocks")
+  bool whole_gpu = false;   // < 0.9.1: KV = T*u - (peak incl. weights) - non-torch of the whole GPU
+  bool kv_memory_flag = false;     // >= 0.11: --kv-cache-memory-bytes (PR #21489)
+  bool graph_estimate_logged = false;  // >= 0.17: profile_cudagraph_memory() runs (PR #30515)
+  bool graph_estimate_applied = false; // >= 0.21: estimate subtracted by default (PR #38284)
+  bool ceil_request = false;       // >= 0.21: requested = ceil(T*u) (request_memory())
+  bool tokens_from_concurrency = false;  // >= 0.21: GPU KV cache size = int(concurrency * L)
+  bool total_consumed = false;     // >= 0.27: total_consumed (mem_get_info) accounting
+  bool combined_kv_line = false;   // >= 0.29: one "GPU KV cache size ..., Maximum concurrency ..." line
+  bool format_gib = false;         // >= 0.12: GiB printed with format_gib (round 2, no trailing zeros)
+  bool models_typo = true;         // "models's max seq len" until ~0.26
+  bool full_and_piecewise = false; // >= 0.11: cudagraph_mode FULL_AND_PIECEWISE by default
+  double default_utilization = 0.9;  // 0.92 from 0.21
+};
+// Reads "0.10.2", "0.11.0rc1", "0.26.1rc1.dev608+g99a10304d", "unknown@2025-07-22",
+// "main@2025-04", "latest@2026-08", "" (newest). Throws InputError when unreadable.
+Era era_for_version(const std::string& version);
+inline constexpr int kNewestVersion = 2901;  // 0.29.1: newest release the rules were checked against
+
+// ---------------------------------------------------------------- defaults (vllm_defaults.cpp)
+struct BatchDefaults {
+  int64_t max_num_batched_tokens = 0, max_num_seqs = 0;
+};
+// EngineArgs default batch sizes for `vllm serve` (vllm/engine/arg_utils.py, V1 usage-context
+// table): >= 70 GiB and not an A100 -> 8192 tokens / 1024 seqs, else 2048 / 256.
+BatchDefaults default_batch(const Era& era, int64_t capacity_bytes, const std::string& gpu_name);
+
+// CUDA-graph capture sizes (vllm/config/vllm.py _set_cudagraph_sizes; 0.9/0.10:
+// SchedulerConfig.cuda_graph_sizes). decode_query_len = 1 + num_speculative_tokens.
+std::vector<int64_t> capture_sizes(const Era& era, int64_t max_num_seqs, int64_t max_num_batched_tokens,
+                                   int64_t decode_query_len, int64_t max_capture_size_flag);
+// FULL graphs captured (decode-only FULL for FULL_AND_PIECEWISE): sizes <= max_num_seqs * decode_query_len.
+int64_t full_graph_count(const Era& era, const std::vector<int64_t>& sizes, int64_t max_num_seqs, int64_t decode_query_len);
+
+// ---------------------------------------------------------------- KV layout (vllm_kv.cpp)
+enum class SpecKind { Full, Mla, Sliding, Chunked, Mamba };
+
+// One attention layer's KV spec on one rank (vllm/v1/kv_cache_interface.py).
+struct LayerSpec {
+  SpecKind kind = SpecKind::Full;
+  int64_t bytes_per_token = 0;   // attention: page bytes per token of block (H_kv*(Dk+Dv)*s + scales)
+  int64_t window = 0;            // sliding window / attention chunk (tokens)
+  int64_t mamba_bytes = 0;       // Mamba/GDN state bytes per request (conv + ssm), unpadded
+  bool operator==(const LayerSpec&) const = default;
+};
+
+struct KvDtype {
+  std::string name;       // as vLLM names it: "auto"->"bfloat16", "fp8", "fp8_e5m2", "nvfp4", "fp8_ds_mla", ...
+  double elem_bytes = 2;  // bytes per element (nvfp4: 0.5 + scales added separately)
+  bool per_token_head_scales = false;
+  bool nvfp4 = false;
+  bool ds_mla = false;    // fp8_ds_mla: 656 B per token per MLA layer
+};
+// Resolves --kv-cache-dtype as vLLM does (vllm/config/cache.py CacheDType); throws InputError
+// with argparse's wording for values vLLM does not accept. `model_dtype`: --dtype or the config's.
+KvDtype resolve_kv_dtype(const Era& era, const std::string& flag, DType model_dtype, const Quantization& q, bool mla);
+
+// The specs of the layers on pipeline stage pp_rank (vLLM get_pp_indices split; TP shards KV
+// heads, MLA latent replicated). extra_full_layers: draft/MTP layers that get their own KV.
+std::vector<LayerSpec> layer_specs(const ModelConfig& c, const Parallel& par, const KvDtype& kv, int pp_rank,
+                                   int64_t extra_full_layers = 0);
+// vLLM's pipeline split (vllm/distributed/utils.py get_pp_indices): remainder layers go to the
+// stages before the last, from the second-to-last backwards.
+std::pair<int, int> pp_indices(int num_layers, int pp, int pp_rank);
+
+struct KvLayout {
+  int64_t block_size = 16;        // attention block size in force (raised for Mamba hybrids)
+  int64_t page_bytes = 0;         // bytes per block of one tensor (all groups share it)
+  int64_t tensors = 0;            // tensors sharing the pool = group_size (uniform: layer count)
+  int64_t num_groups = 1;         // KV cache groups
+  bool uniform = true;            // one group of identical full-attention layers
+  bool hybrid = false;
+  int64_t padding_layers = 0;     // L12 warning
+  struct Group { SpecKind kind; int64_t block_size; int64_t window; int64_t layers; };
+  std::vector<Group> groups;
+  std::vector<std::string> notes; // L21 lines etc.
+  bool attention_free = false;
+  int64_t bytes_per_block_all() const { return page_bytes * tensors; }
+};
+// Groups the specs (vllm/v1/core/kv_cache_utils.py get_kv_cache_groups /
+// _get_kv_cache_groups_uniform_page_size, unify_kv_cache_spec_page_size) and raises the
+// attention block size for Mamba hybrids (model_executor/models/config.py).
+KvLayout kv_layout(const std::vector<LayerSpec>& specs, int64_t block_size, bool block_size_given, const Era& era);
+
+// num_blocks from available bytes (get_num_blocks): floor(floor(avail / page) / tensors).
+int64_t num_blocks(const KvLayout& l, int64_t avail_bytes);
+// Bytes one request at max_model_len L needs (max_memory_usage_bytes summed over layers).
+int64_t needed_bytes(const KvLayout& l, int64_t max_model_len, int64_t max_num_batched_tokens);
+// Largest L in [1, L0] with needed_bytes(L) <= avail (estimate_max_model_len, binary search); 0 if none.
+int64_t estimate_max_model_len(const KvLayout& l, int64_t avail_bytes, int64_t max_model_len,
+                               int64_t max_num_batched_tokens);
+// "Maximum concurrency for L tokens per request" (get_max_concurrency_for_kv_cache_config).
+double max_concurrency(const KvLayout& l, int64_t blocks, int64_t max_model_len, int64_t max_num_batched_tokens);
+// "GPU KV cache size: N tokens" by era (_report_kv_cache_config / get_kv_cache_config).
+int64_t kv_tokens(const Era& era, const KvLayout& l, int64_t blocks, int64_t max_model_len,
+                  int64_t max_num_batched_tokens);
+
+// ---------------------------------------------------------------- estimated terms (vllm_estimates.cpp)
+struct Estimate {
+  int64_t central = 0, low = 0, high = 0;
+  std::string basis;  // how it was computed (shown in notes)
+};
+// CUDA context + NCCL communicators before the init snapshot (not in the budget since 0.9.1).
+Estimate cuda_context(int tp, int pp, bool amd);
+// Non-torch memory growth during the profile run (cuBLAS/NCCL/custom all-reduce workspaces).
+Estimate non_torch_increase(int tp_pp_world);
+// Torch peak increase of profile_run at max_num_batched_tokens (forward + sampler on the
+// last PP rank). Calibrated on the corpus activation figures (see vllm_estimates.cpp).
+Estimate activation_peak(const Era& era, const ModelConfig& c, const Parallel& par, int64_t max_num_batched_tokens,
+                         int64_t max_num_seqs, bool last_pp_rank, int64_t layers_on_rank);
+// The sampler warm-up after capture (compile_or_warm_up_model): transient logits + sort buffers.
+Estimate sampler_warmup(const ModelConfig& c, int64_t num_reqs);
+// CUDA-graph memory: the capture after the KV cache (L16) and the estimator (L8).
+Estimate cuda_graph_memory(const ModelConfig& c, int64_t layers_on_rank, int64_t linear_layers_on_rank,
+                           int64_t piecewise_graphs, int64_t full_graphs, int tp);
+
+// ---------------------------------------------------------------- printing (vllm_log.cpp)
+// GiB as the era prints it: "%.2f" or format_gib (round to 2, trailing zeros dropped).
+std::string gib(const Era& era, int64_t bytes);
+std::string gib_fmt(int64_t bytes);     // format_gib: round(x/2^30, 2) printed without trailing zeros
+std::string commas(int64_t n);          // f"{n:,}"
+
+}  // namespace headroom::vllm

@@ -1,0 +1,291 @@
+// Resolves vLLM's engine flags for one deployment: which flags vLLM accepts (vllm_flags()),
+// their values' validation in vLLM's words, and the defaults the chosen version applies.
+#include "engines/vllm/vllm_settings.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "headroom/engine.h"
+#include "headroom/error.h"
+#include "headroom/units.h"
+
+namespace headroom {
+
+const std::vector<std::string_view>& vllm_flags() {
+  // `vllm serve` options (vllm/engine/arg_utils.py EngineArgs.add_cli_args and the OpenAI
+  // server's own) that headroom reads or that do not change startup memory. Parallel sizes
+  // are read by parse_deployment().
+  static const std::vector<std::string_view> v{
+      "--gpu-memory-utilization", "--kv-cache-memory-bytes", "--kv-cache-memory", "--max-model-len",
+      "--max-num-seqs", "--max-num-batched-tokens", "--kv-cache-dtype", "--block-size", "--enforce-eager",
+      "--dtype", "--quantization", "-q", "--max-cudagraph-capture-size", "--cuda-graph-sizes",
+      "--cudagraph-capture-sizes", "--num-gpu-blocks-override", "--speculative-config",
+      "--enable-expert-parallel", "--enable-prefix-caching", "--no-enable-prefix-caching",
+      "--enable-chunked-prefill", "--no-enable-chunked-prefill", "--trust-remote-code",
+      "--disable-custom-all-reduce", "--async-scheduling", "--no-async-scheduling", "--limit-mm-per-prompt",
+      "--max-logprobs", "--served-model-name", "--host", "--port", "--swap-space", "--cpu-offload-gb",
+      "--kv-offloading-size", "--kv-offloading-backend", "--kv-transfer-config", "--compilation-config",
+      "--tokenizer", "--revision", "--seed", "--disable-log-stats", "--disable-log-requests",
+      "--enable-log-requests", "--tool-call-parser", "--enable-auto-tool-choice", "--reasoning-parser",
+      "--chat-template", "--generation-config", "--hf-overrides", "--mm-processor-kwargs",
+      "--skip-mm-profiling", "--mm-encoder-tp-mode", "--moe-backend", "--attention-backend", "--load-format",
+      "--download-dir", "--distributed-executor-backend", "--enable-eplb", "--api-key",
+      "--disable-hybrid-kv-cache-manager", "--mamba-ssm-cache-dtype", "--enable-sleep-mode",
+      "--data-parallel-size-local", "--data-parallel-address", "--data-parallel-rpc-port",
+      "--data-parallel-backend", "--api-server-count", "--enable-lora", "--max-lora-rank", "--max-loras",
+      "--calculate-kv-scales", "--scheduling-policy", "--long-prefill-token-threshold",
+      "--max-num-partial-prefills", "--model-impl", "--tokenizer-mode", "--max-seq-len-to-capture",
+      "--gdn-prefill-backend", "--language-model-only", "--performance-mode", "--mamba-cache-mode",
+      "--uvicorn-log-level", "--disable-uvicorn-access-log", "--max-parallel-loading-workers",
+      "--safetensors-load-strategy", "--structured-outputs-config", "--override-generation-config",
+      "--enable-dbo", "--prefix-caching-hash-algo", "--disable-cascade-attn", "--allowed-local-media-path",
+      "--no-enable-log-requests", "--enable-prompt-tokens-details", "--enable-force-include-usage",
+  };
+  return v;
+}
+
+}  // namespace headroom
+
+namespace headroom::vllm {
+
+namespace {
+
+bool truthy(const std::string& v) { return v.empty() || v == "true" || v == "True" || v == "1" || v == "yes"; }
+
+// vLLM's human-readable ints (vllm/engine/arg_utils.py human_readable_int): 25.6k = 25600,
+// 1K = 1024, 1M = 1048576, g/G likewise; plain ints as given.
+int64_t human_int(const std::string& flag, const std::string& value) {
+  std::string s = value;
+  if (s.empty()) fail_input("vllm serve", flag, fmt::format("argument {}: expected one argument", flag));
+  char last = s.back();
+  double mult = 1;
+  if (std::isalpha(static_cast<unsigned char>(last))) {
+    switch (last) {
+      case 'k': mult = 1e3; break;
+      case 'm': mult = 1e6; break;
+      case 'g': mult = 1e9; break;
+      case 'K': mult = 1024; break;
+      case 'M': mult = 1024.0 * 1024; break;
+      case 'G': mult = 1024.0 * 1024 * 1024; break;
+      default: fail_input("vllm serve", flag, fmt::format("argument {}: invalid human_readable_int value: '{}'", flag, value));
+    }
+    s.pop_back();
+  }
+  size_t used = 0;
+  double x = 0;
+  try {
+    x = std::stod(s, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used != s.size() || !std::isfinite(x) || (mult == 1 && s.find('.') != std::string::npos))
+    fail_input("vllm serve", flag, fmt::format("argument {}: invalid {} value: '{}'", flag, mult == 1 ? "int" : "human_readable_int", value));
+  double r = x * mult;
+  if (r > 9.0e18 || r < -9.0e18) fail_input("vllm serve", flag, fmt::format("argument {}: value out of range: '{}'", flag, value));
+  return static_cast<int64_t>(std::llround(r));
+}
+
+int64_t plain_int(const std::string& flag, const std::string& value) {
+  size_t used = 0;
+  long long x = 0;
+  try {
+    x = std::stoll(value, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used == 0 || used != value.size()) fail_input("vllm serve", flag, fmt::format("argument {}: invalid int value: '{}'", flag, value));
+  return x;
+}
+
+double plain_float(const std::string& flag, const std::string& value) {
+  size_t used = 0;
+  double x = 0;
+  try {
+    x = std::stod(value, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used == 0 || used != value.size() || !std::isfinite(x))
+    fail_input("vllm serve", flag, fmt::format("argument {}: invalid float value: '{}'", flag, value));
+  return x;
+}
+
+// pydantic's one-line form of a Field(gt=.., le=..) violation.
+[[noreturn]] void pydantic(const std::string& cls, const std::string& field, const std::string& msg, const std::string& type,
+                           const std::string& input, const std::string& input_type) {
+  fail_input("vllm serve", field, fmt::format("1 validation error for {} {}: {} [type={}, input_value={}, input_type={}]", cls, field,
+                                              msg, type, input, input_type));
+}
+
+}  // namespace
+
+Settings resolve_settings(const Deployment& d) {
+  Settings s;
+  s.era = era_for_version(d.engine_version);
+  const Era& era = s.era;
+  const ModelConfig& c = d.model->config;
+  const auto& allowed = vllm_flags();
+  for (const auto& [k, v] : d.flags)
+    if (std::find(allowed.begin(), allowed.end(), k) == allowed.end())
+      fail_input("vllm serve", k, fmt::format("error: unrecognized arguments: {}{}", k, v == "true" ? "" : " " + v));
+
+  auto get = [&](std::string_view name) { return d.flag(name); };
+
+  // --dtype (ModelConfig._get_and_verify_dtype): auto keeps the checkpoint dtype, float32
+  // checkpoints are served in bfloat16/float16.
+  s.model_dtype = c.dtype == DType::F32 ? DType::BF16 : c.dtype;
+  if (auto v = get("--dtype")) {
+    if (*v == "bfloat16") s.model_dtype = DType::BF16;
+    else if (*v == "float16" || *v == "half") s.model_dtype = DType::F16;
+    else if (*v == "float32" || *v == "float") s.model_dtype = DType::F32;
+    else if (*v != "auto")
+      fail_input("vllm serve", "--dtype", fmt::format("argument --dtype: invalid choice: '{}' (choose from auto, half, float16, bfloat16, float, float32)", *v));
+  }
+
+  // --gpu-memory-utilization (CacheConfig Field(default, gt=0, le=1)).
+  s.utilization = era.default_utilization;
+  if (auto v = get("--gpu-memory-utilization")) {
+    double u = plain_float("--gpu-memory-utilization", *v);
+    if (u <= 0) pydantic("CacheConfig", "gpu_memory_utilization", "Input should be greater than 0", "greater_than", *v, "float");
+    if (u > 1) pydantic("CacheConfig", "gpu_memory_utilization", "Input should be less than or equal to 1", "less_than_equal", *v, "float");
+    s.utilization = u;
+    s.utilization_given = true;
+  }
+  for (const char* f : {"--kv-cache-memory-bytes", "--kv-cache-memory"}) {
+    if (auto v = get(f)) {
+      if (!era.kv_memory_flag)
+        fail_input("vllm serve", f, fmt::format("error: unrecognized arguments: {} {} (added in vLLM 0.11, PR #21489)", f, *v));
+      int64_t b = human_int(f, *v);
+      if (b <= 0) pydantic("CacheConfig", "kv_cache_memory_bytes", "Input should be greater than 0", "greater_than", *v, "int");
+      s.kv_cache_memory_bytes = b;
+    }
+  }
+
+  // --max-model-len: model default (max_position_embeddings), "auto"/-1 fits it to memory (2026).
+  s.max_model_len = c.max_position_embeddings > 0 ? c.max_position_embeddings : 2048;
+  if (auto v = get("--max-model-len")) {
+    if (*v == "auto" || *v == "-1") {
+      if (era.version < 2000)
+        fail_input("vllm serve", "--max-model-len", fmt::format("argument --max-model-len: invalid human_readable_int value: '{}'", *v));
+      s.max_model_len_auto = true;
+    } else {
+      int64_t L = human_int("--max-model-len", *v);
+      if (L <= 0) fail_input("vllm serve", "--max-model-len", fmt::format("max_model_len ({}) must be a positive integer", L));
+      if (c.max_position_embeddings > 0 && L > c.max_position_embeddings)
+        s.notes.push_back(fmt::format(
+            "--max-model-len {} exceeds the config's max_position_embeddings ({}): vLLM refuses it unless rope scaling extends "
+            "the derived length or VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; planned as given",
+            L, c.max_position_embeddings));
+      s.max_model_len = L;
+      s.max_model_len_given = true;
+    }
+  }
+
+  // Batch sizes (arg_utils.py usage-context defaults by device memory and name).
+  BatchDefaults bd = default_batch(era, d.capacity_bytes, d.gpu.name + " " + d.gpu.display);
+  s.max_num_seqs = bd.max_num_seqs;
+  s.max_num_batched_tokens = bd.max_num_batched_tokens;
+  if (auto v = get("--no-enable-chunked-prefill"); v && truthy(*v)) s.chunked_prefill = false;
+  if (auto v = get("--enable-chunked-prefill"); v && !truthy(*v)) s.chunked_prefill = false;
+  bool mnbt_given = false;
+  if (auto v = get("--max-num-seqs")) {
+    s.max_num_seqs = human_int("--max-num-seqs", *v);
+    if (s.max_num_seqs <= 0) pydantic("SchedulerConfig", "max_num_seqs", "Input should be greater than or equal to 1", "greater_than_equal", *v, "int");
+  }
+  if (auto v = get("--max-num-batched-tokens")) {
+    s.max_num_batched_tokens = human_int("--max-num-batched-tokens", *v);
+    if (s.max_num_batched_tokens <= 0)
+      pydantic("SchedulerConfig", "max_num_batched_tokens", "Input should be greater than or equal to 1", "greater_than_equal", *v, "int");
+    mnbt_given = true;
+  }
+  if (!s.chunked_prefill && !s.max_model_len_auto) {
+    if (!mnbt_given) s.max_num_batched_tokens = std::max(s.max_num_batched_tokens, s.max_model_len);
+    else if (s.max_num_batched_tokens < s.max_model_len)
+      fail_input("vllm serve", "--max-num-batched-tokens",
+                 fmt::format("ValueError: max_num_batched_tokens ({}) is smaller than max_model_len ({}). This effectively limits the "
+                             "maximum sequence length to max_num_batched_tokens and makes vLLM reject longer sequences. Please "
+                             "increase max_num_batched_tokens or decrease max_model_len.",
+                             s.max_num_batched_tokens, s.max_model_len));
+  }
+  if (!mnbt_given && get("--max-num-seqs") && s.max_num_seqs > s.max_num_batched_tokens)
+    s.max_num_batched_tokens = s.max_num_seqs;  // vLLM raises the default to keep mnbt >= max_num_seqs
+  if (s.max_num_batched_tokens < s.max_num_seqs)
+    fail_input("vllm serve", "--max-num-batched-tokens",
+               fmt::format("ValueError: max_num_batched_tokens ({}) must be greater than or equal to max_num_seqs ({}).",
+                           s.max_num_batched_tokens, s.max_num_seqs));
+
+  // Speculative decoding: draft tokens widen decode batches; MTP layers get their own KV.
+  if (auto v = get("--speculative-config")) {
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(*v);
+    } catch (const std::exception&) {
+      fail_input("vllm serve", "--speculative-config", fmt::format("argument --speculative-config: invalid loads value: '{}'", *v));
+    }
+    if (!j.is_object()) fail_input("vllm serve", "--speculative-config", "argument --speculative-config: expected a JSON object");
+    if (j.contains("method") && j["method"].is_string()) s.spec_method = j["method"].get<std::string>();
+    if (j.contains("num_speculative_tokens") && j["num_speculative_tokens"].is_number_integer())
+      s.num_speculative_tokens = j["num_speculative_tokens"].get<int64_t>();
+    if (s.num_speculative_tokens < 0 || s.num_speculative_tokens > 64)
+      fail_input("vllm serve", "--speculative-config", "num_speculative_tokens must be between 1 and 64");
+  }
+
+  // KV cache dtype and block size (CacheConfig; platform / attention-backend fix-ups).
+  s.kv = resolve_kv_dtype(era, get("--kv-cache-dtype") ? *get("--kv-cache-dtype") : "auto", s.model_dtype, c.quant, c.mla);
+  if (c.mla) {
+    // MLA backends need their own block size: FlashMLA (Hopper) 64, CUTLASS MLA (Blackwell
+    // sm100) 128, Triton MLA 16 (vllm/platforms/cuda.py check_and_update_config).
+    int sm = d.gpu.sm;
+    s.block_size = s.kv.ds_mla ? 64 : sm == 90 ? 64 : (sm == 100 || sm == 103) ? 128 : 16;
+  }
+  if (auto v = get("--block-size")) {
+    s.block_size = plain_int("--block-size", *v);
+    if (s.block_size <= 0)
+      fail_input("vllm serve", "--block-size", fmt::format("argument --block-size: invalid choice: {} (choose from 1, 8, 16, 32, 64, 128)", *v));
+    s.block_size_given = true;
+  }
+
+  if (auto v = get("--enforce-eager")) s.enforce_eager = truthy(*v);
+  if (auto v = get("--max-cudagraph-capture-size")) s.max_capture_size = plain_int("--max-cudagraph-capture-size", *v);
+  if (auto v = get("--num-gpu-blocks-override")) {
+    int64_t n = plain_int("--num-gpu-blocks-override", *v);
+    if (n <= 0) fail_input("vllm serve", "--num-gpu-blocks-override", "num_gpu_blocks_override must be positive");
+    s.num_gpu_blocks_override = n;
+  }
+
+  s.graph_estimate_on = era.graph_estimate_applied && !s.enforce_eager;
+  int64_t dql = 1 + s.num_speculative_tokens;
+  if (!s.enforce_eager) {
+    s.capture = capture_sizes(era, s.max_num_seqs, s.max_num_batched_tokens, dql, s.max_capture_size);
+    s.full_graphs = full_graph_count(era, s.capture, s.max_num_seqs, dql);
+  }
+
+  auto fmt_u = [](double u) { return fmt::format("{}", u); };
+  s.table = {
+      {"--gpu-memory-utilization", fmt_u(s.utilization)},
+      {"--max-model-len", s.max_model_len_auto ? "auto" : std::to_string(s.max_model_len)},
+      {"--max-num-seqs", std::to_string(s.max_num_seqs)},
+      {"--max-num-batched-tokens", std::to_string(s.max_num_batched_tokens)},
+      {"--kv-cache-dtype", s.kv.name},
+      {"--block-size", std::to_string(s.block_size)},
+      {"--dtype", s.model_dtype == DType::F16 ? "float16" : s.model_dtype == DType::F32 ? "float32" : "bfloat16"},
+      {"--enforce-eager", s.enforce_eager ? "true" : "false"},
+      {"--enable-chunked-prefill", s.chunked_prefill ? "true" : "false"},
+      {"--kv-cache-memory-bytes", s.kv_cache_memory_bytes ? std::to_string(*s.kv_cache_memory_bytes) : "None"},
+      {"--num-gpu-blocks-override", s.num_gpu_blocks_override ? std::to_string(*s.num_gpu_blocks_override) : "None"},
+      {"--max-cudagraph-capture-size", s.capture.empty() ? "0" : std::to_string(s.capture.back())},
+      {"VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS", s.graph_estimate_on ? "1" : "0"},
+  };
+  if (!s.spec_method.empty())
+    s.table.push_back({"--speculative-config", fmt::format("method={} num_speculative_tokens={}", s.spec_method, s.num_speculative_tokens)});
+  for (const auto& [k, v] : d.flags) {
+    bool known = std::any_of(s.table.begin(), s.table.end(), [&](const auto& p) { return p.first == k; });
+    if (!known && k != "--kv-cache-memory" && k != "--speculative-config") s.table.push_back({k, v});
+  }
+  return s;
+}
+
+}  // namespace headroom::vllm

@@ -1,0 +1,46 @@
+// vLLM engine flags -> the settings in force, defaults resolved as the chosen vLLM version
+// resolves them (vllm/engine/arg_utils.py, vllm/config/*.py). Flag errors are thrown as
+// InputError in vLLM's own words (argparse / pydantic / config checks).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engines/vllm/vllm_rules.h"
+#include "headroom/deployment.h"
+
+namespace headroom::vllm {
+
+struct Settings {
+  Era era;
+  double utilization = 0.9;
+  bool utilization_given = false;
+  std::optional<int64_t> kv_cache_memory_bytes;
+  int64_t max_model_len = 0;
+  bool max_model_len_auto = false;   // --max-model-len auto / -1
+  bool max_model_len_given = false;
+  int64_t max_num_seqs = 0, max_num_batched_tokens = 0;
+  int64_t block_size = 16;
+  bool block_size_given = false;
+  KvDtype kv;
+  DType model_dtype = DType::BF16;
+  bool enforce_eager = false;
+  int64_t max_capture_size = 0;      // --max-cudagraph-capture-size (0 = default)
+  std::optional<int64_t> num_gpu_blocks_override;
+  std::string spec_method;           // --speculative-config method ("mtp", "eagle", ...)
+  int64_t num_speculative_tokens = 0;
+  bool chunked_prefill = true;
+  bool graph_estimate_on = false;    // VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS in force
+  std::vector<int64_t> capture;      // capture sizes (empty with enforce_eager)
+  int64_t full_graphs = 0;
+  std::vector<std::pair<std::string, std::string>> table;  // flag -> value in force (for the report)
+  std::vector<std::string> notes;
+};
+
+// Resolves the deployment's engine flags. Throws InputError for unknown flags
+// ("unrecognized arguments: ...") and invalid values, worded as vLLM words them.
+Settings resolve_settings(const Deployment& d);
+
+}  // namespace headroom::vllm
