@@ -4,13 +4,17 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "headroom/dtype.h"
 
 namespace headroom {
 
-enum class QuantMethod { None, Fp8PerTensor, Fp8Block, Nvfp4, Mxfp4, Awq, Gptq, Other };
+enum class QuantMethod { None, Fp8PerTensor, Fp8Block, Nvfp4, Mxfp4, Awq, Gptq, Other,
+                         Fp8PerChannel,  // compressed-tensors / modelopt FP8 with one F32 scale per output row
+                         CtInt4 };       // compressed-tensors pack-quantized int4 (Kimi-K2.5): I32 packed + BF16 group scales
 std::string_view quant_method_name(QuantMethod m);
 
 struct Quantization {
@@ -23,7 +27,16 @@ struct Quantization {
   std::vector<std::string> exclude;    // module patterns left unquantized (fnmatch style)
   std::string kv_cache_quant;          // "FP8" when the checkpoint asks for an FP8 KV cache
   std::string source;                  // "config.json:quantization_config" | "hf_quant_config.json"
+  // ModelOpt MIXED_PRECISION: exact module name -> method (modules not listed stay unquantized).
+  std::vector<std::pair<std::string, QuantMethod>> per_module;
+  bool awq_zero_point = true;          // AWQ / compressed-tensors asymmetric: stores zeros
 };
+
+// Storage of the Linear module `module` (checkpoint name without ".weight"): per_module lookup
+// for mixed precision, else the method unless an exclude pattern matches the module or a parent.
+QuantMethod quant_for_module(const Quantization& q, std::string_view module);
+// fnmatch-style match ('*', '?', '[...]') used for exclude lists.
+bool glob_match(std::string_view pattern, std::string_view text);
 
 enum class AttnKind : uint8_t { Full, Sliding, Chunked, Linear, None };
 
@@ -31,12 +44,19 @@ struct LayerInfo {
   AttnKind attn = AttnKind::Full;
   bool moe = false;
   bool indexer = false;  // DSA/NSA indexer keys cached for this layer
+  bool has_mlp = true;   // false for Nemotron-H mamba/attention-only blocks
+  int64_t kv_heads = 0;  // this layer's KV heads when it differs from the model's (Gemma-4 global layers); 0 = model value
+  int64_t head_dim = 0;  // this layer's head_dim when it differs; 0 = model value
 };
 
 struct VisionTower {
   bool present = false;
   int64_t params = 0;    // parameter count of the vision tower + projector, from its config
   int64_t layers = 0, hidden = 0, intermediate = 0;
+  // Added by the model reader: the Qwen3-VL / Qwen3.5 vision layout the inventory spells out.
+  std::string kind;  // "qwen3_vl" when modelled tensor by tensor; empty when only present
+  int64_t in_channels = 3, patch_size = 0, temporal_patch_size = 0, spatial_merge_size = 0;
+  int64_t out_hidden = 0, num_position_embeddings = 0, deepstack_mergers = 0;
 };
 
 struct ModelConfig {
@@ -80,6 +100,16 @@ struct ModelConfig {
   Quantization quant;
   VisionTower vision;
   std::string source;  // file the config came from
+
+  // Added by the model reader (naming and details the inventory needs).
+  std::string family;               // "llama", "qwen_moe", "deepseek", "glm4_moe", "gpt_oss", "llama4", "gemma2", ...
+  std::string text_prefix = "model.";  // checkpoint prefix of the decoder: "model.", "model.language_model.", ...
+  std::string lm_head_name = "lm_head";
+  bool mlp_bias = false;
+  bool partial_qk_norm = false;     // OLMo-2 / MiniMax: q_norm/k_norm over all heads (not per head)
+  int64_t mamba_chunk_size = 0;
+  DType mamba_ssm_dtype = DType::F32;  // dtype of the SSM/recurrent state (config "mamba_ssm_dtype"/"mamba_ssm_cache_dtype")
+  bool mamba_ssm_dtype_given = false;
 
   int64_t count_layers(AttnKind k) const;
   bool is_moe() const { return num_experts > 0; }

@@ -1,0 +1,212 @@
+// load_model(): a catalog id (embedded data/models/<org>/<name>/), a local model folder or a
+// config.json path -> Model (config, tensor inventory, totals). A folder's *.safetensors headers
+// are the truth when present (the derived inventory is compared with them and differences
+// noted); model.safetensors.index.json's metadata.total_size is used when shards are absent.
+// Catalog models are cached (mutex-guarded; the web server calls this from several threads).
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fmt/format.h>
+#include <map>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+
+#include "headroom/embedded.h"
+#include "headroom/error.h"
+#include "headroom/model.h"
+#include "headroom/units.h"
+#include "model/model_internal.h"
+
+namespace fs = std::filesystem;
+
+namespace headroom {
+namespace {
+
+using namespace model_detail;
+
+std::string lower(std::string_view s) {
+  std::string o(s);
+  for (char& ch : o) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return o;
+}
+
+void add_guess_notes(Model& m) {
+  const auto& c = m.config;
+  if (c.vision.present && c.vision.kind.empty())
+    m.notes.push_back("vision tower present in config but not modelled: its weights are not in the inventory");
+  if (c.family == "glm4_moe" && c.num_nextn_predict_layers > 0)
+    m.notes.push_back("guess: GLM-4.x MTP layer assumed to hold no embed_tokens/shared_head.head copies (as GLM-5)");
+  if (c.family == "minimax_m2")
+    m.notes.push_back("MiniMax-M2 MTP modules (use_mtp) are not in the derived inventory");
+  if (c.family == "nemotron_h")
+    m.notes.push_back("Nemotron-H MTP / latent-MoE projections are not in the derived inventory");
+}
+
+// Builds the model from config text (+ optional hf_quant_config text) and, when `dir` is given,
+// reconciles with its safetensors headers / index.
+std::shared_ptr<Model> build(std::string_view config_text, const std::string& config_src, std::string_view hq_text,
+                             const std::string& hq_src_dir, const std::string& dir) {
+  auto m = std::make_shared<Model>();
+  m->config = parse_model_config(config_text, config_src, hq_text);
+  (void)hq_src_dir;
+  m->tensors = derive_inventory(m->config);
+  compute_totals(*m);
+  add_guess_notes(*m);
+  if (dir.empty()) return m;
+
+  // Safetensors shards: headers only.
+  std::vector<std::string> shards;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.is_regular_file(ec) && e.path().extension() == ".safetensors") shards.push_back(e.path().string());
+  std::sort(shards.begin(), shards.end());
+  if (!shards.empty()) {
+    std::unordered_map<std::string, const TensorInfo*> derived;
+    for (const auto& t : m->tensors) derived.emplace(t.name, &t);
+    std::vector<TensorInfo> real;
+    std::set<std::string> seen;
+    for (const auto& s : shards) {
+      auto h = read_safetensors_file(s);
+      for (auto& t : h.tensors) {
+        if (!seen.insert(t.name).second) fail_input(s, t.name, "tensor appears in more than one shard");
+        auto it = derived.find(t.name);
+        if (it != derived.end()) {
+          const TensorInfo& d = *it->second;
+          t.role = d.role;
+          t.layer = d.layer;
+          t.expert = d.expert;
+          t.params = (d.shape == t.shape && d.dtype == t.dtype) ? d.params : 0;
+          if (t.params == 0 && d.params > 0) classify_tensor(m->config, t), t.role = d.role, t.layer = d.layer, t.expert = d.expert;
+        } else {
+          classify_tensor(m->config, t);
+        }
+        real.push_back(std::move(t));
+      }
+    }
+    // Differences between the derived and the real inventory.
+    int64_t derived_bytes = m->checkpoint_bytes;
+    std::vector<std::string> missing, extra, differ;
+    std::unordered_map<std::string, const TensorInfo*> real_by_name;
+    for (const auto& t : real) real_by_name.emplace(t.name, &t);
+    for (const auto& d : m->tensors) {
+      auto it = real_by_name.find(d.name);
+      if (it == real_by_name.end()) missing.push_back(d.name);
+      else if (it->second->shape != d.shape || it->second->dtype != d.dtype) differ.push_back(d.name);
+    }
+    for (const auto& t : real)
+      if (!derived.count(t.name)) extra.push_back(t.name);
+    auto list = [](const std::vector<std::string>& v) {
+      std::string s;
+      for (size_t i = 0; i < v.size() && i < 3; ++i) s += (i ? ", " : "") + v[i];
+      if (v.size() > 3) s += fmt::format(", ... ({} more)", v.size() - 3);
+      return s;
+    };
+    m->tensors = std::move(real);
+    m->from_safetensors = true;
+    compute_totals(*m);
+    if (!missing.empty()) m->notes.push_back(fmt::format("{} derived tensors not in the safetensors files: {}", missing.size(), list(missing)));
+    if (!extra.empty()) m->notes.push_back(fmt::format("{} safetensors tensors not in the derived inventory: {}", extra.size(), list(extra)));
+    if (!differ.empty()) m->notes.push_back(fmt::format("{} tensors differ in shape or dtype from the derived inventory: {}", differ.size(), list(differ)));
+    if (derived_bytes != m->checkpoint_bytes)
+      m->notes.push_back(fmt::format("derived inventory {} bytes vs safetensors {} bytes ({:+.3f}%)", derived_bytes, m->checkpoint_bytes,
+                                     100.0 * static_cast<double>(derived_bytes - m->checkpoint_bytes) / static_cast<double>(std::max<int64_t>(1, m->checkpoint_bytes))));
+    return m;
+  }
+  // No shards: the index's metadata.total_size tells the real checkpoint size.
+  fs::path idx = fs::path(dir) / "model.safetensors.index.json";
+  if (fs::exists(idx, ec)) {
+    std::string src = idx.string();
+    json j = parse_json(read_text_file(src), src);
+    const json* md = j.is_object() ? find_key({&j}, "metadata") : nullptr;
+    std::optional<int64_t> total;
+    if (md && md->is_object()) total = get_int({md}, "total_size", src, 0, int64_t{1} << 55);
+    if (total) {
+      int64_t derived_bytes = m->checkpoint_bytes;
+      m->notes.push_back(fmt::format("checkpoint_bytes from {} metadata.total_size = {} (derived inventory {}, {:+.3f}%)", src, *total,
+                                     derived_bytes, 100.0 * static_cast<double>(derived_bytes - *total) / static_cast<double>(std::max<int64_t>(1, *total))));
+      m->checkpoint_bytes = *total;
+    }
+  }
+  return m;
+}
+
+std::optional<std::string> read_optional(const fs::path& p) {
+  std::error_code ec;
+  if (!fs::is_regular_file(p, ec)) return std::nullopt;
+  return read_text_file(p.string());
+}
+
+// Catalog: lower-case id -> canonical id.
+const std::map<std::string, std::string>& catalog_index() {
+  static const std::map<std::string, std::string> idx = [] {
+    std::map<std::string, std::string> out;
+    const std::string_view prefix = "models/", suffix = "/config.json";
+    for (auto path : embedded_files(prefix)) {
+      if (path.size() <= prefix.size() + suffix.size() || path.substr(path.size() - suffix.size()) != suffix) continue;
+      std::string id(path.substr(prefix.size(), path.size() - prefix.size() - suffix.size()));
+      if (std::count(id.begin(), id.end(), '/') != 1) continue;
+      out.emplace(lower(id), id);
+    }
+    return out;
+  }();
+  return idx;
+}
+
+}  // namespace
+
+std::vector<std::string> model_catalog_ids() {
+  std::vector<std::string> ids;
+  for (const auto& [k, v] : catalog_index()) ids.push_back(v);
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+std::shared_ptr<const Model> load_model(std::string_view spec_in) {
+  std::string spec(spec_in);
+  if (spec.empty()) fail_input("--model", "", "empty model name");
+  std::error_code ec;
+  fs::path p(spec);
+  if (fs::is_directory(p, ec)) {
+    fs::path cfg = p / "config.json";
+    if (!fs::is_regular_file(cfg, ec)) fail_input(spec, "config.json", "folder has no config.json");
+    std::string text = read_text_file(cfg.string());
+    std::string hq = read_optional(p / "hf_quant_config.json").value_or("");
+    return build(text, cfg.string(), hq, p.string(), p.string());
+  }
+  if (fs::is_regular_file(p, ec)) {
+    std::string text = read_text_file(p.string());
+    std::string hq;
+    if (p.filename() == "config.json") hq = read_optional(p.parent_path() / "hf_quant_config.json").value_or("");
+    return build(text, p.string(), hq, p.parent_path().string(), "");
+  }
+  // Catalog id.
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<const Model>> cache;
+  const auto& idx = catalog_index();
+  auto it = idx.find(lower(spec));
+  if (it == idx.end()) {
+    // Suggest ids sharing the last path component, case-insensitively.
+    std::string key = lower(spec.substr(spec.rfind('/') == std::string::npos ? 0 : spec.rfind('/') + 1));
+    std::string hint;
+    for (const auto& [k, v] : idx)
+      if (!key.empty() && k.find(key) != std::string::npos && hint.size() < 200) hint += (hint.empty() ? "" : ", ") + v;
+    fail_input(spec, "model", hint.empty() ? "not a folder, a config.json or a catalog id (see data/models/INDEX.md)"
+                                           : "not a folder, a config.json or a catalog id; did you mean: " + hint);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto c = cache.find(it->second);
+    if (c != cache.end()) return c->second;
+  }
+  const std::string& id = it->second;
+  auto cfg = embedded_file("models/" + id + "/config.json");
+  auto hq = embedded_file("models/" + id + "/hf_quant_config.json");
+  auto m = build(*cfg, "data/models/" + id + "/config.json", hq ? *hq : std::string_view{}, "", "");
+  m->config.hf_id = id;
+  std::lock_guard<std::mutex> lock(mu);
+  auto [pos, inserted] = cache.emplace(id, std::move(m));
+  return pos->second;
+}
+
+}  // namespace headroom

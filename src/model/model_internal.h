@@ -1,0 +1,53 @@
+// Internal interfaces of the model reader (src/model): quantization parsing, inventory
+// building, safetensors headers. Not part of the public headers.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "headroom/model.h"
+#include "model/json_util.h"
+
+namespace headroom::model_detail {
+
+// Quantization from config.json's quantization_config (qc, may be null) and/or the text of
+// hf_quant_config.json (may be empty; it wins when both are given, as ModelOpt loaders read it first).
+Quantization parse_quantization(const json* qc, std::string_view source, std::string_view hf_quant_text,
+                                std::string_view hf_quant_source);
+
+// Vision tower parameter count from vision_config (0 with present=true when the family's
+// tower layout is not modelled; the caller notes that).
+VisionTower parse_vision(const json* vc, std::string_view family, int64_t text_hidden, std::string_view source);
+
+// The tensor inventory derived from the config (every tensor the checkpoint holds).
+std::vector<TensorInfo> derive_inventory(const ModelConfig& c);
+
+// Fills params_total / params_mtp / params_active / checkpoint_bytes(_mtp) from model.tensors.
+void compute_totals(Model& m);
+
+// Classifies a checkpoint tensor name (role, layer, expert) for tensors read from safetensors.
+void classify_tensor(const ModelConfig& c, TensorInfo& t);
+
+// Bytes of a tensor of `shape` stored as `dtype`; InputError when the element count overflows.
+int64_t tensor_bytes(const std::vector<int64_t>& shape, DType dtype, std::string_view source, std::string_view name);
+
+// One safetensors file's header: the tensors it holds (name, shape, dtype, bytes).
+struct SafetensorsHeader {
+  std::vector<TensorInfo> tensors;
+  int64_t header_bytes = 0;  // JSON header length
+  int64_t data_bytes = 0;    // sum of tensor byte ranges
+};
+inline constexpr int64_t kMaxSafetensorsHeader = 100 * 1000 * 1000;  // 100 MB, as the safetensors crate caps it
+
+// Parses a header from the first bytes of a file (`prefix` must hold 8 + header length bytes,
+// or as many as the file has) given the file's total size. Validates the length, the JSON,
+// dtypes, shapes and that data_offsets are consistent, in range and do not overlap.
+SafetensorsHeader parse_safetensors_header(std::string_view prefix, int64_t file_size, std::string_view source);
+// Reads only the header of a .safetensors file from disk.
+SafetensorsHeader read_safetensors_file(const std::string& path);
+
+// Reads a whole small text file (config.json, index.json), capped at max_bytes.
+std::string read_text_file(const std::string& path, int64_t max_bytes = 64 * 1000 * 1000);
+
+}  // namespace headroom::model_detail

@@ -1,0 +1,48 @@
+// Vision tower facts from vision_config. The Qwen3-VL / Qwen3.5 tower (transformers
+// models/qwen3_vl/modeling_qwen3_vl.py: Qwen3VLVisionModel) is modelled tensor by tensor;
+// other towers are recorded as present, their parameters unknown (the inventory says so).
+#include "headroom/error.h"
+#include "model/model_internal.h"
+
+namespace headroom::model_detail {
+
+VisionTower parse_vision(const json* vc, std::string_view arch, int64_t text_hidden, std::string_view source) {
+  VisionTower v;
+  if (!vc) return v;
+  if (!vc->is_object()) fail_input(source, "vision_config", "must be an object");
+  v.present = true;
+  bool qwen = arch == "Qwen3VLForConditionalGeneration" || arch == "Qwen3VLMoeForConditionalGeneration" ||
+              arch == "Qwen3_5ForConditionalGeneration" || arch == "Qwen3_5MoeForConditionalGeneration";
+  if (!qwen) return v;
+  std::vector<const json*> s{vc};
+  auto req = [&](std::string_view k, int64_t lo, int64_t hi) {
+    auto x = get_int(s, k, source, lo, hi);
+    if (!x) fail_input(source, k, "missing");
+    return *x;
+  };
+  v.kind = "qwen3_vl";
+  v.layers = req("depth", 1, 10'000);
+  v.hidden = req("hidden_size", 1, 1'000'000);
+  v.intermediate = req("intermediate_size", 1, 10'000'000);
+  v.in_channels = get_int(s, "in_channels", source, 1, 64).value_or(3);
+  v.patch_size = req("patch_size", 1, 1024);
+  v.temporal_patch_size = get_int(s, "temporal_patch_size", source, 1, 64).value_or(2);
+  v.spatial_merge_size = get_int(s, "spatial_merge_size", source, 1, 64).value_or(2);
+  v.out_hidden = get_int(s, "out_hidden_size", source, 1, 1'000'000).value_or(text_hidden);
+  v.num_position_embeddings = get_int(s, "num_position_embeddings", source, 0, 100'000'000).value_or(0);
+  if (const json* d = find_key(s, "deepstack_visual_indexes")) {
+    if (!d->is_array()) fail_input(source, "deepstack_visual_indexes", "must be a list");
+    v.deepstack_mergers = static_cast<int64_t>(d->size());
+  }
+  // Parameter count (same arithmetic as the tensors the inventory lists):
+  const int64_t h = v.hidden, i = v.intermediate, m = h * v.spatial_merge_size * v.spatial_merge_size, o = v.out_hidden;
+  int64_t p = h * v.in_channels * v.temporal_patch_size * v.patch_size * v.patch_size + h;  // patch_embed conv3d + bias
+  p += v.num_position_embeddings * h;                                                      // pos_embed
+  p += v.layers * (4 * h + (3 * h * h + 3 * h) + (h * h + h) + (i * h + i) + (h * i + h));   // norms, qkv, proj, fc1, fc2
+  p += 2 * h + (m * m + m) + (o * m + o);                                                  // merger (norm on h)
+  p += v.deepstack_mergers * (2 * m + (m * m + m) + (o * m + o));                          // deepstack mergers (norm on m)
+  v.params = p;
+  return v;
+}
+
+}  // namespace headroom::model_detail
