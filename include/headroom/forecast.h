@@ -12,7 +12,9 @@ namespace headroom {
 enum class Verdict { Fits, AtRisk, Oom, Refused };
 std::string_view verdict_name(Verdict v);  // "fits" | "at_risk" | "oom" | "refused"
 
-// One allocation (or release, when bytes < 0). Estimated items carry a [low, high] range.
+// One allocation (or release, when bytes < 0). Estimated items carry the value they take in
+// the favourable scenario (low: every estimated term at its best end) and the unfavourable
+// one (high). For sizes an engine derives from free memory (the KV pool) low may exceed high.
 struct Item {
   std::string what;
   int64_t bytes = 0;

@@ -1,0 +1,44 @@
+// A deployment = (model, cluster, engine settings), built from the common command-line
+// options of CONTRACT.md. Engine flags stay as given (engine spelling); each engine model
+// resolves their defaults the way that engine version does.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "headroom/cli.h"
+#include "headroom/gpu.h"
+#include "headroom/model.h"
+#include "headroom/parallel.h"
+
+namespace headroom {
+
+struct Deployment {
+  EngineKind engine = EngineKind::SGLang;
+  std::string engine_version;              // as given after '@'; empty = newest known
+  std::shared_ptr<const Model> model;
+  std::string model_spec;                  // what --model said
+  GpuSpec gpu;                             // catalog entry (capacity overridden by --gpu-memory)
+  int64_t capacity_bytes = 0;              // per GPU, as PyTorch reports total memory
+  int gpus = 1;
+  Parallel par;
+  std::vector<std::pair<std::string, std::string>> flags;  // engine flags, in the order given
+
+  const std::string* flag(std::string_view name) const;   // last value given, or nullptr
+};
+
+// Options every deployment verb accepts (besides the engine's own flags).
+const std::vector<std::string_view>& common_deployment_options();
+
+// Builds a deployment from parsed arguments. Defaults: engine sglang (newest), 1 GPU.
+// Throws InputError for missing/contradictory values. `default_model`/`default_gpu` fill in
+// when --model/--gpu are absent (empty = required).
+Deployment parse_deployment(const Args& args, std::string_view default_model = {},
+                            std::string_view default_gpu = {});
+
+// Parses "sglang", "vllm@0.10.2", "trtllm", "llamacpp" into (kind, version).
+std::pair<EngineKind, std::string> parse_engine_spec(std::string_view spec);
+
+}  // namespace headroom

@@ -1,0 +1,52 @@
+// `headroom validate CORPUS.jsonl [--json]`: accuracy of the forecasts on real logs.
+#include <fmt/format.h>
+#include <ostream>
+
+#include "cli/verbs.h"
+#include "headroom/error.h"
+#include "headroom/validate.h"
+
+namespace headroom {
+
+int verb_validate(const Args& args, std::ostream& out, std::ostream& err) {
+  if (args.has("--help")) {
+    out << "usage: headroom validate CORPUS.jsonl [--json]\n";
+    return kExitOk;
+  }
+  args.reject_unknown({"--json"}, "validate");
+  if (args.positionals().size() != 1) fail_input("command line", "CORPUS.jsonl", "exactly one corpus file expected");
+  auto j = validate_corpus(args.positionals().front());
+  if (args.has("--json")) {
+    out << j.dump(2) << "\n";
+    return kExitOk;
+  }
+  out << fmt::format("{:<12} {:>8} {:>9}  {:>12} {:>12}  {:>9} {:>9}  {:<12} {:<12}  {}\n", "case", "covered", "verdict", "kv pred",
+                     "kv obs", "wt pred", "wt obs", "outcome", "observed", "note");
+  for (const auto& r : j["per_case"]) {
+    auto g = [&](const char* part, const char* k) -> std::string {
+      if (!r.contains(part) || !r[part].contains(k)) return "-";
+      const auto& v = r[part][k];
+      if (v.is_string()) return v.get<std::string>();
+      if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
+      return fmt::format("{:.2f}", v.get<double>());
+    };
+    out << fmt::format("{:<12} {:>8} {:>9}  {:>12} {:>12}  {:>9} {:>9}  {:<12} {:<12}  {}\n", r["id"].get<std::string>(),
+                       r["covered"].get<bool>() ? "yes" : "no", r.contains("verdict") ? r["verdict"].get<std::string>() : "-",
+                       g("predicted", "kv_tokens"), g("observed", "kv_tokens"), g("predicted", "weights_gib"), g("observed", "weights_gib"),
+                       g("predicted", "outcome"), g("observed", "outcome"), r.contains("reason") ? r["reason"].get<std::string>().substr(0, 70) : "");
+  }
+  out << fmt::format("\n{} cases, {} covered\n", j["cases"].get<int>(), j["covered"].get<int>());
+  out << fmt::format("{:<24} {:>4}  {:>16}  {:>16}\n", "metric", "n", "median |err| %", "p90 |err| %");
+  for (const char* m : {"kv_tokens", "weights_gib", "post_weights_avail", "graph_gib"}) {
+    const auto& x = j[m];
+    auto f = [](const nlohmann::ordered_json& v) { return v.is_null() ? std::string("-") : fmt::format("{:.2f}", v.get<double>()); };
+    out << fmt::format("{:<24} {:>4}  {:>16}  {:>16}\n", m, x["n"].get<int>(), f(x["median_abs_pct_err"]), f(x["p90_abs_pct_err"]));
+  }
+  for (const char* m : {"outcome", "kv_tokens_given_memory"}) {
+    const auto& x = j[m];
+    out << fmt::format("{:<24} {:>4}  agreement {:.1f}%\n", m, x["n"].get<int>(), 100.0 * x["agreement"].get<double>());
+  }
+  return kExitOk;
+}
+
+}  // namespace headroom

@@ -1,0 +1,137 @@
+// parse_deployment(): the common options of CONTRACT.md (and the engines' own spellings of
+// model and parallelism) → Deployment. Engine flags are kept as given for the engine model.
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "headroom/deployment.h"
+#include "headroom/error.h"
+#include "headroom/units.h"
+
+namespace headroom {
+
+std::string_view engine_kind_name(EngineKind k) {
+  switch (k) {
+    case EngineKind::SGLang: return "sglang";
+    case EngineKind::VLLM: return "vllm";
+    case EngineKind::TRTLLM: return "trtllm";
+    case EngineKind::LlamaCpp: return "llamacpp";
+  }
+  return "sglang";
+}
+
+const std::string* Deployment::flag(std::string_view name) const {
+  for (auto it = flags.rbegin(); it != flags.rend(); ++it)
+    if (it->first == name) return &it->second;
+  return nullptr;
+}
+
+namespace {
+// Spellings of the parallel sizes: headroom's, SGLang's (server_args.py) and vLLM's
+// (EngineArgs). They all land in Parallel and are removed from the engine flags.
+struct Alias { std::string_view flag; char which; };
+constexpr Alias kParallelFlags[] = {
+    {"--tp", 't'}, {"--tp-size", 't'}, {"--tensor-parallel-size", 't'},
+    {"--pp", 'p'}, {"--pp-size", 'p'}, {"--pipeline-parallel-size", 'p'},
+    {"--dp", 'd'}, {"--dp-size", 'd'}, {"--data-parallel-size", 'd'},
+    {"--ep", 'e'}, {"--ep-size", 'e'}, {"--expert-parallel-size", 'e'},
+};
+constexpr std::string_view kHeadroomOptions[] = {"--engine", "--model", "--model-path", "--gpu", "--gpu-memory",
+                                                 "--gpus", "--json", "--enable-dp-attention"};
+}  // namespace
+
+const std::vector<std::string_view>& common_deployment_options() {
+  static const std::vector<std::string_view> v = [] {
+    std::vector<std::string_view> o(std::begin(kHeadroomOptions), std::end(kHeadroomOptions));
+    for (const auto& a : kParallelFlags) o.push_back(a.flag);
+    return o;
+  }();
+  return v;
+}
+
+std::pair<EngineKind, std::string> parse_engine_spec(std::string_view spec) {
+  std::string s(spec);
+  std::string version;
+  if (auto at = s.find('@'); at != std::string::npos) {
+    version = s.substr(at + 1);
+    s = s.substr(0, at);
+    if (version.empty()) fail_input("--engine", spec, "empty version after '@'");
+  }
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (s == "sglang") return {EngineKind::SGLang, version};
+  if (s == "vllm") return {EngineKind::VLLM, version};
+  if (s == "trtllm" || s == "tensorrt-llm" || s == "trt-llm") return {EngineKind::TRTLLM, version};
+  if (s == "llamacpp" || s == "llama.cpp")
+    fail_input("--engine", spec, "llama.cpp forecasts are not implemented yet (engines: sglang, vllm, trtllm)");
+  fail_input("--engine", spec, "unknown engine (expected sglang, vllm or trtllm, optionally @VERSION)");
+}
+
+Deployment parse_deployment(const Args& args, std::string_view default_model, std::string_view default_gpu) {
+  Deployment d;
+  auto [kind, version] = parse_engine_spec(args.get_or("--engine", "sglang"));
+  d.engine = kind;
+  d.engine_version = version;
+
+  auto set_size = [&](char which, std::string_view flag) {
+    auto v = args.get_int(flag, 1, 4096);
+    if (!v) return;
+    int n = static_cast<int>(*v);
+    switch (which) {
+      case 't': d.par.tp = n; break;
+      case 'p': d.par.pp = n; break;
+      case 'd': d.par.dp = n; break;
+      case 'e': d.par.ep = n; break;
+    }
+  };
+  for (const auto& a : kParallelFlags) set_size(a.which, a.flag);
+  d.par.dp_attention = args.has("--enable-dp-attention");
+  if (d.engine == EngineKind::VLLM && args.has("--enable-expert-parallel"))
+    d.par.ep = d.par.tp * d.par.dp;  // vLLM: EP size = TP x DP (vllm/distributed/parallel_state.py)
+  if (d.par.dp_attention) {
+    if (d.par.dp < 1 || d.par.tp % d.par.dp != 0)
+      fail_input("command line", "--dp-size", fmt::format("tp_size ({}) must be divisible by dp_size ({}) with --enable-dp-attention", d.par.tp, d.par.dp));
+  }
+  if (d.par.ep > 1 && d.engine == EngineKind::SGLang && d.par.tp % d.par.ep != 0)
+    fail_input("command line", "--ep-size", fmt::format("tp_size ({}) must be divisible by ep_size ({})", d.par.tp, d.par.ep));
+
+  int needed = d.par.tp * d.par.pp * ((d.engine == EngineKind::SGLang && d.par.dp_attention) ? 1 : d.par.dp);
+  if (auto g = args.get_int("--gpus", 1, 65536)) {
+    d.gpus = static_cast<int>(*g);
+    if (d.gpus < needed)
+      fail_input("command line", "--gpus", fmt::format("{} GPUs given but tp x pp{} needs {}", d.gpus,
+                                                       d.par.dp > 1 ? " x dp" : "", needed));
+  } else {
+    d.gpus = needed;
+  }
+
+  std::string model = args.get_or("--model", args.get_or("--model-path", default_model));
+  if (model.empty()) fail_input("command line", "--model", "is required (a catalog id such as nvidia/GLM-5-NVFP4, a model folder or a config.json)");
+  d.model_spec = model;
+  d.model = load_model(model);
+
+  std::string gpu = args.get_or("--gpu", default_gpu);
+  auto mem = args.get("--gpu-memory");
+  if (!gpu.empty()) {
+    d.gpu = require_gpu(gpu);
+  } else if (mem) {
+    d.gpu = GpuSpec{};
+    d.gpu.name = "custom";
+    d.gpu.display = "custom GPU";
+  } else {
+    fail_input("command line", "--gpu", "is required (a catalog name such as h200, or --gpu-memory BYTES)");
+  }
+  d.capacity_bytes = d.gpu.capacity_bytes;
+  if (mem) {
+    d.capacity_bytes = parse_bytes(*mem, "command line", "--gpu-memory");
+    if (d.gpu.name == "custom") d.gpu.smi_total_mib = 0;  // unknown: engines fall back as they do without nvidia-smi
+  }
+  if (d.capacity_bytes < 256 * MiB) fail_input("command line", "--gpu-memory", "capacity below 256 MiB is not a serving GPU");
+
+  const auto& common = common_deployment_options();
+  for (const auto& [k, v] : args.options()) {
+    if (std::find(common.begin(), common.end(), k) != common.end()) continue;
+    d.flags.emplace_back(k, v);
+  }
+  return d;
+}
+
+}  // namespace headroom

@@ -1,0 +1,56 @@
+// SGLang version string -> era of memory rules (research/sglang-memory.md §3.1 history).
+#include <cstdio>
+#include <fmt/format.h>
+
+#include "engines/sglang/sglang_rules.h"
+#include "headroom/error.h"
+
+namespace headroom::sglang {
+
+namespace {
+std::string label(Era e) {
+  switch (e) {
+    case Era::V2024: return "SGLang 2024 - mid-2025 rules (TP-based default fraction)";
+    case Era::Mid2025: return "SGLang mid-2025 rules (PR #7054 tiered reserve)";
+    case Era::Late2025: return "SGLang late-2025 rules (PR #10975 reserve heuristic)";
+    case Era::Y2026: return "SGLang 2026 rules (arg_groups/memory_hook.py, pool_configurator.py)";
+  }
+  return "";
+}
+// yyyymmdd of the first day each era's rules were on main (PR merge dates).
+constexpr int kMid2025 = 20250610;   // PR #7054 merged
+constexpr int kLate2025 = 20251001;  // PR #10975 (~Sep/Oct 2025; 2025-10-16 log shows its capture list)
+constexpr int kY2026 = 20260301;     // memory_hook.py era (INFERRED from 2026 logs)
+
+Era era_for_date(int ymd) {
+  if (ymd >= kY2026) return Era::Y2026;
+  if (ymd >= kLate2025) return Era::Late2025;
+  if (ymd >= kMid2025) return Era::Mid2025;
+  return Era::V2024;
+}
+}  // namespace
+
+EraInfo era_for_version(const std::string& version) {
+  if (version.empty() || version == "latest" || version == "main" || version == "newest")
+    return {Era::Y2026, label(Era::Y2026), "newest known rules (no version given)"};
+  // "<anything>@YYYY-MM[-DD]": a build of main (or a fork) dated by its log.
+  if (auto at = version.find('@'); at != std::string::npos) {
+    int y = 0, m = 0, d = 1;
+    std::string date = version.substr(at + 1);
+    if (std::sscanf(date.c_str(), "%4d-%2d-%2d", &y, &m, &d) >= 1 && y >= 2023 && y <= 2100) {
+      if (m == 0) m = 6;
+      Era e = era_for_date(y * 10000 + m * 100 + d);
+      return {e, label(e), fmt::format("build dated {}", date)};
+    }
+    return era_for_version(version.substr(0, at));
+  }
+  int a = 0, b = 0, c = 0;
+  if (std::sscanf(version.c_str(), "%d.%d.%d", &a, &b, &c) >= 2) {
+    int v = a * 10000 + b * 100 + c;
+    Era e = v >= 509 ? Era::Y2026 : v >= 503 ? Era::Late2025 : v >= 407 ? Era::Mid2025 : Era::V2024;
+    return {e, label(e), fmt::format("version {} (release-to-era mapping INFERRED from release dates)", version)};
+  }
+  fail_input("--engine", "sglang@" + version, "cannot read the version (use e.g. 0.5.4, or main@2025-10-16)");
+}
+
+}  // namespace headroom::sglang

@@ -1,0 +1,89 @@
+// Calibrated estimates of SGLang's unmodelled memory (see sglang_estimates.h). The constants
+// are fitted to the corpus logs; each cites the cases it rests on. They are estimates: the
+// report marks them and the verdict uses their ranges.
+#include "engines/sglang/sglang_estimates.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "headroom/units.h"
+
+namespace headroom::sglang {
+
+namespace {
+int64_t gib(double x) { return static_cast<int64_t>(x * static_cast<double>(GiB)); }
+// Data-centre boards on NVLink/NVSwitch (SXM) allocate NVLS / larger NCCL buffers than PCIe cards.
+bool nvswitch_class(const GpuSpec& g) {
+  return g.vendor == "nvidia" && (g.sm == 90 || g.sm == 100 || g.sm == 103) && g.name.find("pcie") == std::string::npos &&
+         g.name.find("nvl") == std::string::npos;
+}
+}  // namespace
+
+Estimate init_overhead(const GpuSpec& gpu, int world) {
+  // CUDA context with lazy module loading: 0.51 GiB on RTX 5090 TP1 (sglang-025: 31.37 - 16.47 - 14.39),
+  // 0.60 GiB on H200 TP1 (sglang-037: 139.81 - 131.08 - 8.13); PyTorch PR #86509 measured 274 MiB bare.
+  Estimate e{gib(0.55), gib(0.40), gib(0.80), "CUDA context (corpus sglang-025, sglang-037)"};
+  if (world <= 1) return e;
+  if (gpu.vendor == "amd") {
+    // MI300X TP8: 191.98 - 21.73 - 166.59 = 3.66 GiB before weights (sglang-003).
+    return {gib(3.5), gib(2.5), gib(4.0), "context + RCCL, TP>1 on AMD (corpus sglang-003)"};
+  }
+  if (nvswitch_class(gpu)) {
+    // H200 TP8: "Init torch distributed ends. mem usage=1.96 GB" + context -> 2.47 GiB before
+    // weights (sglang-001); H200 TP2 "1.6 GB + 1 GB NCCL" (sglang-036); DP-attention TP8 2.26 (sglang-039).
+    return {gib(2.45), gib(1.9), gib(2.9), "context + NCCL (NVLS) + custom all-reduce on NVSwitch GPUs (corpus sglang-001/036/039)"};
+  }
+  // PCIe boards (RTX PRO 6000, 4090, L40S): GLM-5.2 TP8 on RTX PRO 6000 "Load weight begin.
+  // avail mem=93.30 GB" -> 1.67 GiB (sglang#29562); seed crash: 0.85 GiB non-PyTorch.
+  return {gib(1.67), gib(1.0), gib(2.2), "context + NCCL over PCIe (sglang#29562, seed crash)"};
+}
+
+Estimate backend_workspace(const std::string& backend) {
+  // "Memory pool end" -> "Capture cuda graph begin" deltas: FlashInfer 0.64 (sglang-024),
+  // 0.66 (sglang-037), 0.53 (sglang-021); FA3 / Triton / others 0.05 (sglang-001), 0.01
+  // (sglang-025, sglang-028), 0.07 (sglang-031). FlashInfer's workspace is 384-512 MiB.
+  if (backend == "flashinfer") return {gib(0.60), gib(0.45), gib(0.75), "FlashInfer workspace + cuBLAS (corpus sglang-021/024/037)"};
+  return {gib(0.06), gib(0.01), gib(0.6), "cuBLAS handle + backend buffers (corpus sglang-001/025/028/031)"};
+}
+
+Estimate graph_capture(const ModelConfig& c, int tp, int64_t max_bs, int64_t n_graphs, int64_t tokens_per_bs) {
+  // GUESS, structured: a fixed part (cuBLAS/NCCL graph buffers, kernel parameters), a part
+  // per captured graph and layer (kernel nodes), and the largest batch's activations that the
+  // eager warm-up leaves cached (PyTorch cannot release cached blocks during capture) plus the
+  // private pool's copy of them. Observed graph memory: 0.6 GB Llama-3-8B TP2 (sglang-036),
+  // 1.19 GB Qwen3-30B-A3B incl. prefill graphs (sglang-038), 0.95 GB GLM-4.5-Air TP4 (PR #8579).
+  const double tokens = static_cast<double>(max_bs * std::max<int64_t>(1, tokens_per_bs));
+  const double hidden = static_cast<double>(c.hidden_size);
+  double per_token = hidden * 2.0 * 8.0;  // residual, norms, q/k/v/o in flight (bf16), ~8 hidden-sized buffers
+  if (c.is_moe()) per_token += static_cast<double>(c.experts_per_token) * 2.0 * static_cast<double>(c.moe_intermediate_size) / tp * 2.0 * 2.0;
+  else per_token += 3.0 * static_cast<double>(c.intermediate_size) / tp * 2.0;
+  if (c.has_indexer()) {
+    // DSA indexer scores over the whole context window [bs, max_context] in fp32 during decode
+    // capture (nsa_backend: max_seqlen_k = page_table width) - logits + top-k workspace.
+    per_token += 2.0 * static_cast<double>(c.max_position_embeddings) * 4.0;
+  }
+  const double layers = static_cast<double>(c.num_layers);
+  double central = 0.25 * GiB + static_cast<double>(n_graphs) * layers * 24.0 * KiB + 2.0 * tokens * per_token;
+  return {static_cast<int64_t>(central), static_cast<int64_t>(central * 0.6), static_cast<int64_t>(central * 1.8),
+          "GUESS: 0.25 GiB + 24 KiB per graph and layer + 2x the largest batch's activations (calibration: sglang-036/038, PR #8579)"};
+}
+
+Estimate prefill_activations(const ModelConfig& c, int tp, int64_t tokens, int64_t context_len) {
+  // GUESS: per-token activations of one prefill chunk (hidden states, attention q/k/v,
+  // MLP/MoE intermediates) + the last-token logits; SGLang's own reserve assumes 1.5 MiB/token
+  // (server_args), far above what dense models use. Range x0.5 .. x2.
+  const double t = static_cast<double>(tokens);
+  const double hidden = static_cast<double>(c.hidden_size);
+  double per_token = hidden * 2.0 * 6.0;
+  if (c.is_moe()) per_token += static_cast<double>(c.experts_per_token) * 3.0 * static_cast<double>(c.moe_intermediate_size) / tp * 2.0;
+  else per_token += 3.0 * static_cast<double>(c.intermediate_size) / tp * 2.0;
+  double q_heads = static_cast<double>(std::max<int64_t>(1, c.num_attention_heads / tp));
+  per_token += q_heads * static_cast<double>(std::max<int64_t>(c.head_dim, c.qk_nope_head_dim + c.qk_rope_head_dim)) * 2.0 * 3.0;
+  double central = t * per_token;
+  if (c.has_indexer()) central += t * static_cast<double>(std::min<int64_t>(context_len, tokens)) * 4.0;  // indexer scores [q, k] fp32
+  central += 256.0 * MiB;  // sampling / logits temporaries
+  return {static_cast<int64_t>(central), static_cast<int64_t>(central * 0.5), static_cast<int64_t>(central * 2.0),
+          "GUESS: per-token activations of one chunk (hidden, attention, MLP/MoE intermediates) + 256 MiB sampling"};
+}
+
+}  // namespace headroom::sglang

@@ -1,0 +1,29 @@
+// The estimated terms of SGLang's startup (what SGLang itself never computes, only measures):
+// CUDA context + NCCL before weights, attention-backend workspaces, CUDA-graph capture,
+// runtime activations. Each is a central value with a [low, high] range, calibrated on the
+// real logs in tests/data/corpus/sglang.jsonl (case ids cited next to each constant).
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "headroom/gpu.h"
+#include "headroom/model.h"
+
+namespace headroom::sglang {
+
+struct Estimate {
+  int64_t central = 0, low = 0, high = 0;
+  std::string basis;  // one phrase: what the figure rests on
+};
+
+// Free memory taken before weights: CUDA context + NCCL/custom all-reduce for tp x pp ranks.
+Estimate init_overhead(const GpuSpec& gpu, int world_size);
+// Allocations between "Memory pool end" and "Capture cuda graph begin" (cuBLAS handle,
+// attention-backend workspace).
+Estimate backend_workspace(const std::string& attention_backend);
+// CUDA-graph capture: eager warm-up + private graph pool of the captured batch sizes.
+Estimate graph_capture(const ModelConfig& c, int tp, int64_t max_bs, int64_t n_graphs, int64_t tokens_per_bs);
+// Runtime peak of one prefill chunk of `tokens` tokens after capture.
+Estimate prefill_activations(const ModelConfig& c, int tp, int64_t tokens, int64_t context_len);
+
+}  // namespace headroom::sglang

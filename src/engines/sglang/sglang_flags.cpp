@@ -1,0 +1,33 @@
+// The SGLang server flags headroom understands (spelled as python/sglang/srt/server_args.py
+// spells them), and the ones it accepts as having no effect on memory.
+#include <algorithm>
+
+#include "headroom/engine.h"
+
+namespace headroom {
+
+const std::vector<std::string_view>& sglang_flags() {
+  static const std::vector<std::string_view> flags{
+      // memory and capacity
+      "--mem-fraction-static", "--max-total-tokens", "--max-running-requests", "--max-prefill-tokens",
+      "--chunked-prefill-size", "--context-length", "--kv-cache-dtype", "--page-size", "--dtype", "--quantization",
+      "--cuda-graph-max-bs", "--cuda-graph-bs", "--disable-cuda-graph", "--disable-cuda-graph-padding",
+      "--enable-torch-compile", "--torch-compile-max-bs", "--enable-piecewise-cuda-graph",
+      "--disable-piecewise-cuda-graph", "--piecewise-cuda-graph-max-tokens", "--attention-backend",
+      "--prefill-attention-backend", "--decode-attention-backend", "--swa-full-tokens-ratio",
+      "--mamba-full-memory-ratio", "--max-mamba-cache-size", "--disable-radix-cache", "--enable-memory-saver",
+      "--speculative-algorithm", "--speculative-num-steps", "--speculative-eagle-topk",
+      "--speculative-num-draft-tokens", "--speculative-draft-model-path", "--moe-a2a-backend", "--enable-dp-lm-head",
+      "--moe-dense-tp-size", "--moe-runner-backend", "--enable-ep-moe", "--enable-deepep-moe", "--fp4-gemm-backend",
+      "--enable-two-batch-overlap", "--enable-symm-mem", "--disable-shared-experts-fusion", "--nnodes", "--node-rank",
+      "--disaggregation-mode", "--enable-mixed-chunk", "--enable-hierarchical-cache", "--load-format",
+      // no effect on GPU memory
+      "--host", "--port", "--trust-remote-code", "--tool-call-parser", "--reasoning-parser", "--served-model-name",
+      "--tokenizer-path", "--log-level", "--random-seed", "--api-key", "--chat-template", "--dist-init-addr",
+      "--skip-server-warmup", "--revision", "--disable-overlap-schedule", "--schedule-policy", "--stream-interval",
+      "--enable-metrics", "--watchdog-timeout", "--download-dir", "--model-loader-extra-config",
+      "--disable-custom-all-reduce", "--enable-eplb", "--ep-num-redundant-experts", "--enable-mtp"};
+  return flags;
+}
+
+}  // namespace headroom

@@ -1,0 +1,87 @@
+// SGLang's KV cell size per token per rank (research/sglang-memory.md §2.4-2.5), mirroring
+// model_runner_kv_cache_mixin.py (v0.5) / pool_configurator.py (2026) and memory_pool.py:
+//   MHA/GQA: max(1, kv_heads // attn_tp) * (head_dim + v_head_dim) * L * e
+//   MLA:     (kv_lora_rank + qk_rope_head_dim) * L * e           (latent not split by TP)
+//   DSA:     main_dim * L * e + (index_head_dim + index_head_dim/128*4) * L_indexer
+//            main_dim = 656 for fp8_e4m3 (512 FP8 NoPE + 16 B scales + 128 B BF16 RoPE), else 576*2 B
+//   FP4:     (cell // 2) + scales (n * hd * L * 2 * e) // 16
+#include <algorithm>
+
+#include "engines/sglang/sglang_rules.h"
+#include "headroom/kv.h"
+#include "headroom/layout.h"
+
+namespace headroom {
+
+namespace {
+int64_t kv_elem_bytes(const std::string& dt) {
+  if (dt == "fp8_e4m3" || dt == "fp8_e5m2" || dt == "fp4_e2m1") return 1;
+  return 2;
+}
+}  // namespace
+
+KvPerToken sglang_kv_per_token(const ModelConfig& c, const Parallel& par, std::string_view kv_dtype, int sm, int pp_rank) {
+  KvPerToken k;
+  k.kv_dtype = sglang::resolve_kv_dtype(c, std::string(kv_dtype), sm);
+  const bool fp4 = k.kv_dtype == "fp4_e2m1";
+  const bool fp8 = k.kv_dtype == "fp8_e4m3" || k.kv_dtype == "fp8_e5m2";
+  const int64_t e = kv_elem_bytes(k.kv_dtype);
+  auto [first, last] = pp_layer_range(static_cast<int>(c.num_layers), par.pp, pp_rank, EngineKind::SGLang);
+  int64_t full = 0, swa = 0, linear = 0, indexer = 0;
+  for (int i = first; i < last && i < static_cast<int>(c.layers.size()); ++i) {
+    const LayerInfo& l = c.layers[static_cast<size_t>(i)];
+    if (l.attn == AttnKind::Full) ++full;
+    else if (l.attn == AttnKind::Sliding || l.attn == AttnKind::Chunked) ++swa;
+    else if (l.attn == AttnKind::Linear) ++linear;
+    if (l.indexer) ++indexer;
+  }
+  k.full_layers = full;
+  k.swa_layers = swa;
+  k.linear_layers = linear;
+  if (c.mla) {
+    const int64_t latent = c.kv_lora_rank + c.qk_rope_head_dim;
+    const int64_t L = full + swa;
+    if (c.has_indexer()) {
+      int64_t main_dim = fp8 ? c.kv_lora_rank + c.kv_lora_rank / 128 * 4 + c.qk_rope_head_dim * 2 : latent * 2;
+      k.full_bytes = main_dim * L + (c.index_head_dim + c.index_head_dim / 128 * 4) * indexer;
+    } else if (fp4) {
+      k.full_bytes = (latent * L * e) / 2 + (latent / 16) * L * e;
+    } else {
+      k.full_bytes = latent * L * e;
+    }
+    k.full_layers = L;
+    k.swa_layers = 0;
+    return k;
+  }
+  const int attn_tp = std::max(1, par.attn_tp());
+  const int64_t n = std::max<int64_t>(1, c.num_kv_heads / attn_tp);
+  const int64_t hd = c.head_dim, vhd = c.v_head_dim > 0 ? c.v_head_dim : c.head_dim;
+  auto cell = [&](int64_t layers) {
+    if (fp4) return (n * (hd + vhd) * layers * e) / 2 + (n * hd * layers * 2 * e) / 16;
+    return n * (hd + vhd) * layers * e;
+  };
+  k.full_bytes = cell(full);
+  k.swa_bytes = cell(swa);
+  if (linear > 0) {
+    // Gated DeltaNet (Qwen3-Next/3.5) per request per layer: conv state (conv_dim/tp x
+    // (kernel-1)) in the model dtype + SSM state (v_heads/tp x k_dim x v_dim) in float32
+    // (mamba_ssm_dtype default float32); Mamba2 (Nemotron-H) analogous. (mamba state pool)
+    const int64_t tp = std::max(1, par.tp);
+    int64_t conv = 0, ssm = 0;
+    if (c.linear_num_value_heads > 0) {
+      int64_t key_dim = c.linear_num_key_heads * c.linear_key_head_dim;
+      int64_t value_dim = c.linear_num_value_heads * c.linear_value_head_dim;
+      conv = (2 * key_dim + value_dim) / tp * std::max<int64_t>(0, c.linear_conv_kernel_dim - 1) * 2;
+      ssm = c.linear_num_value_heads / tp * c.linear_key_head_dim * c.linear_value_head_dim * 4;
+    } else if (c.mamba_num_heads > 0) {
+      int64_t d_inner = c.mamba_d_inner > 0 ? c.mamba_d_inner : c.mamba_num_heads * c.mamba_head_dim;
+      int64_t conv_dim = d_inner + 2 * c.mamba_n_groups * c.mamba_state_size;
+      conv = conv_dim / tp * std::max<int64_t>(0, c.mamba_conv_kernel - 1) * 2;
+      ssm = c.mamba_num_heads / tp * c.mamba_head_dim * c.mamba_state_size * 4;
+    }
+    k.state_bytes_per_request = (conv + ssm) * linear;
+  }
+  return k;
+}
+
+}  // namespace headroom

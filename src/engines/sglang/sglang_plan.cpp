@@ -1,0 +1,450 @@
+// The SGLang engine model: plays SGLang's startup on every rank, in SGLang's order
+// (model_runner.py / kv_cache_configurator.py / cuda_graph_runner.py, by era):
+//   init (context + NCCL) -> P;  weights -> A;  KV pool from rest = A - P(1-f);
+//   request-to-token table;  backend workspaces;  CUDA-graph capture;  runtime prefill peak.
+// KV sizing is SGLang's own arithmetic (exact given P and A); the estimated terms come from
+// sglang_estimates.cpp and carry ranges.
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "engines/sglang/sglang_estimates.h"
+#include "engines/sglang/sglang_rules.h"
+#include "headroom/engine.h"
+#include "headroom/error.h"
+#include "headroom/kv.h"
+#include "headroom/layout.h"
+#include "headroom/sim.h"
+#include "headroom/units.h"
+
+namespace headroom {
+
+using namespace sglang;
+
+namespace {
+
+const char* kSrc = "command line";
+
+struct Flags {
+  const Deployment& d;
+  const std::string* get(std::string_view n) const { return d.flag(n); }
+  bool on(std::string_view n) const {
+    const std::string* v = get(n);
+    return v && *v != "false" && *v != "0";
+  }
+  std::optional<double> num(std::string_view n, double lo, double hi, bool lo_open = false) const {
+    const std::string* v = get(n);
+    if (!v) return std::nullopt;
+    size_t pos = 0;
+    double x = 0;
+    try {
+      x = std::stod(*v, &pos);
+    } catch (...) {
+      pos = 0;
+    }
+    if (pos != v->size() || !std::isfinite(x))
+      fail_input(kSrc, n, fmt::format("argument {}: invalid float value: '{}'", n, *v));
+    if (x > hi || x < lo || (lo_open && x <= lo))
+      fail_input(kSrc, n, fmt::format("argument {}: {} is out of range {}{}, {}]", n, *v, lo_open ? "(" : "[", lo, hi));
+    return x;
+  }
+  std::optional<int64_t> integer(std::string_view n, int64_t lo, int64_t hi) const {
+    const std::string* v = get(n);
+    if (!v) return std::nullopt;
+    size_t pos = 0;
+    long long x = 0;
+    try {
+      x = std::stoll(*v, &pos);
+    } catch (...) {
+      pos = 0;
+    }
+    if (pos != v->size()) fail_input(kSrc, n, fmt::format("argument {}: invalid int value: '{}'", n, *v));
+    if (x < lo || x > hi) fail_input(kSrc, n, fmt::format("argument {}: {} is out of range [{}, {}]", n, x, lo, hi));
+    return x;
+  }
+};
+
+std::string torch_dtype(const std::string& kv) {
+  if (kv == "fp8_e4m3") return "torch.float8_e4m3fn";
+  if (kv == "fp8_e5m2") return "torch.float8_e5m2";
+  if (kv == "fp4_e2m1") return "torch.float4_e2m1fn_x2";
+  if (kv == "float16") return "torch.float16";
+  return "torch.bfloat16";
+}
+
+std::string default_backend(const ModelConfig& c, const GpuSpec& g, Era era) {
+  if (g.vendor == "amd") return "aiter";
+  if (c.mla && c.has_indexer()) return "nsa";
+  if (c.mla) return g.sm == 90 ? "fa3" : (g.sm >= 100 && g.sm < 110 ? "trtllm_mla" : "triton");
+  if (g.sm == 90 && era != Era::V2024) return "fa3";  // FA3 default on Hopper since v0.4.6
+  if (g.sm >= 100 && g.sm < 110 && era == Era::Y2026) return "trtllm_mha";
+  return "flashinfer";
+}
+
+bool uses_hybrid_swa_pool(const ModelConfig& c, Era era) {
+  // HybridSWAPoolConfigurator (Gemma-2/3, gpt-oss, MiMo, Llama-4 chunked): 2025 code on.
+  return era != Era::V2024 && c.count_layers(AttnKind::Sliding) + c.count_layers(AttnKind::Chunked) > 0 &&
+         c.count_layers(AttnKind::Full) > 0;
+}
+
+std::string gb(int64_t bytes) { return gib2(bytes); }
+
+}  // namespace
+
+Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
+  const ModelConfig& c = d.model->config;
+  const Parallel& par = d.par;
+  const EraInfo era = era_for_version(d.engine_version);
+  Flags fl{d};
+
+  // --- flags SGLang would reject -------------------------------------------------------
+  const auto& known = sglang_flags();
+  for (const auto& [k, v] : d.flags)
+    if (std::find(known.begin(), known.end(), k) == known.end())
+      fail_input(kSrc, k, fmt::format("launch_server.py: error: unrecognized arguments: {}", k));
+  const int attn_tp = std::max(1, par.attn_tp());
+  if (c.num_attention_heads % attn_tp != 0)
+    fail_input(kSrc, "--tp-size", fmt::format("AssertionError: {} is not divisible by {} (num_attention_heads of {} by the attention TP size)",
+                                              c.num_attention_heads, attn_tp, c.architecture));
+  if (!c.mla && c.num_kv_heads > 0 && c.num_kv_heads >= attn_tp && c.num_kv_heads % attn_tp != 0)
+    fail_input(kSrc, "--tp-size", fmt::format("AssertionError: {} is not divisible by {} (num_key_value_heads by the attention TP size)", c.num_kv_heads, attn_tp));
+  if (!c.mla && c.num_kv_heads > 0 && c.num_kv_heads < attn_tp && attn_tp % c.num_kv_heads != 0)
+    fail_input(kSrc, "--tp-size", fmt::format("AssertionError: {} is not divisible by {} (attention TP size by num_key_value_heads)", attn_tp, c.num_kv_heads));
+
+  const std::optional<double> f_user = fl.num("--mem-fraction-static", 0.0, 1.0, true);
+  const int64_t model_ctx = c.max_position_embeddings > 0 ? c.max_position_embeddings : 2048;
+  const std::optional<int64_t> ctx_user = fl.integer("--context-length", 1, int64_t{1} << 31);
+  if (ctx_user && *ctx_user > model_ctx)
+    fail_input(kSrc, "--context-length",
+               fmt::format("ValueError: User-specified context_length ({}) is greater than the derived context_length ({}). "
+                           "This may lead to incorrect model outputs or CUDA errors.", *ctx_user, model_ctx));
+  const int64_t ctx = ctx_user.value_or(model_ctx);
+  const std::string kv_flag = fl.get("--kv-cache-dtype") ? *fl.get("--kv-cache-dtype") : "auto";
+  const std::optional<int64_t> max_total_user = fl.integer("--max-total-tokens", 1, int64_t{1} << 40);
+  const std::optional<int64_t> max_running_user = fl.integer("--max-running-requests", 1, 1 << 24);
+  const int64_t max_prefill = fl.integer("--max-prefill-tokens", 1, 1 << 24).value_or(16384);
+  const bool disable_graph = fl.on("--disable-cuda-graph");
+  const bool no_padding = fl.on("--disable-cuda-graph-padding");
+
+  std::string spec_algo = fl.get("--speculative-algorithm") ? *fl.get("--speculative-algorithm") : "";
+  for (char& ch : spec_algo) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  if (!spec_algo.empty() && spec_algo != "EAGLE" && spec_algo != "EAGLE3" && spec_algo != "NEXTN" && spec_algo != "STANDALONE" &&
+      spec_algo != "NGRAM" && spec_algo != "MTP" && spec_algo != "DFLASH")
+    fail_input(kSrc, "--speculative-algorithm", fmt::format("argument --speculative-algorithm: invalid choice: '{}'", spec_algo));
+  const bool spec = !spec_algo.empty() && spec_algo != "NGRAM";
+  const int64_t spec_steps = fl.integer("--speculative-num-steps", 1, 64).value_or(3);
+  const int64_t spec_topk = fl.integer("--speculative-eagle-topk", 1, 64).value_or(1);
+  const int64_t spec_draft_tokens = fl.integer("--speculative-num-draft-tokens", 1, 1024).value_or(spec_steps + 1);
+
+  // --- defaults as server_args resolves them ----------------------------------------------
+  const int64_t gpu_mem_mib = d.gpu.smi_total_mib > 0 ? d.gpu.smi_total_mib : d.capacity_bytes / MiB + 600;  // +600: typical nvidia-smi minus torch total (INFERRED)
+  int64_t chunked = fl.integer("--chunked-prefill-size", -1, 1 << 24).value_or(default_chunked_prefill_size(era.era, gpu_mem_mib, par.tp));
+  if (!fl.get("--chunked-prefill-size") && par.dp_attention && par.dp > 1 && (era.era == Era::Mid2025 || era.era == Era::Late2025))
+    chunked /= par.dp;  // "DP attention is enabled. The chunked prefill size is adjusted to ..."
+  int64_t max_bs = default_cuda_graph_max_bs(era.era, gpu_mem_mib, par.tp, spec);
+  std::vector<int64_t> bs_list_user;
+  if (const std::string* l = fl.get("--cuda-graph-bs")) {
+    for (size_t i = 0; i < l->size();) {
+      size_t j = l->find_first_of(", ", i);
+      std::string tok = l->substr(i, j == std::string::npos ? std::string::npos : j - i);
+      if (!tok.empty()) {
+        try {
+          bs_list_user.push_back(std::stoll(tok));
+        } catch (...) {
+          fail_input(kSrc, "--cuda-graph-bs", fmt::format("argument --cuda-graph-bs: invalid int value: '{}'", tok));
+        }
+      }
+      if (j == std::string::npos) break;
+      i = j + 1;
+    }
+    if (!bs_list_user.empty()) max_bs = *std::max_element(bs_list_user.begin(), bs_list_user.end());
+  }
+  if (auto m = fl.integer("--cuda-graph-max-bs", 1, 1 << 16)) max_bs = *m;
+  const std::string backend = fl.get("--attention-backend") ? *fl.get("--attention-backend") : default_backend(c, d.gpu, era.era);
+  const int64_t page = forced_page_size(c, backend, fl.integer("--page-size", 1, 1 << 16).value_or(1));
+  const bool multimodal = c.vision.present;
+  const bool prefill_graph = era.era == Era::Y2026 && !disable_graph && !c.mla && !par.dp_attention && par.pp == 1 &&
+                             !multimodal && !fl.on("--disable-piecewise-cuda-graph");
+  const bool piecewise = era.era == Era::Late2025 && fl.on("--enable-piecewise-cuda-graph");
+  const int64_t prefill_graph_max = std::min<int64_t>(chunked > 0 ? chunked : max_prefill,
+                                                      fl.integer("--piecewise-cuda-graph-max-tokens", 1, 1 << 24).value_or(c.mla ? 2048 : 1 << 24));
+  const auto prefill_buckets = (prefill_graph || piecewise) ? prefill_graph_buckets(prefill_graph_max) : std::vector<int64_t>{};
+
+  DefaultInputs din;
+  din.gpu_mem_mib = gpu_mem_mib;
+  din.tp = par.tp;
+  din.pp = par.pp;
+  din.dp = par.dp;
+  din.dp_attention = par.dp_attention;
+  din.mla = c.mla;
+  din.speculative = spec;
+  din.standalone_spec = spec_algo == "STANDALONE";
+  din.deepep = fl.get("--moe-a2a-backend") && *fl.get("--moe-a2a-backend") == "deepep";
+  din.multimodal = multimodal;
+  din.prefill_graph = prefill_graph;
+  din.prefill_graph_buckets = static_cast<int64_t>(prefill_buckets.size());
+  din.piecewise_graph = piecewise;
+  din.piecewise_buckets = static_cast<int64_t>(prefill_buckets.size());
+  din.chunked_prefill_size = chunked;
+  din.max_prefill_tokens = max_prefill;
+  din.cuda_graph_max_bs = max_bs;
+  din.vit_layers = c.vision.layers;
+  din.vit_hidden = c.vision.hidden;
+  double reserve_mib = 0;
+  const double f_default = default_mem_fraction_static(era.era, din, &reserve_mib);
+  const double f = f_user.value_or(f_default);
+
+  Forecast out;
+  out.engine = "sglang";
+  out.version = d.engine_version.empty() ? "newest" : d.engine_version;
+  out.era = era.label + "; " + era.reason;
+  out.context_len = ctx;
+
+  // --- KV cell (pool_configurator / model_runner_kv_cache_mixin) ---------------------------
+  const KvPerToken kv = sglang_kv_per_token(c, par, kv_flag, d.gpu.sm, 0);
+  const bool hybrid_swa = uses_hybrid_swa_pool(c, era.era);
+  const double swa_ratio = fl.num("--swa-full-tokens-ratio", 0.0, 1.0, true).value_or(0.8);
+  int64_t full_cell = kv.full_bytes + (hybrid_swa ? 0 : kv.swa_bytes);
+  const int64_t swa_cell = hybrid_swa ? kv.swa_bytes : 0;
+  const int64_t attn_layers = kv.full_layers + kv.swa_layers;
+
+  // Draft (EAGLE / MTP) weights and KV.
+  const auto rank_weights = weights_per_rank(*d.model, EngineKind::SGLang, par);
+  int64_t draft_weights = 0;
+  int64_t draft_layers = 0;
+  if (spec && (spec_algo == "EAGLE" || spec_algo == "NEXTN" || spec_algo == "MTP") && c.num_nextn_predict_layers > 0 &&
+      !fl.get("--speculative-draft-model-path")) {
+    draft_layers = c.num_nextn_predict_layers;
+    for (const auto& r : rank_weights) draft_weights = std::max(draft_weights, r.mtp_bytes);
+  } else if (spec) {
+    out.notes.push_back("speculative draft model not in the model files: its weights are not counted (give its config with --speculative-draft-model-path CATALOG_ID to count them)");
+    if (const std::string* p = fl.get("--speculative-draft-model-path")) {
+      try {
+        auto dm = load_model(*p);
+        draft_layers = dm->config.num_layers;
+        for (const auto& r : weights_per_rank(*dm, EngineKind::SGLang, par)) draft_weights = std::max(draft_weights, r.bytes);
+        out.notes.back() = "draft model " + *p + " counted";
+      } catch (const InputError&) {
+      }
+    }
+  }
+  const int64_t draft_cell = attn_layers > 0 ? full_cell / std::max<int64_t>(1, attn_layers) * draft_layers : 0;
+  if (era.era == Era::Y2026 && spec && attn_layers > 0)  // cell inflated by (1 + D/L) (pool_configurator @003fca80)
+    full_cell = static_cast<int64_t>(static_cast<double>(full_cell) * (1.0 + static_cast<double>(draft_layers) / static_cast<double>(attn_layers)));
+
+  // --- P, A: MIN over ranks ----------------------------------------------------------------
+  const Estimate init = init_overhead(d.gpu, par.tp * par.pp);
+  int64_t w_max = 0;
+  for (const auto& r : rank_weights) w_max = std::max(w_max, r.bytes);
+  const bool draft_in_a = era.era == Era::Y2026;  // V-2026b: A measured after draft weights
+  auto tokens_for = [&](int64_t init_bytes, int64_t* rest_out, int64_t* mamba_k) {
+    const double P = opt.pre_load_free_bytes ? to_gib(*opt.pre_load_free_bytes) : to_gib(d.capacity_bytes - init_bytes);
+    const double A = opt.post_load_free_bytes ? to_gib(*opt.post_load_free_bytes)
+                                              : to_gib(d.capacity_bytes - init_bytes - w_max - (draft_in_a ? draft_weights : 0));
+    double rest = A - P * (1.0 - f);
+    int64_t rest_b = gib_to_bytes(rest);
+    *mamba_k = 0;
+    if (kv.state_bytes_per_request > 0 && rest_b > 0) {
+      // Mamba state pool: ratio split with --mamba-full-memory-ratio (default 0.9).
+      double r = fl.num("--mamba-full-memory-ratio", 0.0, 100.0, true).value_or(0.9);
+      int64_t budget = static_cast<int64_t>(static_cast<double>(rest_b) * r / (1.0 + r));
+      int64_t k = max_running_user ? *max_running_user : budget / kv.state_bytes_per_request;
+      *mamba_k = std::max<int64_t>(0, k);
+      rest_b -= (*mamba_k + (era.era == Era::Y2026 ? 1 : 0)) * kv.state_bytes_per_request;
+    }
+    *rest_out = rest_b;
+    int64_t denom = full_cell + static_cast<int64_t>(swa_ratio * static_cast<double>(swa_cell));
+    if (denom <= 0) return ctx;
+    int64_t t = rest_b / denom;  // floor division as Python's // on the int() budget
+    if (rest_b < 0 && rest_b % denom != 0) --t;
+    t = t >= 0 ? t / page * page : t;
+    if (max_total_user && t > *max_total_user) t = *max_total_user / page * page;
+    return t;
+  };
+  int64_t rest_b = 0, mamba_k = 0, rest_tmp = 0, mk_tmp = 0;
+  const int64_t tokens = tokens_for(init.central, &rest_b, &mamba_k);
+  const int64_t tokens_best = tokens_for(init.low, &rest_tmp, &mk_tmp);
+  const int64_t tokens_worst = tokens_for(init.high, &rest_tmp, &mk_tmp);
+  const int64_t swa_tokens = hybrid_swa ? static_cast<int64_t>(static_cast<double>(tokens) * swa_ratio) / page * page : 0;
+  const double P_gib = to_gib(d.capacity_bytes - init.central);
+  const double A_gib = to_gib(d.capacity_bytes - init.central - w_max - (draft_in_a ? draft_weights : 0));
+
+  // --- settings in force -------------------------------------------------------------------
+  auto set = [&](std::string k, std::string v) { out.settings.emplace_back(std::move(k), std::move(v)); };
+  set("--mem-fraction-static", f_user ? fmt::format("{}", *f_user) : fmt::format("{:.3f}", f));
+  set("--context-length", std::to_string(ctx));
+  set("--kv-cache-dtype", kv.kv_dtype);
+  set("--page-size", std::to_string(page));
+  set("--attention-backend", backend);
+  set("--chunked-prefill-size", std::to_string(chunked));
+  set("--max-prefill-tokens", std::to_string(max_prefill));
+  set("--cuda-graph-max-bs", std::to_string(max_bs));
+  if (max_total_user) set("--max-total-tokens", std::to_string(*max_total_user));
+  if (max_running_user) set("--max-running-requests", std::to_string(*max_running_user));
+  set("--tp-size", std::to_string(par.tp));
+  if (par.pp > 1) set("--pp-size", std::to_string(par.pp));
+  if (par.dp > 1) set("--dp-size", std::to_string(par.dp));
+  if (par.ep > 1) set("--ep-size", std::to_string(par.ep));
+  if (par.dp_attention) set("--enable-dp-attention", "true");
+  if (disable_graph) set("--disable-cuda-graph", "true");
+  if (spec) {
+    set("--speculative-algorithm", spec_algo);
+    set("--speculative-num-steps", std::to_string(spec_steps));
+    set("--speculative-eagle-topk", std::to_string(spec_topk));
+    set("--speculative-num-draft-tokens", std::to_string(spec_draft_tokens));
+  }
+  if (!f_user)
+    out.notes.push_back(fmt::format("--mem-fraction-static not given: SGLang's default for this GPU ({} MiB by nvidia-smi) and era is {:.3f}{}",
+                                    gpu_mem_mib, f, reserve_mib > 0 ? fmt::format(" (reserve {:.0f} MiB)", reserve_mib) : ""));
+
+  out.kv_tokens = std::max<int64_t>(0, tokens);
+  if (tokens <= 0) {
+    out.verdict = Verdict::Refused;
+    double m = 1.0 - A_gib / P_gib;
+    std::string msg = era.era == Era::Y2026 && rest_b <= 0
+        ? fmt::format("Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static={}. Raise --mem-fraction-static above {:.3f} "
+                      "(minimum viable = 1 - available/pre = {:.4f}). If using speculative decoding, draft weights are now counted.",
+                      f, std::ceil(1000.0 * m) / 1000.0, m)
+        : "Not enough memory. Please try to increase --mem-fraction-static.";
+    out.failure = Failure{"kv_pool", 0, full_cell, std::max<int64_t>(0, rest_b), msg};
+    out.notes.push_back(fmt::format("weights take {} of the {} that --mem-fraction-static {} gives the static pools (P = {} GiB free after init)",
+                                    human_bytes(w_max), human_bytes(gib_to_bytes(P_gib * f)), f, fmt::format("{:.2f}", P_gib)));
+  }
+
+  // --- request pool and capture list -------------------------------------------------------
+  const int attn_dp = par.dp_attention ? par.dp : 1;
+  RequestPool rp = request_pool(era.era, std::max<int64_t>(tokens, 0), ctx, max_running_user, attn_dp, spec ? spec_draft_tokens : 0);
+  if (mamba_k > 0 && rp.max_running_requests > mamba_k / 3)  // mamba cap: K // 3 with radix cache on
+    rp.max_running_requests = std::max<int64_t>(1, mamba_k / 3);
+  out.max_running_requests = rp.max_running_requests;
+  out.max_concurrency = ctx > 0 ? static_cast<double>(out.kv_tokens) / static_cast<double>(ctx) : 0;
+  const int64_t tokens_per_bs = spec ? spec_draft_tokens : 1;
+  std::vector<int64_t> capture;
+  if (!disable_graph && tokens > 0) {
+    capture = bs_list_user.empty() ? capture_batch_sizes(era.era, max_bs, spec, no_padding, gpu_mem_mib, par.dp, par.dp_attention) : bs_list_user;
+    std::sort(capture.begin(), capture.end());
+    int mul_base = par.dp_attention ? attn_tp : 1;
+    capture = filter_by_pool(capture, era.era == Era::Y2026 ? rp.max_running_requests : rp.rows, mul_base);
+  }
+  const int64_t max_cap = capture.empty() ? 0 : capture.back();
+
+  // --- play every rank ---------------------------------------------------------------------
+  const int64_t pool_bytes = tokens > 0 ? (tokens + page) * full_cell + (hybrid_swa ? (swa_tokens + page) * swa_cell : 0) : 0;
+  const int64_t pool_best = tokens_best > 0 ? (tokens_best + page) * full_cell + (hybrid_swa ? (tokens_best * 4 / 5 + page) * swa_cell : 0) : 0;
+  const int64_t pool_worst = tokens_worst > 0 ? (tokens_worst + page) * full_cell + (hybrid_swa ? (tokens_worst * 4 / 5 + page) * swa_cell : 0) : 0;
+  const Estimate ws = backend_workspace(backend);
+  const int64_t wrappers = hybrid_swa ? 2 : 1;
+  int64_t metadata = 0;
+  if (max_cap > 0) {
+    if (backend == "nsa") metadata = max_cap * tokens_per_bs * ctx * 4;  // nsa_backend page_table [max_num_tokens, max_context_len] int32
+    else if (backend == "flashinfer" || backend == "triton") metadata = max_cap * tokens_per_bs * ctx * 4 * wrappers;  // cuda_graph_kv_indices
+    else metadata = max_cap * tokens_per_bs * ((ctx + page - 1) / page) * 4;  // page table
+  }
+  int64_t logits = 0;
+  if (max_cap > 0) {
+    if (era.era == Era::V2024 || era.era == Era::Mid2025) {  // before PR #8579 every graph kept its own logits
+      for (int64_t b : capture) logits += b * tokens_per_bs * c.vocab_size * 4;
+    } else {
+      logits = max_cap * tokens_per_bs * c.vocab_size * 4;
+    }
+  }
+  const Estimate graph = graph_capture(c, par.tp, max_cap, static_cast<int64_t>(capture.size() + prefill_buckets.size()), tokens_per_bs);
+  const Estimate act = prefill_activations(c, par.tp, chunked > 0 ? chunked : max_prefill, ctx);
+
+  int64_t min_free_after_graph = INT64_MAX, min_free_end = INT64_MAX, pool_end_free = 0, graph_begin_free = 0, post_weights_free = 0;
+  std::optional<Failure> first_failure = out.failure;
+  for (const auto& rw : rank_weights) {
+    RankSim sim(rw.rank, d.capacity_bytes);
+    sim.begin_stage("init");
+    sim.alloc_estimated("CUDA context + NCCL/custom all-reduce", init.central, init.low, init.high);
+    sim.begin_stage("weights");
+    sim.alloc("model weights", rw.bytes);
+    if (draft_weights > 0 && draft_in_a) sim.alloc("draft (MTP) weights", rw.mtp_bytes > 0 ? rw.mtp_bytes : draft_weights);
+    const int64_t after_weights = sim.free();
+    if (tokens > 0) {
+      sim.begin_stage("kv_pool");
+      sim.alloc_estimated(fmt::format("KV cache ({} tokens x {} B{})", tokens, full_cell, hybrid_swa ? " + SWA pool" : ""), pool_bytes, pool_best, pool_worst);
+      if (mamba_k > 0) sim.alloc(fmt::format("mamba state ({} requests)", mamba_k + 1), (mamba_k + 1) * kv.state_bytes_per_request);
+      sim.alloc(fmt::format("request-to-token table ({} x {} int32)", rp.rows, rp.width), rp.bytes());
+      const int64_t pool_end = sim.free();
+      if (!draft_in_a && draft_weights > 0) {
+        sim.begin_stage("draft");
+        sim.alloc("draft (MTP) weights", rw.mtp_bytes > 0 ? rw.mtp_bytes : draft_weights);
+        int64_t draft_tokens_pool = tokens + rp.max_running_requests * spec_steps * spec_topk + rp.max_running_requests * spec_draft_tokens + 100;
+        sim.alloc(fmt::format("draft KV cache ({} tokens)", draft_tokens_pool), (draft_tokens_pool + page) * draft_cell);
+      }
+      sim.begin_stage("workspaces");
+      sim.alloc_estimated("attention backend workspace + cuBLAS", ws.central, ws.low, ws.high);
+      const int64_t begin = sim.free();
+      if (max_cap > 0) {
+        sim.begin_stage("cuda_graph");
+        sim.alloc(fmt::format("{} CUDA-graph metadata ({} x {} int32)", backend, max_cap * tokens_per_bs, backend == "nsa" || backend == "flashinfer" || backend == "triton" ? ctx : (ctx + page - 1) / page), metadata);
+        sim.alloc(fmt::format("graph output logits ({} x {} fp32)", max_cap * tokens_per_bs, c.vocab_size), logits);
+        sim.alloc_estimated(fmt::format("capture of {} batch sizes up to {} (warm-up + graph pool)", capture.size() + prefill_buckets.size(), max_cap), graph.central, graph.low, graph.high);
+      }
+      min_free_after_graph = std::min(min_free_after_graph, sim.free());
+      sim.begin_stage("runtime");
+      sim.alloc_estimated(fmt::format("prefill activations ({} tokens)", chunked > 0 ? chunked : max_prefill), act.central, act.low, act.high);
+      min_free_end = std::min(min_free_end, sim.free());
+      if (rw.rank == 0) {
+        pool_end_free = pool_end;
+        graph_begin_free = begin;
+        post_weights_free = after_weights;
+      }
+    } else if (rw.rank == 0) {
+      post_weights_free = after_weights;
+    }
+    if (!first_failure && sim.failure()) first_failure = sim.failure();
+    out.ranks.push_back(sim.finish());
+    if (!opt.detail && first_failure) break;
+  }
+  if (out.verdict != Verdict::Refused) {
+    out.failure = first_failure;
+    out.verdict = verdict_from_ranks(out.ranks, out.failure);
+    if (out.failure && out.failure->stage == "cuda_graph")
+      out.failure->message = fmt::format("Capture cuda graph failed: CUDA out of memory. Tried to allocate {} with {} free ({})",
+                                         human_bytes(out.failure->request_bytes), human_bytes(out.failure->free_bytes), out.failure->message);
+  }
+  out.headroom_bytes = min_free_end == INT64_MAX ? 0 : min_free_end;
+
+  if (tokens > 0 && graph.central > 0 && max_cap > 0)
+    out.notes.push_back("estimated: " + init.basis + "; " + ws.basis + "; " + graph.basis + "; " + act.basis);
+
+  // --- the lines SGLang prints (rank 0, local values) ----------------------------------------
+  if (opt.detail) {
+    const bool y26 = era.era == Era::Y2026;
+    const int64_t begin_weights = d.capacity_bytes - init.central;
+    out.log.push_back(fmt::format("Load weight begin. avail mem={} GB", gb(begin_weights)));
+    out.log.push_back(fmt::format("Load weight end. type={}, avail mem={} GB, mem usage={} GB.", c.architecture, gb(post_weights_free),
+                                  gb(begin_weights - post_weights_free)));
+    if (tokens > 0) {
+      if (hybrid_swa)
+        out.log.push_back(fmt::format("Use sliding window memory pool. full_layer_tokens={}, swa_layer_tokens={}", tokens, swa_tokens));
+      if (c.mla)
+        out.log.push_back(fmt::format("KV Cache is allocated. {}#tokens: {}, KV size: {} GB", y26 ? "dtype: " + torch_dtype(kv.kv_dtype) + ", " : "",
+                                      tokens, gb((tokens + page) * full_cell)));
+      else
+        out.log.push_back(fmt::format("KV Cache is allocated. {}#tokens: {}, K size: {} GB, V size: {} GB", y26 ? "dtype: " + torch_dtype(kv.kv_dtype) + ", " : "",
+                                      tokens, gb((tokens + page) * full_cell / 2), gb((tokens + page) * full_cell / 2)));
+      out.log.push_back(fmt::format("Memory pool end. avail mem={} GB", gb(pool_end_free)));
+      if (max_cap > 0) {
+        if (y26)
+          out.log.push_back(fmt::format("Capture target decode CUDA graph begin. backend=full, num_tokens_per_req={}, bs={}, avail mem={} GB",
+                                        tokens_per_bs, fmt::format("[{}]", fmt::join(capture, ", ")), gb(graph_begin_free)));
+        else {
+          out.log.push_back(fmt::format("Capture cuda graph begin. This can take up to several minutes. avail mem={} GB", gb(graph_begin_free)));
+          out.log.push_back(fmt::format("Capture cuda graph bs [{}]", fmt::join(capture, ", ")));
+        }
+      }
+      if (!out.failure)
+        out.log.push_back(fmt::format("max_total_num_tokens={}, chunked_prefill_size={}, max_prefill_tokens={}, max_running_requests={}, context_len={}, available_gpu_mem={} GB",
+                                      tokens, chunked, max_prefill, rp.max_running_requests, ctx,
+                                      gb(min_free_after_graph == INT64_MAX ? 0 : min_free_after_graph)));
+    }
+    if (out.failure) out.log.push_back(out.failure->message);
+  }
+  return out;
+}
+
+}  // namespace headroom

@@ -1,0 +1,44 @@
+// The plan JSON of CONTRACT.md.
+#include "headroom/report.h"
+
+namespace headroom {
+
+nlohmann::ordered_json forecast_json(const Forecast& f) {
+  using J = nlohmann::ordered_json;
+  J settings = J::object();
+  for (const auto& [k, v] : f.settings) settings[k] = v;
+  J ranks = J::array();
+  for (const auto& r : f.ranks) {
+    J stages = J::array();
+    for (const auto& s : r.stages) {
+      J items = J::array();
+      for (const auto& i : s.items) {
+        J it = {{"what", i.what}, {"bytes", i.bytes}, {"estimated", i.estimated}};
+        if (i.estimated) it["range"] = {std::min(i.low, i.high), std::max(i.low, i.high)};
+        items.push_back(std::move(it));
+      }
+      stages.push_back({{"name", s.name}, {"free_bytes_after", s.free_bytes_after}, {"estimated", s.estimated},
+                        {"free_bytes_after_worst", s.free_worst}, {"free_bytes_after_best", s.free_best},
+                        {"items", std::move(items)}});
+    }
+    ranks.push_back({{"rank", r.rank}, {"capacity_bytes", r.capacity_bytes}, {"stages", std::move(stages)}});
+  }
+  J failure = nullptr;
+  if (f.failure)
+    failure = {{"stage", f.failure->stage}, {"rank", f.failure->rank}, {"request_bytes", f.failure->request_bytes},
+               {"free_bytes", f.failure->free_bytes}, {"message", f.failure->message}};
+  return J{{"verdict", verdict_name(f.verdict)},
+           {"engine", {{"name", f.engine}, {"version", f.version}, {"era", f.era}}},
+           {"settings", std::move(settings)},
+           {"kv_tokens", f.kv_tokens},
+           {"max_running_requests", f.max_running_requests},
+           {"context_len", f.context_len},
+           {"max_concurrency", f.max_concurrency},
+           {"headroom_bytes", f.headroom_bytes},
+           {"failure", std::move(failure)},
+           {"ranks", std::move(ranks)},
+           {"log", f.log},
+           {"notes", f.notes}};
+}
+
+}  // namespace headroom

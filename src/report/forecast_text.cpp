@@ -1,0 +1,107 @@
+// The text report of a Forecast: verdict, per-stage table of the critical rank (exact vs
+// estimated marked), a terminal bar chart, the engine's predicted log lines, notes.
+#include <algorithm>
+#include <fmt/format.h>
+#include <ostream>
+
+#include "headroom/report.h"
+#include "headroom/units.h"
+
+namespace headroom {
+
+namespace {
+// One letter per kind of memory, so the chart reads without colour.
+char letter_for(const std::string& stage, const std::string& what) {
+  if (stage == "init") return 'c';
+  if (stage == "weights") return 'W';
+  if (stage == "kv_pool") return what.find("request") != std::string::npos ? 'r' : 'K';
+  if (stage == "cuda_graph") return 'g';
+  if (stage == "runtime" || stage == "warmup") return 'a';
+  return 'w';
+}
+
+const RankForecast* critical_rank(const Forecast& f) {
+  if (f.ranks.empty()) return nullptr;
+  if (f.failure)
+    for (const auto& r : f.ranks)
+      if (r.rank == f.failure->rank) return &r;
+  const RankForecast* best = &f.ranks.front();
+  auto last_free = [](const RankForecast& r) { return r.stages.empty() ? r.capacity_bytes : r.stages.back().free_bytes_after; };
+  for (const auto& r : f.ranks)
+    if (last_free(r) < last_free(*best)) best = &r;
+  return best;
+}
+}  // namespace
+
+std::string memory_bar(const RankForecast& r, int width) {
+  std::string bar;
+  double per = static_cast<double>(r.capacity_bytes) / width;
+  double acc = 0;
+  for (const auto& s : r.stages)
+    for (const auto& i : s.items) {
+      if (i.bytes <= 0) continue;
+      acc += static_cast<double>(i.bytes);
+      while (static_cast<double>(bar.size() + 1) * per <= acc + per / 2 && static_cast<int>(bar.size()) < width)
+        bar.push_back(letter_for(s.name, i.what));
+    }
+  bool over = acc > static_cast<double>(r.capacity_bytes);
+  while (static_cast<int>(bar.size()) < width) bar.push_back('.');
+  return "[" + bar + "]" + (over ? " OVER" : "");
+}
+
+void print_forecast(std::ostream& out, const Forecast& f) {
+  std::string verdict_text;
+  switch (f.verdict) {
+    case Verdict::Fits: verdict_text = "FITS"; break;
+    case Verdict::AtRisk: verdict_text = "AT RISK (fits only if the estimated terms land favourably)"; break;
+    case Verdict::Oom: verdict_text = "OUT OF MEMORY"; break;
+    case Verdict::Refused: verdict_text = "REFUSED (the engine itself would not start)"; break;
+  }
+  out << fmt::format("headroom plan: {} {} ({})\n", f.engine, f.version, f.era);
+  out << fmt::format("verdict: {}\n", verdict_text);
+  if (f.failure)
+    out << fmt::format("  fails at stage '{}' on rank {}: requests {}, {} free\n  {}\n", f.failure->stage, f.failure->rank,
+                       human_bytes(f.failure->request_bytes), human_bytes(f.failure->free_bytes), f.failure->message);
+  if (f.kv_tokens > 0) {
+    out << fmt::format("KV cache: {} tokens", f.kv_tokens);
+    if (f.context_len > 0) out << fmt::format(" = {:.2f} requests at the full context of {} tokens", f.max_concurrency, f.context_len);
+    out << fmt::format("; max running requests {}\n", f.max_running_requests);
+  }
+  if (f.verdict == Verdict::Fits || f.verdict == Verdict::AtRisk)
+    out << fmt::format("headroom at steady state: {} free (smallest over ranks)\n", human_bytes(f.headroom_bytes));
+
+  if (const RankForecast* r = critical_rank(f)) {
+    out << fmt::format("\nrank {} of {} (capacity {}){}:\n", r->rank, f.ranks.size(), human_bytes(r->capacity_bytes),
+                       f.ranks.size() > 1 ? ", the rank with the least room" : "");
+    out << fmt::format("  {:<12} {:<46} {:>12}   {:>12}  {}\n", "stage", "allocation", "bytes", "free after", "");
+    for (const auto& s : r->stages) {
+      bool first = true;
+      for (const auto& i : s.items) {
+        std::string range = i.estimated ? fmt::format("est. {}..{}", gib2(std::min(i.low, i.high)), gib2(std::max(i.low, i.high))) : "exact";
+        out << fmt::format("  {:<12} {:<46} {:>12}   {:>12}  {}\n", first ? s.name : "", i.what.substr(0, 46),
+                           human_bytes(i.bytes), "", range);
+        first = false;
+      }
+      out << fmt::format("  {:<12} {:<46} {:>12}   {:>12}{}\n", "", "", "", human_bytes(s.free_bytes_after),
+                         s.estimated ? fmt::format("  (range {} .. {} GiB)", gib2(s.free_worst), gib2(s.free_best)) : "");
+    }
+    out << "\n  " << memory_bar(*r, 64) << "\n";
+    out << "   c context+NCCL  W weights  K KV pool  r request table  w workspaces  g CUDA graphs  a activations  . free\n";
+  }
+  if (!f.log.empty()) {
+    out << "\nwhat " << f.engine << " should print (rank 0):\n";
+    for (const auto& l : f.log) out << "  " << l << "\n";
+  }
+  if (!f.settings.empty()) {
+    out << "\nsettings in force:";
+    int n = 0;
+    for (const auto& [k, v] : f.settings) out << (n++ % 3 == 0 ? "\n  " : "  ") << k << " " << v;
+    out << "\n";
+  }
+  if (!f.notes.empty()) {
+    out << "\nnotes:\n";
+    for (const auto& n : f.notes) out << "  - " << n << "\n";
+  }
+}
+
+}  // namespace headroom

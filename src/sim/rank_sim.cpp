@@ -1,0 +1,70 @@
+// RankSim: plays one rank's allocations stage by stage against the device capacity, keeping a
+// central estimate and the [best, worst] range that the estimated terms span.
+#include <fmt/format.h>
+
+#include "headroom/sim.h"
+#include "headroom/units.h"
+
+namespace headroom {
+
+RankSim::RankSim(int rank, int64_t capacity_bytes) : capacity_(capacity_bytes) {
+  out_.rank = rank;
+  out_.capacity_bytes = capacity_bytes;
+}
+
+void RankSim::close_stage() {
+  if (!stage_open_) return;
+  Stage& s = out_.stages.back();
+  s.free_bytes_after = free();
+  s.free_worst = free_worst();
+  s.free_best = free_best();
+  stage_open_ = false;
+}
+
+void RankSim::begin_stage(std::string name) {
+  close_stage();
+  out_.stages.push_back(Stage{std::move(name), {}, 0, 0, 0, false});
+  stage_open_ = true;
+}
+
+bool RankSim::alloc(std::string what, int64_t bytes) { return alloc_estimated(std::move(what), bytes, bytes, bytes); }
+
+bool RankSim::alloc_estimated(std::string what, int64_t central, int64_t low, int64_t high) {
+  if (!stage_open_) begin_stage("init");
+  Stage& s = out_.stages.back();
+  bool estimated = low != central || high != central;
+  if (estimated) s.estimated = true;
+  if (!failure_ && central > free()) {
+    failure_ = Failure{s.name, out_.rank, central, free(),
+                       fmt::format("{} needs {} but only {} is free on rank {}", what, human_bytes(central),
+                                   human_bytes(free()), out_.rank)};
+  }
+  s.items.push_back(Item{std::move(what), central, estimated, low, high});
+  used_ += central;
+  used_low_ += low;
+  used_high_ += high;
+  return !failure_;
+}
+
+void RankSim::release(std::string what, int64_t bytes) {
+  if (!stage_open_) begin_stage("init");
+  out_.stages.back().items.push_back(Item{std::move(what), -bytes, false, -bytes, -bytes});
+  used_ -= bytes;
+  used_low_ -= bytes;
+  used_high_ -= bytes;
+}
+
+RankForecast RankSim::finish() {
+  close_stage();
+  return out_;
+}
+
+Verdict verdict_from_ranks(const std::vector<RankForecast>& ranks, const std::optional<Failure>& failure) {
+  if (failure) return Verdict::Oom;
+  for (const auto& r : ranks)
+    for (const auto& s : r.stages)
+      if (s.free_worst < 0) return Verdict::AtRisk;
+  return Verdict::Fits;
+}
+
+}  // namespace headroom

@@ -1,0 +1,217 @@
+// validate_corpus(): each corpus case -> the CLI arguments it implies -> plan() -> compare
+// with the observed figures; metrics as corpus/README.md defines them.
+#include "headroom/validate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <fstream>
+
+#include "headroom/deployment.h"
+#include "headroom/engine.h"
+#include "headroom/error.h"
+#include "headroom/gpu.h"
+#include "headroom/units.h"
+
+namespace headroom {
+
+namespace {
+using J = nlohmann::ordered_json;
+
+std::optional<double> num(const J& o, const char* k) {
+  if (!o.is_object() || !o.contains(k) || o[k].is_null()) return std::nullopt;
+  if (!o[k].is_number()) return std::nullopt;
+  return o[k].get<double>();
+}
+std::optional<std::string> str(const J& o, const char* k) {
+  if (!o.is_object() || !o.contains(k) || !o[k].is_string()) return std::nullopt;
+  return o[k].get<std::string>();
+}
+
+// Predicted outcome in the corpus vocabulary.
+std::string outcome_of(const Forecast& f) {
+  switch (f.verdict) {
+    case Verdict::Fits:
+    case Verdict::AtRisk: return "ok";
+    case Verdict::Refused: return "refused_kv";
+    case Verdict::Oom: break;
+  }
+  const std::string& s = f.failure ? f.failure->stage : std::string("runtime");
+  if (s == "weights" || s == "init" || s == "draft") return "oom_weights";
+  if (s == "kv_pool") return "oom_kv";
+  if (s == "cuda_graph" || s == "workspaces") return "oom_graph";
+  if (s == "warmup") return "oom_warmup";
+  return "oom_runtime";
+}
+
+int64_t stage_sum(const RankForecast& r, std::string_view name) {
+  int64_t t = 0;
+  for (const auto& s : r.stages)
+    if (s.name == name)
+      for (const auto& i : s.items) t += i.bytes;
+  return t;
+}
+std::optional<int64_t> free_after(const RankForecast& r, std::string_view name) {
+  for (const auto& s : r.stages)
+    if (s.name == name) return s.free_bytes_after;
+  return std::nullopt;
+}
+
+struct Metric {
+  std::vector<double> errs;
+  void add(double pred, double obs) {
+    if (obs != 0) errs.push_back(std::fabs(pred - obs) / std::fabs(obs) * 100.0);
+  }
+  J json() const {
+    if (errs.empty()) return J{{"n", 0}, {"median_abs_pct_err", nullptr}, {"p90_abs_pct_err", nullptr}};
+    std::vector<double> v = errs;
+    std::sort(v.begin(), v.end());
+    auto pct = [&](double q) {
+      double idx = q * static_cast<double>(v.size() - 1);
+      size_t lo = static_cast<size_t>(std::floor(idx)), hi = static_cast<size_t>(std::ceil(idx));
+      return v[lo] + (v[hi] - v[lo]) * (idx - static_cast<double>(lo));
+    };
+    auto r2 = [](double x) { return std::round(x * 100.0) / 100.0; };
+    return J{{"n", v.size()}, {"median_abs_pct_err", r2(pct(0.5))}, {"p90_abs_pct_err", r2(pct(0.9))}};
+  }
+};
+struct Agreement {
+  int n = 0, agree = 0;
+  J json() const { return J{{"n", n}, {"agreement", n ? std::round(1000.0 * agree / n) / 1000.0 : 0.0}}; }
+};
+}  // namespace
+
+J validate_corpus(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) fail_input(path, "", "cannot open the corpus file");
+  Metric kv, weights, post_weights, graph;
+  Agreement outcome, given_memory;
+  J rows = J::array();
+  int cases = 0, covered = 0;
+  std::string line;
+  int lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    J c;
+    try {
+      c = J::parse(line);
+    } catch (const std::exception& e) {
+      fail_input(path, fmt::format("line {}", lineno), "not valid JSON");
+    }
+    if (!c.is_object()) fail_input(path, fmt::format("line {}", lineno), "a case must be a JSON object");
+    ++cases;
+    J row{{"id", str(c, "id").value_or(fmt::format("line-{}", lineno))}, {"covered", false}};
+    const J obs = c.contains("observed") && c["observed"].is_object() ? c["observed"] : J::object();
+    std::vector<std::string> args;
+    std::string why;
+    auto engine = str(c, "engine").value_or("");
+    auto version = str(c, "engine_version");
+    auto model = str(c, "model");
+    auto gpu = str(c, "gpu");
+    auto total = num(c, "gpu_total_gib");
+    if (engine.empty()) why = "engine unknown";
+    else if (!model) why = "model unknown";
+    else if (!gpu && !total) why = "GPU unknown";
+    else if (!num(c, "tp")) why = "parallelism unknown";
+    if (why.empty()) {
+      args = {"--engine", version && *version != "null" ? engine + "@" + *version : engine, "--model", *model};
+      if (gpu && find_gpu(*gpu)) {
+        args.insert(args.end(), {"--gpu", *gpu});
+        if (total) args.insert(args.end(), {"--gpu-memory", fmt::format("{}GiB", *total)});
+      } else if (total) {
+        args.insert(args.end(), {"--gpu-memory", fmt::format("{}GiB", *total)});
+      } else {
+        why = "GPU '" + *gpu + "' not in the catalog";
+      }
+      auto add_int = [&](const char* key, const char* flag) {
+        if (auto v = num(c, key); v && *v > 1) args.insert(args.end(), {flag, std::to_string(static_cast<int64_t>(*v))});
+      };
+      add_int("tp", "--tp");
+      add_int("pp", "--pp");
+      add_int("dp", "--dp");
+      add_int("ep", "--ep");
+      if (c.contains("enable_dp_attention") && c["enable_dp_attention"].is_boolean() && c["enable_dp_attention"].get<bool>())
+        args.push_back("--enable-dp-attention");
+      if (c.contains("flags") && c["flags"].is_object())
+        for (const auto& [k, v] : c["flags"].items()) {
+          static const char* skip[] = {"--model-path", "--model", "--tp-size", "--tensor-parallel-size", "--dp-size",
+                                       "--data-parallel-size", "--ep-size", "--pp-size", "--pipeline-parallel-size",
+                                       "--enable-dp-attention"};
+          if (std::find(std::begin(skip), std::end(skip), k) != std::end(skip)) continue;
+          std::string val = v.is_string() ? v.get<std::string>() : v.dump();
+          if (is_boolean_flag(k)) {
+            if (val == "true") args.push_back(k);
+          } else {
+            args.insert(args.end(), {k, val});
+          }
+        }
+    }
+    if (why.empty()) {
+      try {
+        Deployment d = parse_deployment(Args::parse(args));
+        PlanOptions opt;
+        opt.detail = false;
+        Forecast f = plan(d, opt);
+        ++covered;
+        row["covered"] = true;
+        J pred = J::object();
+        pred["kv_tokens"] = f.kv_tokens;
+        pred["outcome"] = outcome_of(f);
+        if (!f.ranks.empty()) {
+          const RankForecast& r0 = f.ranks.front();
+          pred["weights_gib"] = std::round(to_gib(stage_sum(r0, "weights")) * 100) / 100;
+          if (auto a = free_after(r0, "weights")) pred["post_weights_avail_gib"] = std::round(to_gib(*a) * 100) / 100;
+          int64_t g = stage_sum(r0, "cuda_graph");
+          if (g > 0) pred["graph_gib"] = std::round(to_gib(g) * 100) / 100;
+          if (auto o = num(obs, "weights_gib")) weights.add(to_gib(stage_sum(r0, "weights")), *o);
+          if (auto o = num(obs, "post_weights_avail_gib"); o && free_after(r0, "weights")) post_weights.add(to_gib(*free_after(r0, "weights")), *o);
+          if (auto o = num(obs, "graph_gib"); o && g > 0) graph.add(to_gib(g), *o);
+        }
+        if (auto o = num(obs, "kv_tokens"); o && f.verdict != Verdict::Refused) kv.add(static_cast<double>(f.kv_tokens), *o);
+        auto oo = str(obs, "outcome");
+        if (oo && *oo != "other_error") {
+          ++outcome.n;
+          if (*oo == pred["outcome"].get<std::string>()) ++outcome.agree;
+        }
+        // kv_tokens_given_memory: SGLang's pool recomputed from the log's own free memory.
+        auto pre = num(obs, "init_avail_gib"), post = num(obs, "post_weights_avail_gib"), okv = num(obs, "kv_tokens");
+        if (d.engine == EngineKind::SGLang && pre && post && okv && !d.flag("--max-total-tokens")) {
+          PlanOptions o2;
+          o2.detail = false;
+          o2.pre_load_free_bytes = gib_to_bytes(*pre);
+          o2.post_load_free_bytes = gib_to_bytes(*post);
+          Forecast g = plan(d, o2);
+          int64_t page = 1;
+          if (const std::string* p = g.setting("--page-size")) page = std::max<int64_t>(1, std::stoll(*p));
+          bool exact = std::llabs(g.kv_tokens - static_cast<int64_t>(*okv)) < page;
+          ++given_memory.n;
+          if (exact) ++given_memory.agree;
+          pred["kv_tokens_given_memory"] = g.kv_tokens;
+        }
+        row["predicted"] = pred;
+        row["verdict"] = verdict_name(f.verdict);
+      } catch (const InputError& e) {
+        why = e.what();
+      }
+    }
+    if (!why.empty()) row["reason"] = why;
+    J o = J::object();
+    for (const char* k : {"kv_tokens", "weights_gib", "post_weights_avail_gib", "graph_gib", "outcome"})
+      if (obs.contains(k) && !obs[k].is_null()) o[k] = obs[k];
+    row["observed"] = o;
+    rows.push_back(std::move(row));
+  }
+  return J{{"corpus", path},
+           {"cases", cases},
+           {"covered", covered},
+           {"kv_tokens", kv.json()},
+           {"weights_gib", weights.json()},
+           {"post_weights_avail", post_weights.json()},
+           {"graph_gib", graph.json()},
+           {"outcome", outcome.json()},
+           {"kv_tokens_given_memory", given_memory.json()},
+           {"per_case", std::move(rows)}};
+}
+
+}  // namespace headroom
