@@ -1,0 +1,230 @@
+// Keyword prefilter for the log readers: one Aho-Corasick pass per line (case-insensitive,
+// byte classes to keep the table small) decides whether any reader needs to look at the line.
+// Request logs (decode batches, HTTP access lines, throughput metrics) contain none of these,
+// so a gigabyte of them costs one table walk per byte.
+#include <array>
+#include <mutex>
+#include <vector>
+
+#include "doctor/log_parse.h"
+
+namespace headroom::logscan_detail {
+namespace {
+
+struct KwText {
+  Kw kw;
+  const char* text;  // lower case
+};
+
+// Each keyword is the shortest distinctive part of a line some reader parses.
+constexpr KwText kKeywords[] = {
+    // SGLang (python/sglang/srt/model_executor/model_runner.py, mem_cache/, cuda_graph_runner.py,
+    // managers/scheduler.py)
+    {kSglInitEnd, "init torch distributed ends"},
+    {kSglLoadBegin, "load weight begin"},
+    {kSglLoadEnd, "load weight end"},
+    {kSglKvAlloc, "kv cache is allocated"},
+    {kSglPoolUsage, "pool mem usage"},
+    {kSglPoolEnd, "memory pool end"},
+    {kSglGraphBegin, "cuda graph begin"},
+    {kSglGraphEnd, "cuda graph end"},
+    {kSglGraphBs, "capture cuda graph bs"},
+    {kSglCapturing, "capturing batches"},
+    {kSglSummary, "max_total_num_tokens="},
+    {kSglMemProfiling, "memory profiling"},
+    {kSglNotEnough, "not enough memory"},
+    {kSglNoKv, "leave no gpu memory"},
+    {kSglCaptureFailed, "capture cuda graph failed"},
+    {kSglProfiled, "larger than the profiled value"},
+    {kSglUnbalanced, "memory capacity is unbalanced"},
+    {kSglPoolFull, "kv cache pool is full"},
+    {kSglReady, "ready to roll"},
+    {kSglSchedExc, "scheduler hit an exception"},
+    {kServerArgs, "serverargs("},
+    // vLLM (vllm/v1/worker/gpu_worker.py, gpu_model_runner.py, v1/core/kv_cache_utils.py, V0 worker.py)
+    {kVModelLoading, "model loading took"},
+    {kVLoadingWeights, "loading model weights took"},
+    {kVAvailKv, "available kv cache memory"},
+    {kVKvSize, "gpu kv cache size"},
+    {kVConcurrency, "maximum concurrency for"},
+    {kVGraphFinished, "graph capturing finished"},
+    {kVGraphEstimate, "estimated cuda graph memory"},
+    {kVGraphPool, "cuda graph pool memory"},
+    {kVFreeOnDevice, "free memory on device"},
+    {kVInitialFree, "initial free memory"},
+    {kVFreeAfter, "free memory after profiling"},
+    {kVProfTakes, "memory profiling takes"},
+    {kVInstanceCanUse, "instance can use total_gpu_memory"},
+    {kVWeightsTake, "model weights take"},
+    {kVProfResults, "memory profiling results"},
+    {kVGpuBlocks, "# gpu blocks"},
+    {kVCudaBlocks, "# cuda blocks"},
+    {kVToServe, "to serve at least one request"},
+    {kVKvNeeded, "kv cache is needed"},
+    {kVEstMaxLen, "estimated maximum model length"},
+    {kVNoBlocks, "no available memory for the cache blocks"},
+    {kVStoredInKv, "can be stored in kv cache"},
+    {kVSamplerWarmup, "warming up sampler"},
+    {kVMamba, "mamba cache blocks"},
+    {kVCapturingGraphs, "capturing cuda graphs"},
+    {kVCapturingCudagraphs, "capturing cudagraphs"},
+    {kVProfGraph, "profiling cuda graph memory"},
+    {kVLoadFailed, "failed to load model - not enough gpu memory"},
+    {kVEngineFailed, "enginecore failed to start"},
+    {kVAutoFit, "auto-fit max_model_len"},
+    {kVNonDefault, "non-default args"},
+    {kVWithConfig, "engine (v"},
+    {kVNamespace, "args: namespace("},
+    {kVApiVersion, "vllm api server version"},
+    {kVInitEngine, "init engine (profile"},
+    {kVStartupComplete, "application startup complete"},
+    {kVReservedKv, "memory for kv cache as specified"},
+    // TensorRT-LLM (cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp, _torch/pyexecutor/_util.py)
+    {kTMemUsageChange, "[memusagechange]"},
+    {kTMemCalc, "memory usage when calculating max tokens"},
+    {kTBlocksPrimary, "blocks in kv cache primary pool"},
+    {kTTokensPerBlock, "number of tokens per block"},
+    {kTPeak, "peak memory during memory usage profiling"},
+    {kTAfterWeights, "memory used after loading model weights"},
+    {kTDynamic, "memory dynamically allocated during inference"},
+    {kTOutsideTorch, "memory used outside torch"},
+    {kTEstimatedMax, "estimated max memory in kv cache"},
+    {kTMaxSeqLen, "max_seq_len="},
+    {kTWindow, "exceeds upper bound"},
+    {kTVersion, "tensorrt-llm version"},
+    // PyTorch, CUDA, NCCL, Python
+    {kTriedToAllocate, "tried to allocate"},
+    {kOutOfMemory, "out of memory"},
+    {kCcaOom, "allocation failed with oom"},
+    {kCublasAlloc, "cublas_status_"},
+    {kTraceback, "traceback (most recent call last)"},
+    {kFrame, "file \""},
+    {kErrorColon, "error: "},
+    {kErrorColon, "error:\t"},
+    {kExceptionColon, "exception: "},
+    {kNcclError, "nccl error"},
+    {kNcclWarn, "nccl warn"},
+    {kNcclUnhandled, "ncclunhandledcudaerror"},
+    {kNcclSystem, "ncclsystemerror"},
+    {kNcclInternal, "ncclinternalerror"},
+    {kNcclInvalid, "ncclinvalidusage"},
+    {kNcclRemote, "ncclremoteerror"},
+    {kWatchdog, "watchdog caught collective operation timeout"},
+    {kCudaErrorColon, "cuda error:"},
+    {kCudaErrorColon, "hip error:"},
+    // launch commands and engine markers
+    {kLaunchServer, "sglang.launch_server"},
+    {kSglangServe, "sglang serve "},
+    {kVllmServe, "vllm serve "},
+    {kApiServerModule, "vllm.entrypoints.openai.api_server"},
+    {kTrtllmServe, "trtllm-serve "},
+    {kVersionWord, "version"},
+    {kMarkSglangPath, "sglang/srt"},
+    {kMarkSglangPath, "sglang.srt"},
+    {kMarkVllmPath, "/vllm/"},
+    {kMarkVllmPath, "vllm.v1"},
+    {kMarkEngineCore, "enginecore"},
+    {kMarkVllmWorker, "vllmworker"},
+    {kMarkTrt, "[tensorrt-llm]"},
+    {kMarkTrtPkg, "tensorrt_llm"},
+};
+
+class Automaton {
+ public:
+  Automaton() {
+    // byte classes: every byte that occurs in a keyword gets its own class; the rest share 0
+    cls_.fill(0);
+    int n = 1;
+    for (const auto& k : kKeywords)
+      for (const char* p = k.text; *p; ++p) {
+        unsigned char c = static_cast<unsigned char>(*p);
+        if (!cls_[c]) cls_[c] = static_cast<uint8_t>(n++);
+      }
+    for (int c = 'A'; c <= 'Z'; ++c) cls_[c] = cls_[c + 32];
+    nclass_ = n;
+    // trie
+    add_state();
+    for (const auto& k : kKeywords) {
+      int s = 0;
+      for (const char* p = k.text; *p; ++p) {
+        int c = cls_[static_cast<unsigned char>(*p)];
+        int& nx = next_[static_cast<size_t>(s) * nclass_ + c];
+        if (nx <= 0) {
+          int ns = add_state();
+          next_[static_cast<size_t>(s) * nclass_ + c] = ns;
+        }
+        s = next_[static_cast<size_t>(s) * nclass_ + c];
+      }
+      out_[static_cast<size_t>(s)].set(k.kw);
+    }
+    // BFS: failure links folded into a full DFA
+    std::vector<int> fail(states_, 0), queue;
+    for (int c = 0; c < nclass_; ++c) {
+      int& nx = next_[static_cast<size_t>(c)];
+      if (nx > 0) {
+        fail[static_cast<size_t>(nx)] = 0;
+        queue.push_back(nx);
+      } else {
+        nx = 0;
+      }
+    }
+    for (size_t qi = 0; qi < queue.size(); ++qi) {
+      int s = queue[qi];
+      out_[static_cast<size_t>(s)] |= out_[static_cast<size_t>(fail[static_cast<size_t>(s)])];
+      for (int c = 0; c < nclass_; ++c) {
+        int& nx = next_[static_cast<size_t>(s) * nclass_ + c];
+        int fnx = next_[static_cast<size_t>(fail[static_cast<size_t>(s)]) * nclass_ + c];
+        if (nx > 0) {
+          fail[static_cast<size_t>(nx)] = fnx;
+          queue.push_back(nx);
+        } else {
+          nx = fnx;
+        }
+      }
+    }
+    for (int s = 0; s < states_; ++s) any_[static_cast<size_t>(s)] = out_[static_cast<size_t>(s)].any();
+    table_.resize(next_.size());
+    for (size_t i = 0; i < next_.size(); ++i) table_[i] = static_cast<uint16_t>(next_[i]);
+  }
+
+  bool match(std::string_view line, KwSet& hits) const {
+    hits.reset();
+    size_t s = 0;
+    bool found = false;
+    const uint16_t* t = table_.data();
+    const size_t nc = static_cast<size_t>(nclass_);
+    for (unsigned char ch : line) {
+      s = t[s * nc + cls_[ch]];
+      if (any_[s]) {
+        hits |= out_[s];
+        found = true;
+      }
+    }
+    return found;
+  }
+
+ private:
+  int add_state() {
+    next_.resize(next_.size() + static_cast<size_t>(nclass_), -1);
+    out_.emplace_back();
+    any_.push_back(false);
+    return states_++;
+  }
+  std::array<uint8_t, 256> cls_{};
+  int nclass_ = 0, states_ = 0;
+  std::vector<int> next_;
+  std::vector<uint16_t> table_;
+  std::vector<KwSet> out_;
+  std::vector<char> any_;
+};
+
+const Automaton& automaton() {
+  static const Automaton a;
+  return a;
+}
+
+}  // namespace
+
+bool match_keywords(std::string_view line, KwSet& hits) { return automaton().match(line, hits); }
+
+}  // namespace headroom::logscan_detail

@@ -1,0 +1,166 @@
+// Internals of the log readers (include/headroom/logscan.h): text helpers, the keyword
+// prefilter, the scanning context, and one reader function per log family.
+#pragma once
+#include <array>
+#include <bitset>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "headroom/logscan.h"
+
+namespace headroom::logscan_detail {
+
+// ---------- text helpers (log_text.cpp) ----------
+inline char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
+// Case-insensitive ASCII find; npos when absent.
+size_t ifind(std::string_view hay, std::string_view needle, size_t from = 0);
+inline bool icontains(std::string_view hay, std::string_view needle) { return ifind(hay, needle) != std::string_view::npos; }
+// Text after the first (case-insensitive) occurrence of key; nullopt when absent.
+std::optional<std::string_view> after(std::string_view s, std::string_view key);
+void skip_spaces(std::string_view& s);
+// Consumes a decimal number ("-1.05", "1,215,552" when commas) at the start of s (after spaces).
+bool take_number(std::string_view& s, double& v, bool commas = false);
+bool take_int(std::string_view& s, int64_t& v, bool commas = false);
+// Consumes "<number>[ ]<unit>": GB/GiB/G (2^30, as SGLang/vLLM/PyTorch print), MB/MiB/M, KB/KiB,
+// TB/TiB, bytes/B; a unit cut by the end of the line ("43.4 G") is accepted when its first
+// letter is there. A bare number with default_unit > 0 takes that unit.
+bool take_size(std::string_view& s, int64_t& bytes, int64_t default_unit = 0);
+std::optional<int64_t> size_after(std::string_view s, std::string_view key, int64_t default_unit = 0);
+std::optional<double> num_after(std::string_view s, std::string_view key, bool commas = false);
+std::optional<int64_t> int_after(std::string_view s, std::string_view key, bool commas = false);
+// "[1, 2, 4]" at the start (after spaces) → list; false when not a list.
+bool take_int_list(std::string_view& s, std::vector<int64_t>& out);
+int64_t to_bytes(double v, int64_t unit);
+
+// Rank from the prefix (see LogRank); the body is the text after the known prefixes
+// (compose "name  | ", "[ISO time]", SGLang "[time TPn]", vLLM "(Worker pid=..)", "LEVEL date [file:line]").
+LogRank parse_rank(std::string_view line);
+std::string_view message_body(std::string_view line);
+// Removes ANSI escape sequences in place.
+void strip_ansi(std::string& s);
+
+// ---------- keyword prefilter (log_keywords.cpp) ----------
+// A line is looked at only if it contains one of these (case-insensitive) keywords.
+enum Kw : uint8_t {
+  // SGLang
+  kSglInitEnd, kSglLoadBegin, kSglLoadEnd, kSglKvAlloc, kSglPoolUsage, kSglPoolEnd, kSglGraphBegin,
+  kSglGraphEnd, kSglGraphBs, kSglCapturing, kSglSummary, kSglMemProfiling, kSglNotEnough, kSglNoKv,
+  kSglCaptureFailed, kSglProfiled, kSglUnbalanced, kSglPoolFull, kSglReady, kSglSchedExc, kServerArgs,
+  // vLLM
+  kVModelLoading, kVLoadingWeights, kVAvailKv, kVKvSize, kVConcurrency, kVGraphFinished, kVGraphEstimate,
+  kVGraphPool, kVFreeOnDevice, kVInitialFree, kVFreeAfter, kVProfTakes, kVInstanceCanUse, kVWeightsTake,
+  kVProfResults, kVGpuBlocks, kVCudaBlocks, kVToServe, kVKvNeeded, kVEstMaxLen, kVNoBlocks, kVStoredInKv,
+  kVSamplerWarmup, kVMamba, kVCapturingGraphs, kVCapturingCudagraphs, kVProfGraph, kVLoadFailed,
+  kVEngineFailed, kVAutoFit, kVNonDefault, kVWithConfig, kVNamespace, kVApiVersion, kVInitEngine,
+  kVStartupComplete, kVReservedKv,
+  // TensorRT-LLM
+  kTMemUsageChange, kTMemCalc, kTBlocksPrimary, kTTokensPerBlock, kTPeak, kTAfterWeights, kTDynamic,
+  kTOutsideTorch, kTEstimatedMax, kTMaxSeqLen, kTWindow, kTVersion,
+  // PyTorch / CUDA / NCCL / Python
+  kTriedToAllocate, kOutOfMemory, kCcaOom, kCublasAlloc, kTraceback, kFrame, kErrorColon, kExceptionColon,
+  kNcclError, kNcclWarn, kNcclUnhandled, kNcclSystem, kNcclInternal, kNcclInvalid, kNcclRemote, kWatchdog,
+  kCudaErrorColon,
+  // launch commands, versions, engine markers
+  kLaunchServer, kSglangServe, kVllmServe, kApiServerModule, kTrtllmServe, kVersionWord,
+  kMarkSglangPath, kMarkVllmPath, kMarkEngineCore, kMarkVllmWorker, kMarkTrt, kMarkTrtPkg,
+  kKwCount
+};
+using KwSet = std::bitset<kKwCount>;
+// Fills `hits` with the keywords the line contains; returns false when there are none.
+bool match_keywords(std::string_view line, KwSet& hits);
+
+// ---------- scanning context (logscan.cpp) ----------
+struct Line {
+  int64_t no = 0;
+  std::string_view text;  // ANSI removed
+  KwSet kw;
+  LogRank rank;
+  std::string_view body;
+};
+
+struct OpenTraceback {
+  size_t index = 0;  // into scan.tracebacks
+  int64_t last_line = 0;
+};
+
+// Multi-line messages (vLLM prints some errors over 2-3 lines): the reader collects the next
+// lines' bodies and re-parses.
+struct Pending {
+  int kind = -1;  // reader-specific
+  int64_t line = 0;
+  LogRank rank;
+  std::string text;
+  int left = 0;
+};
+
+struct Ctx {
+  LogScan scan;
+  LogScanOptions opt;
+  std::vector<LogRankMemory> ranks;           // unsorted; sorted at the end
+  std::map<std::string, size_t> rank_index;  // label -> index into ranks
+  // Per rank: the pool is complete once "Memory pool end" was seen (later KV allocations = draft).
+  std::map<std::string, bool> pool_done;
+  std::map<std::string, int> loads_seen;
+  std::map<std::string, bool> graph_bytes_from_sglang;
+  std::vector<OpenTraceback> open_tb;
+  std::vector<Pending> pending;
+  // Fatal events in log order, for the outcome.
+  struct Fatal {
+    int64_t line;
+    std::string kind;    // "oom" | error kind
+    std::string stage;   // explicit stage from the wording ("" if none)
+    std::string outcome; // explicit outcome from the wording ("" → from stage)
+    LogRank rank;
+    int device = -1;
+    int64_t oom_index = -1;
+  };
+  std::vector<Fatal> fatals;
+  std::string last_stage;  // last stage line of any rank
+  int64_t last_stage_line = 0;
+  bool finished_startup = false;
+  int64_t finished_line = 0;
+  // engine evidence
+  int score_sglang = 0, score_vllm = 0, score_trt = 0;
+  // pending command line (continuations)
+  std::string cmd_text;
+  int64_t cmd_line = 0;
+  LogEngine cmd_engine = LogEngine::Unknown;
+  bool cmd_open = false;
+
+  LogFigures& fig(const LogRank& r);
+  LogRankMemory& rank_mem(const LogRank& r);
+  void keep(const Line& l, std::string_view kind);
+  void stage(const Line& l, std::string_view stage);
+  void fatal(const Line& l, std::string_view kind, std::string_view stage, std::string_view outcome,
+             int device = -1, int64_t oom_index = -1);
+  LogError& error(const Line& l, std::string_view kind);
+  void version(std::string_view v, int64_t line);
+};
+
+inline void set_first(std::optional<LogFigure>& f, int64_t v, int64_t line) {
+  if (!f) f = LogFigure{v, line};
+}
+inline void set_last(std::optional<LogFigure>& f, int64_t v, int64_t line) { f = LogFigure{v, line}; }
+inline void set_first(std::optional<LogRatio>& f, double v, int64_t line) {
+  if (!f) f = LogRatio{v, line};
+}
+
+// ---------- readers ----------
+void read_sglang(Ctx& c, const Line& l);
+void read_vllm(Ctx& c, const Line& l);
+void read_trtllm(Ctx& c, const Line& l);
+void read_torch(Ctx& c, const Line& l);     // OOM, CUDA/NCCL errors, tracebacks, exceptions
+void read_args(Ctx& c, const Line& l);      // ServerArgs, vLLM config lines, launch commands, versions
+void continue_pending(Ctx& c, const Line& l);  // feeds a line to multi-line messages in progress
+bool continue_command(Ctx& c, const Line& l);  // joins command continuation lines; true if consumed
+void finish_command(Ctx& c);
+// Python repr "k=v, k2='x', ..." (ServerArgs/Namespace/engine config) or dict "{'k': v}" → pairs.
+std::vector<std::pair<std::string, std::string>> parse_py_kwargs(std::string_view s, bool dict);
+// Stage a traceback's frames point at ("" when none do).
+std::string_view stage_of_function(std::string_view frame);
+
+}  // namespace headroom::logscan_detail
