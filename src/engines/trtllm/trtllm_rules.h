@@ -1,0 +1,58 @@
+// TensorRT-LLM's KV sizing rules as pure functions: settings from trtllm-serve / LLM-API
+// flags, bytes per token (KVCacheManager.get_cache_size_per_token), the KV budget from the
+// memory free after the profiled peak (tensorrt_llm/_torch/pyexecutor/_util.py
+// KvCacheCreator; cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp), blocks and tokens.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "headroom/deployment.h"
+
+namespace headroom::trtllm {
+
+struct Era {
+  int version = 0;          // major*10000 + minor*100 + patch (1.2.0 -> 10200)
+  bool pytorch_default = true;  // >= 1.0: the PyTorch backend is trtllm-serve's default
+  bool log_2026 = true;     // "kv size per token is ..." form of the peak-memory line (>= 1.2)
+  std::string label, reason;
+};
+Era era_for_version(const std::string& version);
+
+struct Settings {
+  Era era;
+  std::string backend = "pytorch";          // "pytorch" | "trt"
+  double fraction = 0.9;                    // KvCacheConfig.free_gpu_memory_fraction
+  bool fraction_given = false;
+  std::optional<int64_t> max_tokens;        // KvCacheConfig.max_tokens
+  int64_t max_gpu_total_bytes = 0;          // KvCacheConfig.max_gpu_total_bytes (0 = unset)
+  int64_t tokens_per_block = 32;
+  int64_t max_batch_size = 2048, max_num_tokens = 8192, max_seq_len = 0, max_beam_width = 1;
+  std::string kv_dtype = "auto";            // resolved: "bfloat16" | "float16" | "fp8" | "nvfp4"
+  double kv_elem_bytes = 2;
+  bool cuda_graphs = true;
+  int64_t cuda_graph_max_batch_size = 128;
+  int tp = 1, pp = 1, ep = 1;
+  bool attention_dp = false;
+  std::vector<std::pair<std::string, std::string>> table;
+  std::vector<std::string> notes;
+};
+// Throws InputError for unknown flags ("Error: No such option: --x", as click says) and
+// invalid values, in TensorRT-LLM's words.
+Settings resolve_settings(const Deployment& d);
+
+// Bytes per token on this rank: kv_factor x KV heads per rank x head size x local layers x
+// dtype size (MLA: factor 1, head kv_lora_rank + qk_rope_head_dim).
+int64_t bytes_per_token(const ModelConfig& c, const Settings& s, int pp_rank);
+// Local layer range of a pipeline stage (tensorrt_llm mapping: even split, remainder to the first stages).
+std::pair<int, int> pp_layers(int num_layers, int pp, int pp_rank);
+
+// KV budget: (total - peak) x fraction, capped by max_tokens x bytes/token and max_gpu_total_bytes.
+int64_t kv_budget(int64_t total, int64_t peak, double fraction, std::optional<int64_t> max_tokens, int64_t bytes_per_token,
+                  int64_t max_gpu_total_bytes);
+// Blocks of tokens_per_block from a byte budget, and the token count ("Allocated ... (N)").
+int64_t blocks_for(int64_t budget, int64_t bytes_per_token, int64_t tokens_per_block);
+
+}  // namespace headroom::trtllm

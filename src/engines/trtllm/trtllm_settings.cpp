@@ -1,0 +1,171 @@
+// TensorRT-LLM flags -> settings: trtllm-serve's options (tensorrt_llm/commands/serve.py,
+// click) plus the LLM-API KvCacheConfig / CudaGraphConfig fields headroom lets you pass as
+// flags (what --extra_llm_api_options YAML would set), defaults as TensorRT-LLM resolves them
+// (tensorrt_llm/llmapi/llm_args.py).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fmt/format.h>
+
+#include "engines/trtllm/trtllm_rules.h"
+#include "headroom/engine.h"
+#include "headroom/error.h"
+#include "headroom/units.h"
+
+namespace headroom {
+
+const std::vector<std::string_view>& trtllm_flags() {
+  static const std::vector<std::string_view> v{
+      // trtllm-serve options
+      "--backend", "--tp_size", "--pp_size", "--ep_size", "--max_batch_size", "--max_num_tokens", "--max_seq_len",
+      "--max_beam_width", "--kv_cache_free_gpu_memory_fraction", "--trust_remote_code", "--extra_llm_api_options",
+      "--host", "--port", "--log_level", "--tokenizer", "--gpus_per_node", "--cluster_size", "--num_postprocess_workers",
+      "--reasoning_parser", "--enable_chunked_prefill",
+      // LLM-API fields (KvCacheConfig, CudaGraphConfig, attention DP)
+      "--free_gpu_memory_fraction", "--max_tokens", "--max_gpu_total_bytes", "--tokens_per_block", "--kv_cache_dtype",
+      "--enable_block_reuse", "--cuda_graph_max_batch_size", "--disable_cuda_graph", "--enable_attention_dp",
+  };
+  return v;
+}
+
+}  // namespace headroom
+
+namespace headroom::trtllm {
+
+namespace {
+int64_t int_opt(const std::string& flag, const std::string& v, int64_t lo) {
+  size_t used = 0;
+  long long x = 0;
+  try {
+    x = std::stoll(v, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used == 0 || used != v.size())
+    fail_input("trtllm-serve", flag, fmt::format("Error: Invalid value for '{}': '{}' is not a valid integer.", flag, v));
+  if (x < lo) fail_input("trtllm-serve", flag, fmt::format("Error: Invalid value for '{}': {} is smaller than the minimum {}.", flag, x, lo));
+  return x;
+}
+double float_opt(const std::string& flag, const std::string& v) {
+  size_t used = 0;
+  double x = 0;
+  try {
+    x = std::stod(v, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used == 0 || used != v.size() || !std::isfinite(x))
+    fail_input("trtllm-serve", flag, fmt::format("Error: Invalid value for '{}': '{}' is not a valid float.", flag, v));
+  return x;
+}
+bool truthy(const std::string& v) { return v.empty() || v == "true" || v == "True" || v == "1"; }
+}  // namespace
+
+Era era_for_version(const std::string& version) {
+  Era e;
+  int a = 1, b = 2, c = 0;
+  if (version.empty() || version == "latest" || version == "main") {
+    e.version = 10200;
+    e.reason = "newest known rules (no version given)";
+  } else if (std::sscanf(version.c_str(), "%d.%d.%d", &a, &b, &c) >= 2 && a >= 0 && a < 10 && b >= 0 && b < 100) {
+    e.version = a * 10000 + b * 100 + (c >= 0 && c < 100 ? c : 0);
+    e.reason = "version " + version;
+  } else {
+    fail_input("--engine", "trtllm@" + version, "cannot read the version (use e.g. 1.0.0, 1.2.0rc2, 0.21.0)");
+  }
+  e.pytorch_default = e.version >= 10000;
+  e.log_2026 = e.version >= 10200;
+  e.label = fmt::format("TensorRT-LLM {}.{}.{} rules ({} backend by default)", e.version / 10000, (e.version / 100) % 100, e.version % 100,
+                        e.pytorch_default ? "PyTorch" : "TensorRT engine / C++ runtime");
+  return e;
+}
+
+Settings resolve_settings(const Deployment& d) {
+  Settings s;
+  s.era = era_for_version(d.engine_version);
+  s.backend = s.era.pytorch_default ? "pytorch" : "trt";
+  const ModelConfig& c = d.model->config;
+  const auto& allowed = trtllm_flags();
+  for (const auto& [k, v] : d.flags)
+    if (std::find(allowed.begin(), allowed.end(), k) == allowed.end())
+      fail_input("trtllm-serve", k, fmt::format("Error: No such option: {}", k));
+  s.tp = std::max(1, d.par.tp);
+  s.pp = std::max(1, d.par.pp);
+  s.ep = std::max(1, d.par.ep);
+  s.attention_dp = d.par.dp_attention;
+  auto get = [&](std::string_view n) { return d.flag(n); };
+  if (auto v = get("--tp_size")) s.tp = static_cast<int>(int_opt("--tp_size", *v, 1));
+  if (auto v = get("--pp_size")) s.pp = static_cast<int>(int_opt("--pp_size", *v, 1));
+  if (auto v = get("--ep_size")) s.ep = static_cast<int>(int_opt("--ep_size", *v, 1));
+  if (auto v = get("--enable_attention_dp")) s.attention_dp = truthy(*v);
+  if (auto v = get("--backend")) {
+    if (*v != "pytorch" && *v != "trt" && *v != "tensorrt" && *v != "_autodeploy")
+      fail_input("trtllm-serve", "--backend", fmt::format("Error: Invalid value for '--backend': '{}' is not one of 'pytorch', 'tensorrt', '_autodeploy'.", *v));
+    s.backend = *v == "tensorrt" ? "trt" : *v == "_autodeploy" ? "pytorch" : *v;
+  }
+  for (const char* f : {"--kv_cache_free_gpu_memory_fraction", "--free_gpu_memory_fraction"}) {
+    if (auto v = get(f)) {
+      double x = float_opt(f, *v);
+      // llm_args.py KvCacheConfig.validate_free_gpu_memory_fraction; the C++ KV manager also
+      // requires < 1 ("Invalid freeMemFraction ... must be smaller than 1.0f").
+      if (x < 0 || x > 1)
+        fail_input("trtllm-serve", f, "1 validation error for KvCacheConfig free_gpu_memory_fraction: Value error, kv_cache_config.free_gpu_memory_fraction must be a float between 0 and 1");
+      if (x >= 1.0)
+        fail_input("trtllm-serve", f, fmt::format("[TensorRT-LLM][ERROR] Assertion failed: Invalid freeMemFraction, freeMemFraction ({:.6f}) must be smaller than 1.0f", x));
+      s.fraction = x;
+      s.fraction_given = true;
+    }
+  }
+  if (auto v = get("--max_tokens")) s.max_tokens = int_opt("--max_tokens", *v, 1);
+  if (auto v = get("--max_gpu_total_bytes")) s.max_gpu_total_bytes = parse_bytes(*v, "trtllm-serve", "--max_gpu_total_bytes");
+  if (auto v = get("--tokens_per_block")) {
+    s.tokens_per_block = int_opt("--tokens_per_block", *v, 1);
+    if (s.tokens_per_block & (s.tokens_per_block - 1))
+      fail_input("trtllm-serve", "--tokens_per_block", fmt::format("tokens_per_block ({}) must be a power of 2", s.tokens_per_block));
+  }
+  if (auto v = get("--max_batch_size")) s.max_batch_size = int_opt("--max_batch_size", *v, 1);
+  if (auto v = get("--max_num_tokens")) s.max_num_tokens = int_opt("--max_num_tokens", *v, 1);
+  if (auto v = get("--max_beam_width")) s.max_beam_width = int_opt("--max_beam_width", *v, 1);
+  s.max_seq_len = c.max_position_embeddings > 0 ? c.max_position_embeddings : 2048;
+  if (auto v = get("--max_seq_len")) s.max_seq_len = int_opt("--max_seq_len", *v, 1);
+  else s.notes.push_back(fmt::format("max_seq_len is not specified, using inferred value {}", s.max_seq_len));
+  if (auto v = get("--disable_cuda_graph")) s.cuda_graphs = !truthy(*v);
+  if (auto v = get("--cuda_graph_max_batch_size")) s.cuda_graph_max_batch_size = int_opt("--cuda_graph_max_batch_size", *v, 0);
+  if (s.backend == "trt") s.cuda_graphs = false;
+  s.cuda_graph_max_batch_size = std::min(s.cuda_graph_max_batch_size, s.max_batch_size);
+
+  // KV dtype: "auto" = the checkpoint's KV quantization (hf_quant_config kv_cache_quant_algo)
+  // or the model dtype.
+  std::string kv = get("--kv_cache_dtype") ? *get("--kv_cache_dtype") : "auto";
+  if (kv == "auto") {
+    if (c.quant.kv_cache_quant == "FP8") { s.kv_dtype = "fp8"; s.kv_elem_bytes = 1; }
+    else if (c.quant.kv_cache_quant == "NVFP4") { s.kv_dtype = "nvfp4"; s.kv_elem_bytes = 0.5; }
+    else { s.kv_dtype = c.dtype == DType::F16 ? "float16" : "bfloat16"; s.kv_elem_bytes = 2; }
+  } else if (kv == "fp8") { s.kv_dtype = kv; s.kv_elem_bytes = 1; }
+  else if (kv == "nvfp4") { s.kv_dtype = kv; s.kv_elem_bytes = 0.5; }
+  else if (kv == "bfloat16" || kv == "float16") { s.kv_dtype = kv; s.kv_elem_bytes = 2; }
+  else fail_input("trtllm-serve", "--kv_cache_dtype", fmt::format("1 validation error for KvCacheConfig dtype: Input should be 'auto', 'fp8', 'nvfp4', 'bfloat16' or 'float16' [input_value='{}']", kv));
+
+  s.table = {
+      {"--backend", s.backend},
+      {"--kv_cache_free_gpu_memory_fraction", fmt::format("{}", s.fraction)},
+      {"--max_tokens", s.max_tokens ? std::to_string(*s.max_tokens) : "None"},
+      {"--max_gpu_total_bytes", std::to_string(s.max_gpu_total_bytes)},
+      {"--tokens_per_block", std::to_string(s.tokens_per_block)},
+      {"--max_batch_size", std::to_string(s.max_batch_size)},
+      {"--max_num_tokens", std::to_string(s.max_num_tokens)},
+      {"--max_seq_len", std::to_string(s.max_seq_len)},
+      {"--max_beam_width", std::to_string(s.max_beam_width)},
+      {"--kv_cache_dtype", s.kv_dtype},
+      {"--tp_size", std::to_string(s.tp)},
+      {"--pp_size", std::to_string(s.pp)},
+      {"--ep_size", std::to_string(s.ep)},
+      {"--enable_attention_dp", s.attention_dp ? "true" : "false"},
+      {"--cuda_graph_max_batch_size", s.cuda_graphs ? std::to_string(s.cuda_graph_max_batch_size) : "disabled"},
+  };
+  if (get("--extra_llm_api_options"))
+    s.notes.push_back("--extra_llm_api_options: the YAML file is not read; pass its kv_cache_config fields as flags (--max_tokens, --tokens_per_block, ...)");
+  return s;
+}
+
+}  // namespace headroom::trtllm

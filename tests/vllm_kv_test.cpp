@@ -1,0 +1,246 @@
+// vLLM KV arithmetic pinned by hand-computed values and real log figures: page sizes,
+// hybrid grouping, blocks -> tokens -> concurrency, the capacity check and its estimated
+// maximum model length, pipeline split, era table and capture sizes.
+#include <gtest/gtest.h>
+
+#include "engines/vllm/vllm_rules.h"
+#include "headroom/error.h"
+#include "headroom/kv.h"
+#include "headroom/units.h"
+
+using namespace headroom;
+using namespace headroom::vllm;
+
+namespace {
+
+ModelConfig dense(int64_t layers, int64_t heads, int64_t kv_heads, int64_t head_dim, int64_t hidden) {
+  ModelConfig c;
+  c.num_layers = layers;
+  c.num_attention_heads = heads;
+  c.num_kv_heads = kv_heads;
+  c.head_dim = head_dim;
+  c.hidden_size = hidden;
+  c.max_position_embeddings = 40960;
+  c.layers.assign(layers, LayerInfo{});
+  return c;
+}
+
+// Qwen3-Next-80B-A3B: 48 layers, full attention every 4th, 2 KV heads x 256; GDN 16 key
+// heads x 128, 32 value heads x 128, conv kernel 4 (data/models/Qwen/Qwen3-Next-80B-A3B-Instruct).
+ModelConfig qwen3_next() {
+  ModelConfig c = dense(48, 16, 2, 256, 2048);
+  c.max_position_embeddings = 262144;
+  for (int i = 0; i < 48; ++i) c.layers[i].attn = (i % 4 == 3) ? AttnKind::Full : AttnKind::Linear;
+  c.linear_num_key_heads = 16;
+  c.linear_num_value_heads = 32;
+  c.linear_key_head_dim = 128;
+  c.linear_value_head_dim = 128;
+  c.linear_conv_kernel_dim = 4;
+  return c;
+}
+
+// gpt-oss-120b: 36 layers alternating sliding (128) / full, 8 KV heads x 64.
+ModelConfig gpt_oss_120b() {
+  ModelConfig c = dense(36, 64, 8, 64, 2880);
+  c.max_position_embeddings = 131072;
+  c.sliding_window = 128;
+  for (int i = 0; i < 36; ++i) c.layers[i].attn = (i % 2 == 0) ? AttnKind::Sliding : AttnKind::Full;
+  return c;
+}
+
+KvDtype bf16() { return resolve_kv_dtype(era_for_version("0.10.2"), "auto", DType::BF16, Quantization{}, false); }
+
+}  // namespace
+
+TEST(VllmKv, Qwen3_8B_PageAndBlocksMatchLog) {
+  // research §10.2 (log of 2025-09, Qwen3-8B bf16 KV, 1 GPU): "Available KV cache memory:
+  // 8.60 GiB" from avail = 9,232,221,491 B; page = 16 tokens x 8 heads x (128 + 128) x 2 B =
+  // 65,536 B per layer; floor(floor(9,232,221,491 / 65,536) / 36) = floor(140,872 / 36) = 3,913
+  // blocks; 3,913 x 16 = 62,608 tokens ("GPU KV cache size: 62,608 tokens").
+  ModelConfig c = dense(36, 32, 8, 128, 4096);
+  Era era = era_for_version("0.10.2");
+  auto specs = layer_specs(c, Parallel{}, bf16(), 0);
+  ASSERT_EQ(specs.size(), 36u);
+  EXPECT_EQ(specs[0].bytes_per_token, 8 * 256 * 2);
+  KvLayout l = kv_layout(specs, 16, false, era);
+  EXPECT_TRUE(l.uniform);
+  EXPECT_EQ(l.page_bytes, 65536);
+  EXPECT_EQ(l.tensors, 36);
+  int64_t blocks = num_blocks(l, 9232221491LL);
+  EXPECT_EQ(blocks, 3913);
+  EXPECT_EQ(kv_tokens(era, l, blocks, 40960, 2048), 62608);
+}
+
+TEST(VllmKv, TpSplitsKvHeadsAndReplicatesBelowOneHead) {
+  // 8 KV heads: TP4 -> 2 per rank (2 x 256 x 2 = 1,024 B/token/layer); TP16 -> max(1, 8/16) = 1.
+  ModelConfig c = dense(2, 32, 8, 128, 4096);
+  Parallel p4;
+  p4.tp = 4;
+  EXPECT_EQ(layer_specs(c, p4, bf16(), 0)[0].bytes_per_token, 1024);
+  Parallel p16;
+  p16.tp = 16;
+  EXPECT_EQ(layer_specs(c, p16, bf16(), 0)[0].bytes_per_token, 512);
+}
+
+TEST(VllmKv, Qwen3NextHybridMatchesVllm048) {
+  // vllm-048 (vLLM 0.10.2, H200, TP2): "Setting attention block size to 544 tokens",
+  // "Current kv cache memory in use is 47878721024 bytes", "GPU KV cache size: 973,760 tokens",
+  // "Maximum concurrency for 262,144 tokens per request: 14.77x".
+  // Per rank: attention 1 KV head x (256 + 256) x 2 B = 1,024 B/token. GDN state:
+  // conv (4-1) x (2*16*128 + 32*128)/2 x 2 B = 3 x 4,096 x 2 = 24,576; ssm 16 x 128 x 128 x 2 = 524,288;
+  // total 548,864 B. Block = 16 * cdiv(548,864, 16 * 1,024) = 16 * 34 = 544; page = 544 x 1,024 = 557,056.
+  // 12 full + 36 GDN layers: group_size 12, 4 groups. blocks = floor(floor(47,878,721,024 / 557,056) / 12)
+  // = floor(85,949 / 12) = 7,162. Tokens (2025) = 7,162 // 4 * 544 = 973,760.
+  // Concurrency: per request 482 + 3 blocks -> 7,162 / 485 = 14.767.
+  ModelConfig c = qwen3_next();
+  Parallel p;
+  p.tp = 2;
+  Era era = era_for_version("0.10.2");
+  auto specs = layer_specs(c, p, bf16(), 0);
+  ASSERT_EQ(specs.size(), 48u);
+  EXPECT_EQ(specs[0].mamba_bytes, 548864);
+  KvLayout l = kv_layout(specs, 16, false, era);
+  EXPECT_EQ(l.block_size, 544);
+  EXPECT_EQ(l.page_bytes, 557056);
+  EXPECT_EQ(l.tensors, 12);
+  EXPECT_EQ(l.num_groups, 4);
+  int64_t blocks = num_blocks(l, 47878721024LL);
+  EXPECT_EQ(blocks, 7162);
+  EXPECT_EQ(kv_tokens(era, l, blocks, 262144, 8192), 973760);
+  EXPECT_NEAR(max_concurrency(l, blocks, 262144, 8192), 14.767, 0.001);
+  ASSERT_FALSE(l.notes.empty());
+  EXPECT_EQ(l.notes[0], "Setting attention block size to 544 tokens to ensure that attention page size is >= mamba page size.");
+}
+
+TEST(VllmKv, GptOssNeededBytesMatchVllm005) {
+  // vllm-005: "To serve at least one request with the models's max seq len (131072), (4.54 GiB KV
+  // cache is needed". Page = 16 x 8 x (64 + 64) x 2 = 32,768 B. Full: 18 layers x cdiv(131,072, 16)
+  // = 8,192 blocks -> 4,831,838,208 B. Sliding: 18 x (cdiv(min(128 - 1 + 1,024, 131,072), 16) + 1)
+  // = 18 x 73 blocks -> 43,057,152 B. Sum 4,874,895,360 B = 4.54 GiB.
+  ModelConfig c = gpt_oss_120b();
+  Era era = era_for_version("unknown@2025-10-31");
+  KvLayout l = kv_layout(layer_specs(c, Parallel{}, bf16(), 0), 16, false, era);
+  EXPECT_EQ(l.tensors, 18);
+  EXPECT_EQ(l.num_groups, 2);
+  int64_t need = needed_bytes(l, 131072, 1024);
+  EXPECT_EQ(need, 4874895360LL);
+  EXPECT_EQ(gib2(need), "4.54");
+  // Estimated maximum model length with 1.71 GiB: the largest L with 18 x 32,768 x (cdiv(L,16)
+  // + cdiv(min(L, 1,151), 16) + 1) <= 1.71 GiB. 1.71 GiB = 1,836,098,519 B -> / 589,824 = 3,112.9
+  // blocks of all 18 layers; sliding part 73 at L >= 1,151, so cdiv(L,16) <= 3,039 -> L = 48,624.
+  int64_t avail = static_cast<int64_t>(1.71 * GiB);
+  EXPECT_EQ(estimate_max_model_len(l, avail, 131072, 1024), 48624);
+}
+
+TEST(VllmKv, TokensFromConcurrencyIn2026) {
+  // From 0.21 the token count is int(concurrency x L): with L = 100,000 (not a multiple of 16):
+  // blocks 10,000, blocks per request cdiv(100,000, 16) = 6,250 -> 1.6 x 100,000 = 160,000
+  // (2025 rule: 10,000 x 16 = 160,000 too); with 10,001 blocks: 1.60016 x 100,000 = 160,016.
+  ModelConfig c = dense(4, 8, 8, 128, 1024);
+  KvLayout l = kv_layout(layer_specs(c, Parallel{}, bf16(), 0), 16, false, era_for_version("0.21.0"));
+  EXPECT_EQ(kv_tokens(era_for_version("0.21.0"), l, 10001, 100000, 2048), 160016);
+  EXPECT_EQ(kv_tokens(era_for_version("0.10.2"), l, 10001, 100000, 2048), 160016);
+  // Sliding-window hybrid: the 2026 count is not a multiple of the block size.
+  ModelConfig g = gpt_oss_120b();
+  KvLayout lg = kv_layout(layer_specs(g, Parallel{}, bf16(), 0), 16, false, era_for_version("0.26.0"));
+  // blocks per request at L = 131,072, mnbt 8,192: 8,192 + (cdiv(min(127 + 8,192, 131,072), 16) + 1) = 8,192 + 522 = 8,714.
+  EXPECT_NEAR(max_concurrency(lg, 50000, 131072, 8192), 50000.0 / 8714.0, 1e-9);
+  EXPECT_EQ(kv_tokens(era_for_version("0.26.0"), lg, 50000, 131072, 8192), static_cast<int64_t>(50000.0 / 8714.0 * 131072));
+  EXPECT_EQ(kv_tokens(era_for_version("0.10.2"), lg, 50000, 131072, 8192), 50000 / 2 * 16);
+}
+
+TEST(VllmKv, MlaPagesAndFp8DsMla) {
+  // DeepSeek-V3 MLA: (kv_lora_rank 512 + rope 64) x 2 B = 1,152 B/token/layer, not split by TP;
+  // fp8_ds_mla: 656 B (512 fp8 + 4 x 4 B scales + 64 x 2 B rope).
+  ModelConfig c = dense(3, 128, 128, 192, 7168);
+  c.mla = true;
+  c.kv_lora_rank = 512;
+  c.qk_rope_head_dim = 64;
+  Parallel p;
+  p.tp = 8;
+  Era era = era_for_version("0.11.0");
+  auto s = layer_specs(c, p, resolve_kv_dtype(era, "auto", DType::BF16, Quantization{}, true), 0);
+  EXPECT_EQ(s[0].kind, SpecKind::Mla);
+  EXPECT_EQ(s[0].bytes_per_token, 1152);
+  EXPECT_EQ(layer_specs(c, p, resolve_kv_dtype(era, "fp8_ds_mla", DType::BF16, Quantization{}, true), 0)[0].bytes_per_token, 656);
+  EXPECT_THROW(resolve_kv_dtype(era, "fp8_ds_mla", DType::BF16, Quantization{}, false), InputError);
+}
+
+TEST(VllmKv, Fp8AndNvfp4AndPerTokenHeadDtypes) {
+  ModelConfig c = dense(1, 32, 8, 128, 4096);
+  Era era = era_for_version("0.26.0");
+  // fp8: 8 x 256 x 1 = 2,048; nvfp4: 8 x 2 x (64 + 8) = 1,152; per-token-head: 2,048 + 2 x 8 x 4 = 2,112.
+  EXPECT_EQ(layer_specs(c, Parallel{}, resolve_kv_dtype(era, "fp8", DType::BF16, {}, false), 0)[0].bytes_per_token, 2048);
+  EXPECT_EQ(layer_specs(c, Parallel{}, resolve_kv_dtype(era, "nvfp4", DType::BF16, {}, false), 0)[0].bytes_per_token, 1152);
+  EXPECT_EQ(layer_specs(c, Parallel{}, resolve_kv_dtype(era, "fp8_per_token_head", DType::BF16, {}, false), 0)[0].bytes_per_token, 2112);
+  try {
+    resolve_kv_dtype(era, "fp7", DType::BF16, {}, false);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("argument --kv-cache-dtype: invalid choice: 'fp7'"), std::string::npos);
+  }
+}
+
+TEST(VllmKv, PipelineSplitAsGetPpIndices) {
+  // 61 layers, PP4 -> [15, 15, 16, 15] (remainder to the second-to-last stage).
+  EXPECT_EQ(pp_indices(61, 4, 0), std::make_pair(0, 15));
+  EXPECT_EQ(pp_indices(61, 4, 1), std::make_pair(15, 30));
+  EXPECT_EQ(pp_indices(61, 4, 2), std::make_pair(30, 46));
+  EXPECT_EQ(pp_indices(61, 4, 3), std::make_pair(46, 61));
+  // 62 layers, PP4 -> [15, 16, 16, 15].
+  EXPECT_EQ(pp_indices(62, 4, 1), std::make_pair(15, 31));
+}
+
+TEST(VllmKv, KvPerTokenPublicApi) {
+  // kv.h vllm_kv_per_token: gpt-oss-120b TP1 bf16: 18 full x 2,048 B, 18 sliding x 2,048 B.
+  KvPerToken k = vllm_kv_per_token(gpt_oss_120b(), Parallel{}, "auto", 90);
+  EXPECT_EQ(k.full_bytes, 18 * 2048);
+  EXPECT_EQ(k.swa_bytes, 18 * 2048);
+  EXPECT_EQ(k.full_layers, 18);
+  EXPECT_EQ(k.kv_dtype, "bfloat16");
+  KvPerToken n = vllm_kv_per_token(qwen3_next(), Parallel{}, "auto", 90);
+  EXPECT_EQ(n.linear_layers, 36);
+  // TP1 GDN state: 3 x 8,192 x 2 + 32 x 128 x 128 x 2 = 49,152 + 1,048,576 = 1,097,728 per layer.
+  EXPECT_EQ(n.state_bytes_per_request, 36 * 1097728);
+}
+
+TEST(VllmEra, VersionStrings) {
+  EXPECT_EQ(era_for_version("0.10.2").version, 1002);
+  EXPECT_FALSE(era_for_version("0.10.2").graph_estimate_applied);
+  EXPECT_DOUBLE_EQ(era_for_version("0.10.2").default_utilization, 0.9);
+  EXPECT_DOUBLE_EQ(era_for_version("0.21.0").default_utilization, 0.92);
+  EXPECT_TRUE(era_for_version("0.21.0").graph_estimate_applied);
+  EXPECT_EQ(era_for_version("0.26.1rc1.dev608+g99a10304d").version, 2601);
+  EXPECT_TRUE(era_for_version("0.6.4.post1").v0);
+  EXPECT_TRUE(era_for_version("0.8.5").whole_gpu);
+  EXPECT_FALSE(era_for_version("0.9.1").whole_gpu);
+  EXPECT_EQ(era_for_version("unknown@2025-07-22").version, 902);
+  EXPECT_EQ(era_for_version("main@2025-04").version, 805);
+  EXPECT_EQ(era_for_version("").version, kNewestVersion);
+  EXPECT_THROW(era_for_version("banana"), InputError);
+}
+
+TEST(VllmDefaults, CaptureSizesByVersion) {
+  Era e11 = era_for_version("0.11.0");
+  // max_num_seqs 1024 -> min(2048, 512) = 512: [1,2,4] + 8..248 (31) + 256..512 step 16 (17) = 51.
+  auto s = capture_sizes(e11, 1024, 8192, 1, 0);
+  EXPECT_EQ(s.size(), 51u);
+  EXPECT_EQ(s.back(), 512);
+  EXPECT_EQ(full_graph_count(e11, s, 1024, 1), 35);  // logged "FULL=35 (largest=256)"
+  EXPECT_EQ(capture_sizes(e11, 128, 8192, 1, 0).size(), 35u);  // max 256: 3 + 31 + 1
+  EXPECT_EQ(capture_sizes(e11, 32, 8192, 1, 0).size(), 11u);    // max 64: 3 + 8
+  // 0.10: [1,2,4] + range(8, 513, 8) = 67 sizes (vllm-019 engine config "67 cudagraph capture sizes").
+  EXPECT_EQ(capture_sizes(era_for_version("0.10.1"), 256, 2048, 1, 0).size(), 67u);
+  // batch defaults: H100 8192/1024, A100-80GB 2048/256, RTX 4090 2048/256.
+  EXPECT_EQ(default_batch(e11, static_cast<int64_t>(79.19 * GiB), "h100").max_num_seqs, 1024);
+  EXPECT_EQ(default_batch(e11, static_cast<int64_t>(79.15 * GiB), "a100-80gb").max_num_batched_tokens, 2048);
+  EXPECT_EQ(default_batch(e11, static_cast<int64_t>(23.64 * GiB), "rtx-4090").max_num_seqs, 256);
+}
+
+TEST(VllmLog, NumberFormats) {
+  EXPECT_EQ(commas(1215552), "1,215,552");
+  EXPECT_EQ(commas(512), "512");
+  EXPECT_EQ(gib_fmt(static_cast<int64_t>(51.1 * GiB)), "51.1");
+  EXPECT_EQ(gib_fmt(0), "0.0");
+  EXPECT_EQ(gib_fmt(static_cast<int64_t>(27.85 * GiB) + 1), "27.85");
+}
