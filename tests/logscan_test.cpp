@@ -666,9 +666,9 @@ TEST(LogScanVllm, WorkerPrefixesAndRefusalOverLines) {
   ASSERT_EQ(s.ranks.size(), 4u);
   EXPECT_EQ(s.ranks[0].rank.label, "Worker_TP0_EP0");
   EXPECT_EQ(s.ranks[0].rank.ep, 0);
-  EXPECT_EQ(s.ranks[1].rank.label, "Worker_TP7_EP7");
-  EXPECT_EQ(s.ranks[2].rank.label, "EngineCore_DP0");
-  EXPECT_EQ(s.ranks[2].rank.dp, 0);
+  EXPECT_EQ(s.ranks[1].rank.label, "EngineCore_DP0");  // no TP index: sorted by its DP index
+  EXPECT_EQ(s.ranks[1].rank.dp, 0);
+  EXPECT_EQ(s.ranks[2].rank.label, "Worker_TP7_EP7");
   EXPECT_EQ(s.ranks[3].rank.label, "RayWorkerWrapper");
   EXPECT_EQ(s.summary.kv_bytes->value, gib(35.70));  // TP0
   EXPECT_EQ(s.summary.kv_bytes->line, 2);
@@ -678,7 +678,7 @@ TEST(LogScanVllm, WorkerPrefixesAndRefusalOverLines) {
   EXPECT_EQ(e.line, 4);
   EXPECT_EQ(*e.value, 190272);
   EXPECT_EQ(*e.value2, 196608);
-  const LogFigures& ec = s.ranks[2].fig;
+  const LogFigures& ec = s.ranks[1].fig;
   EXPECT_EQ(ec.kv_needed->value, gib(23.25));
   EXPECT_EQ(ec.kv_bytes->value, gib(22.5));
   EXPECT_EQ(ec.estimated_max_model_len->value, 190272);

@@ -182,21 +182,26 @@ class Automaton {
         }
       }
     }
-    for (int s = 0; s < states_; ++s) any_[static_cast<size_t>(s)] = out_[static_cast<size_t>(s)].any();
+    // Table entries are pre-multiplied state offsets with the top bit set for accepting states,
+    // so the per-byte step is one load and one add (no multiply, no second lookup).
     table_.resize(next_.size());
-    for (size_t i = 0; i < next_.size(); ++i) table_[i] = static_cast<uint16_t>(next_[i]);
+    for (size_t i = 0; i < next_.size(); ++i) {
+      uint32_t ns = static_cast<uint32_t>(next_[i]);
+      table_[i] = ns * static_cast<uint32_t>(nclass_) | (out_[ns].any() ? kAccept : 0u);
+    }
   }
 
   bool match(std::string_view line, KwSet& hits) const {
     hits.reset();
-    size_t s = 0;
+    uint32_t off = 0;
     bool found = false;
-    const uint16_t* t = table_.data();
-    const size_t nc = static_cast<size_t>(nclass_);
+    const uint32_t* t = table_.data();
+    const uint8_t* cls = cls_.data();
     for (unsigned char ch : line) {
-      s = t[s * nc + cls_[ch]];
-      if (any_[s]) {
-        hits |= out_[s];
+      uint32_t v = t[off + cls[ch]];
+      off = v & ~kAccept;
+      if (v & kAccept) [[unlikely]] {
+        hits |= out_[off / static_cast<uint32_t>(nclass_)];
         found = true;
       }
     }
@@ -207,15 +212,14 @@ class Automaton {
   int add_state() {
     next_.resize(next_.size() + static_cast<size_t>(nclass_), -1);
     out_.emplace_back();
-    any_.push_back(false);
     return states_++;
   }
   std::array<uint8_t, 256> cls_{};
   int nclass_ = 0, states_ = 0;
   std::vector<int> next_;
-  std::vector<uint16_t> table_;
+  static constexpr uint32_t kAccept = 0x80000000u;
+  std::vector<uint32_t> table_;
   std::vector<KwSet> out_;
-  std::vector<char> any_;
 };
 
 const Automaton& automaton() {

@@ -131,20 +131,61 @@ struct LogScanner::Impl {
                                     "% of the first " + std::to_string(head_bytes) + " bytes are binary)");
   }
 
-  static bool bad_byte(unsigned char ch) {
+  // Bytes that are not text: control bytes other than \t \n \r \f \b ESC, DEL, and bytes that
+  // are not part of a valid UTF-8 sequence. `utf8_need` carries a sequence across chunks.
+  int utf8_need = 0;
+  static bool bad_ascii(unsigned char ch) {
     return (ch < 0x20 && ch != '\t' && ch != '\n' && ch != '\r' && ch != '\f' && ch != '\b' && ch != 0x1b) || ch == 0x7f;
+  }
+  int64_t count_bad(std::string_view s) {
+    int64_t bad = 0;
+    size_t i = 0;
+    const size_t n = s.size();
+    while (i < n) {
+      if (utf8_need == 0 && i + 8 <= n) {
+        uint64_t x;
+        std::memcpy(&x, s.data() + i, 8);
+        // all eight bytes ASCII and >= 0x20 and != 0x7f: skip them at once
+        const uint64_t hi = 0x8080808080808080ull, ones = 0x0101010101010101ull;
+        bool ascii = (x & hi) == 0;
+        bool small = ((x - 0x20 * ones) & ~x & hi) != 0;
+        bool del = (((x ^ (0x7f * ones)) - ones) & ~(x ^ (0x7f * ones)) & hi) != 0;
+        if (ascii && !small && !del) {
+          i += 8;
+          continue;
+        }
+      }
+      unsigned char ch = static_cast<unsigned char>(s[i]);
+      if (utf8_need > 0) {
+        if ((ch & 0xC0) == 0x80) {
+          --utf8_need;
+          ++i;
+          continue;
+        }
+        utf8_need = 0;
+        ++bad;  // the sequence's lead byte was not text
+      }
+      if (ch < 0x80) bad += bad_ascii(ch);
+      else if (ch >= 0xC2 && ch <= 0xDF) utf8_need = 1;
+      else if (ch >= 0xE0 && ch <= 0xEF) utf8_need = 2;
+      else if (ch >= 0xF0 && ch <= 0xF4) utf8_need = 3;
+      else ++bad;
+      ++i;
+    }
+    return bad;
   }
 
   void feed(std::string_view chunk) {
     c.scan.stats.bytes += static_cast<int64_t>(chunk.size());
-    for (unsigned char ch : chunk)
-      if (bad_byte(ch)) ++c.scan.stats.binary_bytes;
     if (!head_checked) {
       size_t take = std::min<size_t>(chunk.size(), static_cast<size_t>(65536 - head_bytes));
-      for (size_t i = 0; i < take; ++i)
-        if (bad_byte(static_cast<unsigned char>(chunk[i]))) ++head_bad;
+      int64_t b = count_bad(chunk.substr(0, take));
+      head_bad += b;
+      c.scan.stats.binary_bytes += b + count_bad(chunk.substr(take));
       head_bytes += static_cast<int64_t>(take);
       if (head_bytes >= 65536) check_head();
+    } else {
+      c.scan.stats.binary_bytes += count_bad(chunk);
     }
     while (!chunk.empty()) {
       const void* nl = std::memchr(chunk.data(), '\n', chunk.size());
