@@ -143,9 +143,9 @@ TEST(VllmKv, TokensFromConcurrencyIn2026) {
   // Sliding-window hybrid: the 2026 count is not a multiple of the block size.
   ModelConfig g = gpt_oss_120b();
   KvLayout lg = kv_layout(layer_specs(g, Parallel{}, bf16(), 0), 16, false, era_for_version("0.26.0"));
-  // blocks per request at L = 131,072, mnbt 8,192: 8,192 + (cdiv(min(127 + 8,192, 131,072), 16) + 1) = 8,192 + 522 = 8,714.
-  EXPECT_NEAR(max_concurrency(lg, 50000, 131072, 8192), 50000.0 / 8714.0, 1e-9);
-  EXPECT_EQ(kv_tokens(era_for_version("0.26.0"), lg, 50000, 131072, 8192), static_cast<int64_t>(50000.0 / 8714.0 * 131072));
+  // blocks per request at L = 131,072, mnbt 8,192: 8,192 + (cdiv(min(127 + 8,192, 131,072), 16) + 1) = 8,192 + 521 = 8,713.
+  EXPECT_NEAR(max_concurrency(lg, 50000, 131072, 8192), 50000.0 / 8713.0, 1e-9);
+  EXPECT_EQ(kv_tokens(era_for_version("0.26.0"), lg, 50000, 131072, 8192), static_cast<int64_t>(50000.0 / 8713.0 * 131072));
   EXPECT_EQ(kv_tokens(era_for_version("0.10.2"), lg, 50000, 131072, 8192), 50000 / 2 * 16);
 }
 

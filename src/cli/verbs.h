@@ -11,5 +11,6 @@ int verb_plan(const Args& args, std::ostream& out, std::ostream& err);
 int verb_validate(const Args& args, std::ostream& out, std::ostream& err);
 int verb_serve(const Args& args, std::ostream& out, std::ostream& err);
 int verb_replay(const Args& args, std::ostream& out, std::ostream& err);
+int verb_compare(const Args& args, std::ostream& out, std::ostream& err);
 
 }  // namespace headroom

@@ -207,11 +207,7 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
   f.notes.push_back("ESTIMATED: " + t0.other.basis);
   if (t0.graphs.central > 0) f.notes.push_back("ESTIMATED: " + t0.graphs.basis);
   if (c.sliding_window > 0) f.notes.push_back("sliding-window layers planned with full-length KV (no max_attention_window given)");
-  if (!opt.detail) {
-    f.log.clear();
-    for (auto& r : f.ranks)
-      for (auto& st : r.stages) st.items.clear();
-  }
+  if (!opt.detail) f.log.clear();  // items stay: validate and tune read the stage sums
   return f;
 }
 

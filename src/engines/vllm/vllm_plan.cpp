@@ -384,11 +384,7 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
   f.notes.push_back(fmt::format("KV layout: block size {}, page {} B, {} tensor(s), {} group(s){}", t0.layout.block_size, t0.layout.page_bytes,
                                 t0.layout.tensors, t0.layout.num_groups, t0.layout.hybrid ? " (hybrid KV cache manager)" : ""));
   if (d.par.dp > 1) f.notes.push_back(fmt::format("data parallel {}: each engine replica plans the same; KV tokens are per replica", d.par.dp));
-  if (!opt.detail) {
-    f.log.clear();
-    for (auto& r : f.ranks)
-      for (auto& st : r.stages) st.items.clear();
-  }
+  if (!opt.detail) f.log.clear();  // items stay: validate and tune read the stage sums
   return f;
 }
 

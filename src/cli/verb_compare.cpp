@@ -1,0 +1,198 @@
+// `headroom compare [deployment options] [--engines sglang,vllm,trtllm] [--reference ENGINE] [--json]`:
+// one deployment under several engines side by side (KV tokens, concurrency, headroom,
+// verdict), and the value of each engine's memory knob that gives it the reference engine's
+// KV capacity (SGLang --mem-fraction-static, vLLM --gpu-memory-utilization, TensorRT-LLM
+// --kv_cache_free_gpu_memory_fraction), found by bisection over the engine model itself.
+#include <algorithm>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "cli/verbs.h"
+#include "headroom/deployment.h"
+#include "headroom/engine.h"
+#include "headroom/error.h"
+#include "headroom/units.h"
+
+namespace headroom {
+
+namespace {
+
+struct Knob {
+  std::string_view flag;
+  double lo, hi;  // search range, as each engine accepts the value
+};
+Knob knob_of(EngineKind k) {
+  switch (k) {
+    case EngineKind::SGLang: return {"--mem-fraction-static", 0.01, 0.99};
+    case EngineKind::VLLM: return {"--gpu-memory-utilization", 0.01, 1.0};
+    case EngineKind::TRTLLM: return {"--kv_cache_free_gpu_memory_fraction", 0.01, 0.99};
+    case EngineKind::LlamaCpp: break;
+  }
+  return {"", 0, 0};
+}
+const std::vector<std::string_view>& flags_of(EngineKind k) {
+  switch (k) {
+    case EngineKind::SGLang: return sglang_flags();
+    case EngineKind::VLLM: return vllm_flags();
+    default: return trtllm_flags();
+  }
+}
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t comma = s.find(',', start);
+    std::string part = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!part.empty()) out.push_back(part);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+struct Row {
+  std::string spec;
+  Deployment d;
+  Forecast f;
+  std::string knob_flag, knob_value;
+  std::optional<double> same_value;
+  int64_t same_tokens = 0;
+  std::string same_note;
+};
+
+Forecast plan_with(Deployment d, std::string_view flag, double value) {
+  std::erase_if(d.flags, [&](const auto& p) { return p.first == flag; });
+  d.flags.emplace_back(std::string(flag), fmt::format("{:.4f}", value));
+  PlanOptions o;
+  o.detail = false;
+  return plan(d, o);
+}
+
+bool usable(const Forecast& f) { return f.verdict == Verdict::Fits || f.verdict == Verdict::AtRisk; }
+
+}  // namespace
+
+int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
+  if (args.has("--help")) {
+    out << "usage: headroom compare --model ID --gpu NAME [--tp N ...] [--engines sglang,vllm,trtllm] [--reference ENGINE]\n"
+           "                        [engine flags, each passed to the engines that spell it] [--json]\n"
+           "Plans the deployment under each engine and finds each engine's memory-knob value that gives the\n"
+           "reference engine's KV capacity (default reference: the first engine listed).\n";
+    return kExitOk;
+  }
+  if (!args.positionals().empty()) fail_input("command line", args.positionals().front(), "unexpected argument for 'headroom compare'");
+  std::vector<std::string> specs = split_list(args.get_or("--engines", args.get_or("--engine", "sglang,vllm,trtllm")));
+  if (specs.empty()) fail_input("command line", "--engines", "no engine given (e.g. --engines sglang,vllm,trtllm)");
+
+  // Common options go to every engine; each engine flag to the engines that accept it.
+  const auto& common = common_deployment_options();
+  std::vector<std::pair<std::string, std::string>> shared, engine_flags;
+  for (const auto& [k, v] : args.options()) {
+    if (k == "--engine" || k == "--engines" || k == "--reference" || k == "--json") continue;
+    if (std::find(common.begin(), common.end(), k) != common.end()) shared.emplace_back(k, v);
+    else engine_flags.emplace_back(k, v);
+  }
+  std::vector<Row> rows;
+  for (const auto& spec : specs) {
+    auto [kind, version] = parse_engine_spec(spec);
+    const auto& accepted = flags_of(kind);
+    std::vector<std::string> argv{"--engine", spec};
+    for (const auto& [k, v] : shared) {
+      argv.push_back(k);
+      if (!(is_boolean_flag(k) && v == "true")) argv.push_back(v);
+    }
+    for (const auto& [k, v] : engine_flags) {
+      if (std::find(accepted.begin(), accepted.end(), k) == accepted.end()) continue;
+      argv.push_back(k);
+      if (!(is_boolean_flag(k) && v == "true")) argv.push_back(v);
+    }
+    Row r;
+    r.spec = spec;
+    r.d = parse_deployment(Args::parse(argv));
+    r.f = plan(r.d);
+    Knob kn = knob_of(kind);
+    r.knob_flag = std::string(kn.flag);
+    if (const std::string* v = r.f.setting(kn.flag)) r.knob_value = *v;
+    rows.push_back(std::move(r));
+  }
+  for (const auto& [k, v] : engine_flags) {
+    bool anyone = std::any_of(rows.begin(), rows.end(), [&](const Row& r) {
+      const auto& a = flags_of(r.d.engine);
+      return std::find(a.begin(), a.end(), k) != a.end();
+    });
+    if (!anyone) fail_input("command line", k, "no compared engine accepts this flag");
+  }
+
+  std::string ref = args.get_or("--reference", specs.front());
+  auto ref_it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.spec == ref || std::string(engine_kind_name(r.d.engine)) == ref; });
+  if (ref_it == rows.end()) fail_input("command line", "--reference", fmt::format("'{}' is not one of the compared engines", ref));
+  int64_t target = ref_it->f.kv_tokens;
+
+  for (auto& r : rows) {
+    if (&r == &*ref_it || target <= 0) continue;
+    Knob kn = knob_of(r.d.engine);
+    Forecast hi = plan_with(r.d, kn.flag, kn.hi);
+    if (hi.kv_tokens < target) {
+      r.same_note = fmt::format("not reachable: at {} {} the pool holds {} tokens", kn.flag, kn.hi, hi.kv_tokens);
+      continue;
+    }
+    double lo = kn.lo, up = kn.hi;
+    for (int i = 0; i < 24 && up - lo > 1e-4; ++i) {
+      double mid = (lo + up) / 2;
+      Forecast m = plan_with(r.d, kn.flag, mid);
+      if (m.kv_tokens >= target) up = mid;
+      else lo = mid;
+    }
+    Forecast at = plan_with(r.d, kn.flag, up);
+    r.same_value = up;
+    r.same_tokens = at.kv_tokens;
+    if (!usable(at)) r.same_note = fmt::format("forecast at that value: {}", verdict_name(at.verdict));
+  }
+
+  if (args.has("--json")) {
+    nlohmann::ordered_json j;
+    j["reference"] = ref_it->spec;
+    j["target_kv_tokens"] = target;
+    j["engines"] = nlohmann::ordered_json::array();
+    for (const auto& r : rows) {
+      nlohmann::ordered_json e{{"engine", std::string(engine_kind_name(r.d.engine))},
+                               {"version", r.f.version},
+                               {"verdict", std::string(verdict_name(r.f.verdict))},
+                               {"kv_tokens", r.f.kv_tokens},
+                               {"context_len", r.f.context_len},
+                               {"max_concurrency", r.f.max_concurrency},
+                               {"headroom_bytes", r.f.headroom_bytes},
+                               {"knob", {{"flag", r.knob_flag}, {"value", r.knob_value}}}};
+      if (r.same_value) e["same_kv_budget"] = {{"flag", r.knob_flag}, {"value", std::round(*r.same_value * 10000) / 10000}, {"kv_tokens", r.same_tokens}};
+      else e["same_kv_budget"] = nullptr;
+      if (!r.same_note.empty()) e["note"] = r.same_note;
+      if (r.f.failure) e["failure"] = r.f.failure->message;
+      j["engines"].push_back(e);
+    }
+    out << j.dump(2) << "\n";
+  } else {
+    out << fmt::format("{} on {} x {} ({} GiB), tp {} pp {}\n\n", rows.front().d.model_spec, rows.front().d.gpus, rows.front().d.gpu.name,
+                       gib2(rows.front().d.capacity_bytes), rows.front().d.par.tp, rows.front().d.par.pp);
+    out << fmt::format("{:<16} {:<8} {:>12} {:>9} {:>12} {:>11}  {:<44} {}\n", "engine", "verdict", "KV tokens", "context", "concurrency",
+                       "headroom", "memory knob in force", "same KV as " + ref_it->spec);
+    for (const auto& r : rows) {
+      std::string same = &r == &*ref_it ? "(reference)"
+                         : r.same_value ? fmt::format("{} {:.4f} -> {} tokens{}", r.knob_flag, *r.same_value, r.same_tokens,
+                                                      r.same_note.empty() ? "" : " (" + r.same_note + ")")
+                                        : r.same_note;
+      out << fmt::format("{:<16} {:<8} {:>12} {:>9} {:>11.2f}x {:>11}  {:<44} {}\n", r.spec, verdict_name(r.f.verdict), r.f.kv_tokens, r.f.context_len,
+                         r.f.max_concurrency, human_bytes(r.f.headroom_bytes), r.knob_flag + " " + r.knob_value, same);
+    }
+    out << "\nThe knobs mean different things: SGLang's fraction and vLLM's utilization are shares of total memory\n"
+           "(weights + KV, resp. the whole instance); TensorRT-LLM's fraction is a share of the memory free after\n"
+           "weights and the profiled activation peak.\n";
+    for (const auto& r : rows)
+      if (r.f.failure) out << fmt::format("{}: {}\n", r.spec, r.f.failure->message);
+  }
+  (void)err;
+  bool all_ok = std::all_of(rows.begin(), rows.end(), [](const Row& r) { return usable(r.f); });
+  return all_ok ? kExitOk : kExitFails;
+}
+
+}  // namespace headroom
