@@ -22,6 +22,7 @@ struct SimOp {
   int64_t size = 0;     // requested bytes (Alloc)
   int64_t stream = 0;
   int64_t event = -1;   // index in the device trace; -1 for blocks live before the trace began
+  bool oom_request = false;  // the request of a recorded "oom" entry (replayed: would it fit now?)
 };
 
 struct PreparedTrace {

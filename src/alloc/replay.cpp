@@ -138,6 +138,12 @@ PreparedTrace prepare_trace(const Snapshot& snap, int device) {
         live.erase(it);
         break;
       }
+      case TraceAction::Oom: {
+        // The request that failed: replay it (it never got an address, so it is never freed).
+        SimOp a{SimOp::Alloc, new_slot(), e.pool ? pool_index(*e.pool) : -1, e.stack, e.size, e.stream, ev, true};
+        ops.push_back(a);
+        break;
+      }
       default:
         break;
     }
@@ -264,6 +270,7 @@ RecordedTrace recorded_view(const Snapshot& snap, int device, const PreparedTrac
   for (size_t k = 0; k < prep.ops.size(); ++k) {
     const SimOp& op = prep.ops[k];
     auto s = static_cast<size_t>(op.slot);
+    if (op.oom_request) continue;
     if (op.kind == SimOp::Alloc) {
       slot_size[s] = op.size;
       cur += op.size;
@@ -276,6 +283,7 @@ RecordedTrace recorded_view(const Snapshot& snap, int device, const PreparedTrac
   for (size_t k = 0; any && k <= peak_k; ++k) {
     const SimOp& op = prep.ops[k];
     auto s = static_cast<size_t>(op.slot);
+    if (op.oom_request) continue;
     if (op.kind == SimOp::Alloc) slot_size[s] = op.size, slot_stack[s] = op.stack, slot_live[s] = 1;
     else if (op.kind == SimOp::Free || op.kind == SimOp::FreeRequested) slot_live[s] = 0;
   }
