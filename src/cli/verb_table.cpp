@@ -11,6 +11,7 @@ const std::vector<VerbInfo>& verb_table() {
   static const std::vector<VerbInfo> table{
       {"gpus", "list the GPU catalog (capacity as PyTorch and nvidia-smi report it)", verb_gpus},
       {"serve", "serve the web page and its JSON API on a local port", verb_serve},
+      {"replay", "replay a PyTorch memory snapshot through the caching-allocator model", verb_replay},
       {"compare", "one deployment under sglang, vllm and trtllm side by side, and the knob values for equal KV", verb_compare},
   };
   return table;

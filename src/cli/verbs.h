@@ -9,6 +9,7 @@ namespace headroom {
 int verb_gpus(const Args& args, std::ostream& out, std::ostream& err);
 int verb_plan(const Args& args, std::ostream& out, std::ostream& err);
 int verb_validate(const Args& args, std::ostream& out, std::ostream& err);
+int verb_doctor(const Args& args, std::ostream& out, std::ostream& err);
 int verb_serve(const Args& args, std::ostream& out, std::ostream& err);
 int verb_replay(const Args& args, std::ostream& out, std::ostream& err);
 int verb_compare(const Args& args, std::ostream& out, std::ostream& err);
