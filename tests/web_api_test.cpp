@@ -216,7 +216,8 @@ TEST_F(WebApi, GpusAreTheCliJsonByteForByte) {
   EXPECT_EQ(r->body, out);
   // Seed crash: "GPU 4 has a total capacity of 94.97 GiB" -> 101972967424 bytes in the catalog.
   bool found = false;
-  for (const auto& g : body_json(r)["gpus"])
+  const json gpus = body_json(r)["gpus"];
+  for (const auto& g : gpus)
     if (g["name"] == "rtx-pro-6000") {
       found = true;
       EXPECT_EQ(g["capacity_bytes"].get<int64_t>(), 101972967424);

@@ -116,7 +116,7 @@ HttpServer::HttpServer(ServerOptions opt) : impl_(std::make_unique<Impl>()) {
 
   // Statuses set by the library itself (404 for unknown POST paths, 413, 400 for bad
   // requests, 414) get a JSON body too; answers that already carry one are left alone.
-  svr.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+  svr.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
     std::string msg = res.status == 413   ? "request body over the limit of " + std::to_string(kMaxBodyBytes) + " bytes"
                       : res.status == 404 ? "no such page or endpoint: " + req.path
@@ -124,7 +124,7 @@ HttpServer::HttpServer(ServerOptions opt) : impl_(std::make_unique<Impl>()) {
                                           : "bad request";
     send(res, error_reply(res.status, msg));
     return httplib::Server::HandlerResponse::Handled;
-  });
+  }));
   svr.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
     std::string what = "internal error";
     try {
