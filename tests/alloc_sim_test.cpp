@@ -239,6 +239,11 @@ TEST(AllocSim, CrossStreamFreeIsReclaimedByTheOomRetry) {
   ASSERT_NE(y, kNoBlock);
   EXPECT_EQ(a.stats().reserved, 20 * MiB);
   EXPECT_EQ(a.stats().num_alloc_retries, 1);
+  a.free_completed(x);  // the trace's late free_completed: already reclaimed, a no-op
+  EXPECT_EQ(a.stats().allocated, 20 * MiB);
+  a.free(y);
+  EXPECT_EQ(a.stats().allocated, 0);
+  EXPECT_EQ(a.largest_free_block(), 20 * MiB);
 }
 
 TEST(AllocSim, GraphPrivatePoolHoldsMemoryUntilReleased) {

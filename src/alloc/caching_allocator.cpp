@@ -20,16 +20,6 @@ namespace headroom::alloc {
 
 namespace {
 
-struct Block {
-  int64_t addr = 0, size = 0, requested = 0, stream = 0;
-  int64_t gc_base = 0;        // pool.get_free_blocks_call_count when inserted (gc age clock)
-  int32_t prev = -1, next = -1;
-  int32_t pool = -1;          // index into pools
-  int32_t es = -1;            // expandable segment index, -1 for a cudaMalloc segment
-  int32_t pending_pos = -1;   // index in pending list while a cross-stream free is outstanding
-  bool allocated = false, mapped = true, live = false;
-};
-
 // BlockComparatorSize: stream, then size, then address.
 struct SizeKey {
   int64_t stream, size, addr;
@@ -54,11 +44,25 @@ struct AddrLess {
   }
 };
 
+using FreeSet = std::pmr::set<SizeKey, SizeLess>;
+
+struct Block {
+  int64_t addr = 0, size = 0, requested = 0, stream = 0;
+  int64_t gc_base = 0;        // pool.get_free_blocks_call_count when inserted (gc age clock)
+  int32_t prev = -1, next = -1;
+  int32_t pool = -1;          // index into pools
+  int32_t es = -1;            // expandable segment index, -1 for a cudaMalloc segment
+  int32_t pending_pos = -1;   // index in pending list while a cross-stream free is outstanding
+  int32_t handle = -1;        // caller's handle while allocated (stale once free)
+  FreeSet::iterator pos;      // position in its pool's free set while free and mapped
+  bool allocated = false, mapped = true, live = false;
+};
+
 struct BlockPool {
   BlockPool(bool small, int32_t owner_, std::pmr::memory_resource* r) : is_small(small), owner(owner_), blocks(r), unmapped(r) {}
   bool is_small;
   int32_t owner;  // private pool index, -1 for the default pools
-  std::pmr::set<SizeKey, SizeLess> blocks;
+  FreeSet blocks;
   std::pmr::set<AddrKey, AddrLess> unmapped;
   int64_t get_free_blocks_call_count = 0;
 };
@@ -84,7 +88,8 @@ struct Params {
   int32_t block = -1;
 };
 
-constexpr int64_t kUnlimited = INT64_MAX / 4;
+// An "unlimited" device still has a ceiling (64 PiB) so that hostile traces cannot overflow int64.
+constexpr int64_t kUnlimited = int64_t{1} << 56;
 constexpr int64_t kVaStart = int64_t{0x7f} << 40;
 
 }  // namespace
@@ -103,6 +108,10 @@ struct CachingAllocator::Impl {
   std::vector<std::pair<int32_t, int64_t>> captures;  // (private pool, stream) routes underway
   std::vector<ExpandableSegment> segs;
   std::vector<int32_t> pending;
+  // Caller handles -> block ids. A pending free reclaimed by an OOM retry leaves its handle
+  // pointing at -1 until the caller's free_completed(), so recycled block ids are never confused.
+  std::vector<int32_t> handles;
+  std::vector<int32_t> free_handles;
   int64_t next_va = kVaStart;
 
   Impl(const AllocConf& c, DeviceSpec d) : conf(c), dev(d) {
@@ -120,7 +129,7 @@ struct CachingAllocator::Impl {
 
   // ---- small helpers -------------------------------------------------------------------------
   int64_t device_free() const {
-    if (dev.total <= 0) return kUnlimited;
+    if (dev.total <= 0) return kUnlimited - st.reserved;
     return dev.total - dev.non_pytorch - st.reserved;
   }
   bool gc_active() const { return allowed.has_value() && conf.garbage_collection_threshold > 0.0; }
@@ -153,11 +162,17 @@ struct CachingAllocator::Impl {
     Block& b = B(id);
     BlockPool& p = pools[static_cast<size_t>(b.pool)];
     b.gc_base = p.get_free_blocks_call_count;
-    p.blocks.insert(skey(b, id));
+    b.pos = p.blocks.insert(skey(b, id)).first;
+  }
+  void erase_from_blocks(int32_t id) {
+    Block& b = B(id);
+    pools[static_cast<size_t>(b.pool)].blocks.erase(b.pos);
   }
   int64_t new_va(int64_t size) {
-    int64_t a = next_va;
-    next_va += ((size + kRoundLarge - 1) / kRoundLarge + 1) * kRoundLarge;  // a gap keeps segments apart
+    // Addresses only order equal-sized blocks; wrap-around (unsigned) is harmless.
+    const int64_t a = next_va;
+    const auto step = static_cast<uint64_t>(((size + kRoundLarge - 1) / kRoundLarge + 1) * kRoundLarge);  // a gap keeps segments apart
+    next_va = static_cast<int64_t>(static_cast<uint64_t>(next_va) + step);
     return a;
   }
   void bump_peaks() {
@@ -289,7 +304,7 @@ struct CachingAllocator::Impl {
       if (!map_block(nc, std::min(remaining, B(nc).size))) return -1;
       c = nc;
     }
-    pools[static_cast<size_t>(pool_idx)].blocks.erase(skey(B(c), c));
+    erase_from_blocks(c);
     return c;
   }
 
@@ -303,7 +318,7 @@ struct CachingAllocator::Impl {
     const int64_t bytes = (end - begin) * es.page;
     const int32_t pool_idx = B(id).pool;
     BlockPool& pool = pools[static_cast<size_t>(pool_idx)];
-    pool.blocks.erase(skey(B(id), id));
+    erase_from_blocks(id);
     const int64_t before = ptr - B(id).addr;
     if (before > 0) {
       const Block old = B(id);
@@ -359,7 +374,7 @@ struct CachingAllocator::Impl {
   void release_block(int32_t id) {
     Block& b = B(id);
     BlockPool& pool = pools[static_cast<size_t>(b.pool)];
-    pool.blocks.erase(skey(b, id));
+    erase_from_blocks(id);
     if (pool.owner >= 0) private_pools[static_cast<size_t>(pool.owner)].cuda_malloc_count--;
     st.reserved -= b.size;
     st.segments -= 1;
@@ -379,11 +394,34 @@ struct CachingAllocator::Impl {
     for (int32_t id : to_unmap) unmap_block(id);
   }
 
+  int32_t new_handle(int32_t id) {
+    int32_t h;
+    if (!free_handles.empty()) {
+      h = free_handles.back();
+      free_handles.pop_back();
+      handles[static_cast<size_t>(h)] = id;
+    } else {
+      h = static_cast<int32_t>(handles.size());
+      handles.push_back(id);
+    }
+    B(id).handle = h;
+    return h;
+  }
+  void release_handle(int32_t h) {
+    handles[static_cast<size_t>(h)] = -1;
+    free_handles.push_back(h);
+  }
+  int32_t block_of(int32_t h) const {
+    if (h < 0 || static_cast<size_t>(h) >= handles.size()) throw std::out_of_range("CachingAllocator: unknown block handle");
+    return handles[static_cast<size_t>(h)];
+  }
+
   void synchronize_and_free_events() {
     std::vector<int32_t> ids;
     ids.swap(pending);
     for (int32_t id : ids) {
       B(id).pending_pos = -1;
+      handles[static_cast<size_t>(B(id).handle)] = -1;  // the caller's handle stays owned until free_completed()
       free_block(id);
     }
   }
@@ -475,7 +513,7 @@ struct CachingAllocator::Impl {
     Block& d = B(dst);
     if (s.allocated || s.pending_pos >= 0 || s.mapped != d.mapped) return 0;
     BlockPool& pool = pools[static_cast<size_t>(s.pool)];
-    if (s.mapped) pool.blocks.erase(skey(s, src));
+    if (s.mapped) pool.blocks.erase(s.pos);
     else pool.unmapped.erase(akey(s, src));
     if (d.prev == src) {
       d.addr = s.addr;
@@ -508,6 +546,13 @@ struct CachingAllocator::Impl {
   // ---- malloc --------------------------------------------------------------------------------
   BlockId malloc(int64_t orig, int64_t stream, int32_t forced_private) {
     if (orig < 0) orig = 0;
+    if (orig >= kUnlimited) {  // PyTorch: "Tried to allocate more than 1EB memory." (checked before rounding)
+      st.num_ooms += 1;
+      oom = OomInfo{};
+      oom.request_bytes = orig;
+      oom.message = "CUDA out of memory. Tried to allocate more than 1EB memory.";
+      return kNoBlock;
+    }
     const int64_t size = round_size(orig, conf);
     Params p;
     p.size = size;
@@ -525,7 +570,7 @@ struct CachingAllocator::Impl {
       report_oom(orig, p);
       return kNoBlock;
     }
-    return alloc_found_block(p, orig);
+    return new_handle(alloc_found_block(p, orig));
   }
 
   BlockId alloc_found_block(const Params& p, int64_t orig) {
@@ -644,19 +689,28 @@ BlockId CachingAllocator::malloc_in_pool(int64_t size, int64_t stream, PoolId po
   return impl_->malloc(size, stream, pp);
 }
 
-void CachingAllocator::free(BlockId id) {
+void CachingAllocator::free(BlockId h) {
+  const int32_t id = impl_->block_of(h);
+  impl_->release_handle(h);
+  if (id < 0) return;
   impl_->free_requested(id);
   impl_->free_block(id);
 }
 
-void CachingAllocator::free_requested(BlockId id) {
+void CachingAllocator::free_requested(BlockId h) {
+  const int32_t id = impl_->block_of(h);
+  if (id < 0 || impl_->B(id).pending_pos >= 0 || !impl_->B(id).allocated) return;
   impl_->free_requested(id);
   impl_->B(id).pending_pos = static_cast<int32_t>(impl_->pending.size());
   impl_->pending.push_back(id);
 }
 
-void CachingAllocator::free_completed(BlockId id) {
+void CachingAllocator::free_completed(BlockId h) {
+  const int32_t id = impl_->block_of(h);
+  impl_->release_handle(h);
+  if (id < 0) return;  // already returned to the pool by an OOM retry's synchronisation
   auto& b = impl_->B(id);
+  if (b.allocated) impl_->free_requested(id);
   if (b.pending_pos >= 0) {
     auto& v = impl_->pending;
     const int32_t last = v.back();
@@ -702,8 +756,14 @@ void CachingAllocator::set_memory_fraction(double fraction) { impl_->set_fractio
 
 const AllocStats& CachingAllocator::stats() const { return impl_->st; }
 const OomInfo& CachingAllocator::last_oom() const { return impl_->oom; }
-int64_t CachingAllocator::block_size(BlockId id) const { return impl_->B(id).size; }
-int64_t CachingAllocator::block_address(BlockId id) const { return impl_->B(id).addr; }
+int64_t CachingAllocator::block_size(BlockId h) const {
+  const int32_t id = impl_->block_of(h);
+  return id < 0 ? 0 : impl_->B(id).size;
+}
+int64_t CachingAllocator::block_address(BlockId h) const {
+  const int32_t id = impl_->block_of(h);
+  return id < 0 ? 0 : impl_->B(id).addr;
+}
 int64_t CachingAllocator::device_free() const { return impl_->device_free(); }
 int64_t CachingAllocator::private_pool_free_bytes() const { return impl_->private_free(); }
 

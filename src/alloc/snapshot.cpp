@@ -33,6 +33,9 @@ std::string_view action_name(TraceAction a) {
 
 namespace {
 
+// Sizes beyond any device (16 TiB) are rejected: they can only come from a corrupt file.
+constexpr int64_t kMaxBytes = int64_t{1} << 44;
+
 using pickle::Kind;
 using pickle::Node;
 
@@ -51,6 +54,11 @@ class Converter {
     }
     if (n->kind != Kind::Int && n->kind != Kind::Bool) fail(field, "expected an integer");
     return n->i;
+  }
+  int64_t as_size(const Node* n, const std::string& field, bool required = true) const {
+    const int64_t v = as_int(n, field, required);
+    if (v < 0 || v > kMaxBytes) fail(field, fmt::format("size {} is out of range (0 .. 16 TiB)", v));
+    return v;
   }
   std::string as_str(const Node* n, const std::string& field, bool required = true) const {
     if (!n || n->kind == Kind::None) {
@@ -116,10 +124,10 @@ class Converter {
       SnapshotSegment seg;
       seg.device = as_int(doc_.get(d, "device"), f + ".device", false);
       seg.address = as_int(doc_.get(d, "address"), f + ".address");
-      seg.total_size = as_int(doc_.get(d, "total_size"), f + ".total_size");
-      seg.allocated_size = as_int(doc_.get(d, "allocated_size"), f + ".allocated_size", false);
-      seg.active_size = as_int(doc_.get(d, "active_size"), f + ".active_size", false);
-      seg.requested_size = as_int(doc_.get(d, "requested_size"), f + ".requested_size", false);
+      seg.total_size = as_size(doc_.get(d, "total_size"), f + ".total_size");
+      seg.allocated_size = as_size(doc_.get(d, "allocated_size"), f + ".allocated_size", false);
+      seg.active_size = as_size(doc_.get(d, "active_size"), f + ".active_size", false);
+      seg.requested_size = as_size(doc_.get(d, "requested_size"), f + ".requested_size", false);
       seg.stream = as_int(doc_.get(d, "stream"), f + ".stream", false);
       seg.segment_type = as_str(doc_.get(d, "segment_type"), f + ".segment_type", false);
       if (auto p = pool_id(doc_.get(d, "segment_pool_id"), f + ".segment_pool_id")) seg.pool = *p;
@@ -130,9 +138,9 @@ class Converter {
           const std::string fb = fmt::format("{}.blocks[{}]", f, b);
           const Node& bd = as_dict(child(blocks, b), fb);
           SnapshotBlock blk;
-          blk.size = as_int(doc_.get(bd, "size"), fb + ".size");
+          blk.size = as_size(doc_.get(bd, "size"), fb + ".size");
           blk.address = as_int(doc_.get(bd, "address"), fb + ".address", false, -1);
-          blk.requested_size = as_int(doc_.get(bd, "requested_size"), fb + ".requested_size", false);
+          blk.requested_size = as_size(doc_.get(bd, "requested_size"), fb + ".requested_size", false);
           blk.state = as_str(doc_.get(bd, "state"), fb + ".state");
           if (blk.state == "active_awaiting_free") blk.state = "active_pending_free";
           if (blk.state != "active_allocated" && blk.state != "active_pending_free" && blk.state != "inactive")
@@ -177,13 +185,12 @@ class Converter {
         t.action = parse_action(as_str(doc_.get(d, "action"), f + ".action"));
         if (t.action == TraceAction::Other) continue;
         if (t.action == TraceAction::Oom) {
-          t.device_free = as_int(doc_.get(d, "device_free"), f + ".device_free", false);
+          t.device_free = as_size(doc_.get(d, "device_free"), f + ".device_free", false);
           t.addr = as_int(doc_.get(d, "addr"), f + ".addr", false);
         } else {
           t.addr = as_int(doc_.get(d, "addr"), f + ".addr");
         }
-        t.size = as_int(doc_.get(d, "size"), f + ".size");
-        if (t.size < 0) fail(f + ".size", "negative size");
+        t.size = as_size(doc_.get(d, "size"), f + ".size");
         t.stream = as_int(doc_.get(d, "stream"), f + ".stream", false);
         t.time_us = as_int(doc_.get(d, "time_us"), f + ".time_us", false);
         t.pool = pool_id(doc_.get(d, "pool_id"), f + ".pool_id");
