@@ -108,6 +108,7 @@ struct ModelConfig {
   bool mlp_bias = false;
   bool partial_qk_norm = false;     // OLMo-2 / MiniMax: q_norm/k_norm over all heads (not per head)
   int64_t mamba_chunk_size = 0;
+  int64_t moe_latent_size = 0;      // Nemotron-3 LatentMoE: experts take a latent input of this size
   DType mamba_ssm_dtype = DType::F32;  // dtype of the SSM/recurrent state (config "mamba_ssm_dtype"/"mamba_ssm_cache_dtype")
   bool mamba_ssm_dtype_given = false;
 

@@ -55,7 +55,7 @@ constexpr int64_t kMaxVocab = 100'000'000;
 constexpr int64_t kMaxHeads = 100'000;
 
 AttnKind attn_from_type(std::string_view t, std::string_view source, size_t i) {
-  if (t == "full_attention" || t == "attention" || t == "global_attention") return AttnKind::Full;
+  if (t == "full_attention" || t == "attention" || t == "global_attention" || t == "deepseek_sparse_attention") return AttnKind::Full;
   if (t == "sliding_attention" || t == "sliding_window_attention" || t == "local_attention") return AttnKind::Sliding;
   if (t == "chunked_attention") return AttnKind::Chunked;
   if (t == "linear_attention" || t == "mamba") return AttnKind::Linear;
@@ -127,7 +127,14 @@ ModelConfig parse_model_config(std::string_view config_json, std::string_view so
     return std::nullopt;
   };
   c.hidden_size = req({"hidden_size", "n_embd", "d_model"}, 1, kMaxDim);
-  c.num_layers = req({"num_hidden_layers", "n_layer", "num_layers"}, 1, kMaxLayers);
+  if (auto n = opt({"num_hidden_layers", "n_layer", "num_layers"}, 1, kMaxLayers)) {
+    c.num_layers = *n;
+  } else if (const json* lbt = find_key(s, "layers_block_type"); lbt && lbt->is_array() && !lbt->empty() &&
+                                                               static_cast<int64_t>(lbt->size()) <= kMaxLayers) {
+    c.num_layers = static_cast<int64_t>(lbt->size());  // Nemotron-3 Ultra: num_hidden_layers null, one entry per layer
+  } else {
+    fail_input(tsrc, "num_hidden_layers", "missing");
+  }
   c.vocab_size = req({"vocab_size"}, 1, kMaxVocab);
   c.max_position_embeddings = opt({"max_position_embeddings", "max_sequence_length", "seq_length"}, 1, int64_t{1} << 40).value_or(0);
   c.num_attention_heads = req({"num_attention_heads", "n_head"}, 1, kMaxHeads);
@@ -214,6 +221,7 @@ ModelConfig parse_model_config(std::string_view config_json, std::string_view so
     c.mamba_conv_kernel = req({"conv_kernel"}, 1, 1024);
     c.mamba_d_inner = c.mamba_num_heads * c.mamba_head_dim;
     c.mamba_chunk_size = opt({"chunk_size"}, 1, kMaxDim).value_or(0);
+    c.moe_latent_size = opt({"moe_latent_size"}, 1, kMaxDim).value_or(0);
   }
   for (const char* k : {"mamba_ssm_dtype", "mamba_ssm_cache_dtype"}) {
     if (auto v = get_string(s, k, tsrc)) {
@@ -233,7 +241,20 @@ ModelConfig parse_model_config(std::string_view config_json, std::string_view so
     // hybrid_override_pattern: M = Mamba-2, * = attention, - = MLP, E = MoE (transformers
     // configuration_nemotron_h.py); one character per layer.
     auto pat = get_string(s, "hybrid_override_pattern", tsrc);
-    if (!pat) fail_input(tsrc, "hybrid_override_pattern", "missing");
+    if (!pat) {
+      // Newer configs: layers_block_type = ["mamba", "moe", "attention", "mlp", ...].
+      const json* lbt = find_key(s, "layers_block_type");
+      if (!lbt) fail_input(tsrc, "hybrid_override_pattern", "missing (and no layers_block_type)");
+      std::string p;
+      for (const auto& t : get_string_list(lbt, "layers_block_type", tsrc)) {
+        if (t == "mamba") p += 'M';
+        else if (t == "attention") p += '*';
+        else if (t == "mlp") p += '-';
+        else if (t == "moe") p += 'E';
+        else fail_input(tsrc, "layers_block_type", fmt::format("unknown block type '{}'", t));
+      }
+      pat = p;
+    }
     if (static_cast<int64_t>(pat->size()) != L)
       fail_input(tsrc, "hybrid_override_pattern", fmt::format("has {} characters, num_hidden_layers is {}", pat->size(), L));
     for (int64_t i = 0; i < L; ++i) {

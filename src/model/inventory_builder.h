@@ -20,6 +20,10 @@ class InventoryBuilder {
   void linear(const std::string& module, int64_t out, int64_t in, TensorRole role, int layer, int expert = -1,
               bool bias = false, bool never_quantized = false);
   void norm(const std::string& module, int64_t dim, int layer, bool bias = false);
+  // A tensor with an explicit logical parameter count (packed formats, scales = 0).
+  void raw(const std::string& name, std::vector<int64_t> shape, DType dtype, TensorRole role, int layer, int expert, int64_t params) {
+    push(name, std::move(shape), dtype, role, layer, expert, params);
+  }
 
   std::vector<TensorInfo> take() { return std::move(out_); }
   const ModelConfig& config() const { return c_; }

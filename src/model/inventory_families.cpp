@@ -288,8 +288,8 @@ void gpt_oss_family(InventoryBuilder& b) {
     if (mx) {
       // Parameters: 2 FP4 values per byte of *_blocks.
       auto blocks = [&](const std::string& n, int64_t rows, int64_t in, R role) {
-        b.plain_dtype(n + "_blocks", {E, rows, in / 32, 16}, DType::U8, role, i);
-        b.plain_dtype(n + "_scales", {E, rows, in / 32}, DType::U8, role, i);
+        b.raw(n + "_blocks", {E, rows, in / 32, 16}, DType::U8, role, i, -1, E * rows * in);
+        b.raw(n + "_scales", {E, rows, in / 32}, DType::U8, role, i, -1, 0);
       };
       blocks(m + "gate_up_proj", 2 * I, H, R::ExpertColumn);
       blocks(m + "down_proj", H, I, R::ExpertRow);
@@ -351,10 +351,15 @@ void nemotron_h_family(InventoryBuilder& b) {
     } else if (li.moe) {
       b.plain(m + "gate.weight", {c.num_experts, H}, R::Router, i);
       b.plain_dtype(m + "gate.e_score_correction_bias", {c.num_experts}, DType::F32, R::Router, i);
+      const int64_t xin = c.moe_latent_size > 0 ? c.moe_latent_size : H;
       for (int e = 0; e < c.num_experts; ++e) {
         const std::string x = fmt::format("{}experts.{}.", m, e);
-        b.linear(x + "up_proj", c.moe_intermediate_size, H, R::ExpertColumn, i, e);
-        b.linear(x + "down_proj", H, c.moe_intermediate_size, R::ExpertRow, i, e);
+        b.linear(x + "up_proj", c.moe_intermediate_size, xin, R::ExpertColumn, i, e);
+        b.linear(x + "down_proj", xin, c.moe_intermediate_size, R::ExpertRow, i, e);
+      }
+      if (c.moe_latent_size > 0) {  // LatentMoE: experts run in a latent space (modeling_nemotron_h.py LatentMoE)
+        b.linear(m + "fc1_latent_proj", c.moe_latent_size, H, R::MlpColumn, i);
+        b.linear(m + "fc2_latent_proj", H, c.moe_latent_size, R::MlpRow, i);
       }
       if (c.shared_expert_intermediate_size > 0) {
         b.linear(m + "shared_experts.up_proj", c.shared_expert_intermediate_size, H, R::MlpColumn, i);

@@ -24,6 +24,32 @@ json parse_json(std::string_view text, std::string_view source) {
     else if (c == '}' || c == ']') --depth;
   }
   if (max_depth > 64) fail_input(source, "json", "nesting deeper than 64 levels");
+  // Python's json module writes Infinity / -Infinity / NaN (e.g. Nemotron-H time_step_limit);
+  // read them as null outside strings, like a lenient JSON reader.
+  std::string fixed;
+  std::string_view body = text;
+  if (text.find("Infinity") != std::string_view::npos || text.find("NaN") != std::string_view::npos) {
+    fixed.reserve(text.size());
+    in_str = esc = false;
+    for (size_t i = 0; i < text.size(); ++i) {
+      char c = text[i];
+      if (in_str) {
+        if (esc) esc = false;
+        else if (c == '\\') esc = true;
+        else if (c == '"') in_str = false;
+        fixed += c;
+        continue;
+      }
+      if (c == '"') in_str = true;
+      auto word = [&](std::string_view w) { return text.substr(i, w.size()) == w; };
+      if (word("-Infinity")) { fixed += "null"; i += 8; continue; }
+      if (word("Infinity")) { fixed += "null"; i += 7; continue; }
+      if (word("NaN")) { fixed += "null"; i += 2; continue; }
+      fixed += c;
+    }
+    body = fixed;
+  }
+  text = body;
   json j = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) {
     // Re-parse with exceptions only to get the position of the error for the message.

@@ -92,9 +92,17 @@ static bool pattern_matches(const std::string& pat, std::string_view module) {
 QuantMethod quant_for_module(const Quantization& q, std::string_view module) {
   if (q.method == QuantMethod::None) return QuantMethod::None;
   if (!q.per_module.empty()) {
-    for (const auto& [name, m] : q.per_module)
-      if (name == module) return m;
-    return QuantMethod::None;
+    // Exact module, or a listed parent ("...mlp.experts" covers "...mlp.experts.3.up_proj").
+    // per_module is sorted by name (parse time), so each lookup is a binary search.
+    std::string_view m = module;
+    while (true) {
+      auto it = std::lower_bound(q.per_module.begin(), q.per_module.end(), m,
+                                 [](const std::pair<std::string, QuantMethod>& e, std::string_view k) { return e.first < k; });
+      if (it != q.per_module.end() && it->first == m) return it->second;
+      auto dot = m.rfind('.');
+      if (dot == std::string_view::npos) return QuantMethod::None;
+      m = m.substr(0, dot);
+    }
   }
   for (const auto& pat : q.exclude)
     if (pattern_matches(pat, module)) return QuantMethod::None;
@@ -251,6 +259,7 @@ static Quantization from_config(const json& qc, std::string_view source) {
       for (const auto& t : targets)
         if (t != "Linear" && t.find('.') != std::string::npos) q.per_module.emplace_back(t, q.method);
     }
+    std::sort(q.per_module.begin(), q.per_module.end());
   } else {
     fail_input(src, "quant_method", fmt::format("unsupported quantization method '{}' (supported: fp8, mxfp4, awq, gptq, compressed-tensors, modelopt)", m));
   }
