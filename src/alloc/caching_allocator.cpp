@@ -14,24 +14,13 @@
 
 #include <fmt/format.h>
 
+#include "alloc/free_index.h"
 #include "headroom/alloc.h"
 
 namespace headroom::alloc {
 
 namespace {
 
-// BlockComparatorSize: stream, then size, then address.
-struct SizeKey {
-  int64_t stream, size, addr;
-  int32_t id;
-};
-struct SizeLess {
-  bool operator()(const SizeKey& a, const SizeKey& b) const {
-    if (a.stream != b.stream) return a.stream < b.stream;
-    if (a.size != b.size) return a.size < b.size;
-    return a.addr < b.addr;
-  }
-};
 // BlockComparatorAddress (unmapped ranges of expandable segments): stream, then address.
 struct AddrKey {
   int64_t stream, addr;
@@ -44,8 +33,6 @@ struct AddrLess {
   }
 };
 
-using FreeSet = std::pmr::set<SizeKey, SizeLess>;
-
 struct Block {
   int64_t addr = 0, size = 0, requested = 0, stream = 0;
   int64_t gc_base = 0;        // pool.get_free_blocks_call_count when inserted (gc age clock)
@@ -54,15 +41,14 @@ struct Block {
   int32_t es = -1;            // expandable segment index, -1 for a cudaMalloc segment
   int32_t pending_pos = -1;   // index in pending list while a cross-stream free is outstanding
   int32_t handle = -1;        // caller's handle while allocated (stale once free)
-  FreeSet::iterator pos;      // position in its pool's free set while free and mapped
   bool allocated = false, mapped = true, live = false;
 };
 
 struct BlockPool {
-  BlockPool(bool small, int32_t owner_, std::pmr::memory_resource* r) : is_small(small), owner(owner_), blocks(r), unmapped(r) {}
+  BlockPool(bool small, int32_t owner_, std::pmr::memory_resource* r) : is_small(small), owner(owner_), unmapped(r) {}
   bool is_small;
   int32_t owner;  // private pool index, -1 for the default pools
-  FreeSet blocks;
+  detail::FreeIndex blocks;  // free mapped blocks, BlockComparatorSize order
   std::pmr::set<AddrKey, AddrLess> unmapped;
   int64_t get_free_blocks_call_count = 0;
 };
@@ -133,7 +119,6 @@ struct CachingAllocator::Impl {
     return dev.total - dev.non_pytorch - st.reserved;
   }
   bool gc_active() const { return allowed.has_value() && conf.garbage_collection_threshold > 0.0; }
-  static SizeKey skey(const Block& b, int32_t id) { return {b.stream, b.size, b.addr, id}; }
   static AddrKey akey(const Block& b, int32_t id) { return {b.stream, b.addr, id}; }
   bool is_split(const Block& b) const { return b.prev >= 0 || b.next >= 0; }
 
@@ -162,11 +147,11 @@ struct CachingAllocator::Impl {
     Block& b = B(id);
     BlockPool& p = pools[static_cast<size_t>(b.pool)];
     b.gc_base = p.get_free_blocks_call_count;
-    b.pos = p.blocks.insert(skey(b, id)).first;
+    p.blocks.insert(b.stream, b.size, b.addr, id);
   }
   void erase_from_blocks(int32_t id) {
-    Block& b = B(id);
-    pools[static_cast<size_t>(b.pool)].blocks.erase(b.pos);
+    const Block& b = B(id);
+    pools[static_cast<size_t>(b.pool)].blocks.erase(b.stream, b.size, b.addr);
   }
   int64_t new_va(int64_t size) {
     // Addresses only order equal-sized blocks; wrap-around (unsigned) is harmless.
@@ -199,34 +184,36 @@ struct CachingAllocator::Impl {
   bool get_free_block(Params& p) {
     BlockPool& pool = pools[static_cast<size_t>(p.pool)];
     if (gc_active()) ++pool.get_free_blocks_call_count;
-    auto it = pool.blocks.lower_bound(SizeKey{p.stream, p.size, INT64_MIN, -1});
-    if (it == pool.blocks.end() || it->stream != p.stream) return false;
-    if (B(it->id).es >= 0) {
+    auto it = pool.blocks.lower_bound(p.stream, p.size);
+    if (!it.valid()) return false;
+    if (B(pool.blocks.at(it).id).es >= 0) {
       if (conf.expandable_segments) {
         // Best fit on the size a block can grow to: its size plus a following unmapped range.
         auto expandable_size = [&](int32_t id) {
           const Block& b = B(id);
           return b.size + (b.next >= 0 && !B(b.next).mapped ? B(b.next).size : 0);
         };
-        auto next = std::next(it);
-        while (B(it->id).es >= 0 && next != pool.blocks.end() && next->stream == p.stream &&
-               expandable_size(next->id) < expandable_size(it->id)) {
-          it = next++;
+        auto next = pool.blocks.next(it);
+        while (B(pool.blocks.at(it).id).es >= 0 && next.valid() &&
+               expandable_size(pool.blocks.at(next).id) < expandable_size(pool.blocks.at(it).id)) {
+          it = next;
+          next = pool.blocks.next(next);
         }
       } else {
         do {
-          ++it;
-        } while (it != pool.blocks.end() && B(it->id).es >= 0 && it->stream == p.stream);
-        if (it == pool.blocks.end() || it->stream != p.stream) return false;
+          it = pool.blocks.next(it);
+        } while (it.valid() && B(pool.blocks.at(it).id).es >= 0);
+        if (!it.valid()) return false;
       }
     }
-    const int64_t found = it->size;
+    const detail::FreeEntry e = pool.blocks.at(it);
+    const int64_t found = e.size;
     // Do not return an oversized block for a small request.
     if (p.size < conf.max_split_size && found >= conf.max_split_size) return false;
     // Do not return an oversized block for a large request (more than max_non_split_rounding over).
     if (p.size >= conf.max_split_size && found >= p.size + conf.max_non_split_rounding) return false;
-    p.block = it->id;
-    pool.blocks.erase(it);
+    p.block = e.id;
+    pool.blocks.erase(p.stream, e.size, e.addr);
     return true;
   }
 
@@ -385,11 +372,11 @@ struct CachingAllocator::Impl {
   // release_blocks(): cudaFree every free unsplit block, unmap free pages of expandable segments.
   void release_blocks(int32_t pool_idx) {
     std::vector<int32_t> to_free, to_unmap;
-    for (const SizeKey& k : pools[static_cast<size_t>(pool_idx)].blocks) {
+    pools[static_cast<size_t>(pool_idx)].blocks.for_each([&](const detail::FreeEntry& k) {
       const Block& b = B(k.id);
       if (b.es >= 0) to_unmap.push_back(k.id);
       else if (!is_split(b)) to_free.push_back(k.id);
-    }
+    });
     for (int32_t id : to_free) release_block(id);
     for (int32_t id : to_unmap) unmap_block(id);
   }
@@ -444,28 +431,27 @@ struct CachingAllocator::Impl {
     if (conf.max_split_size == kNoLimit) return false;
     BlockPool& pool = pools[static_cast<size_t>(p.pool)];
     const int64_t key_size = std::max(p.size, conf.max_split_size);
-    auto it = pool.blocks.lower_bound(SizeKey{p.stream, key_size, INT64_MIN, -1});
-    if (it == pool.blocks.end() || it->stream != p.stream || B(it->id).es >= 0) {
-      if (it == pool.blocks.begin()) return false;
+    auto it = pool.blocks.lower_bound(p.stream, key_size);
+    if (!it.valid() || B(pool.blocks.at(it).id).es >= 0) {
+      // No single block is large enough: free oversize blocks from the largest down.
+      it = it.valid() ? pool.blocks.prev(it) : pool.blocks.last(p.stream);
+      if (!it.valid()) return false;
       int64_t released = 0;
-      --it;  // the largest block on this stream
       std::vector<int32_t> victims;
-      while (released < key_size && it->size >= conf.max_split_size && it->stream == p.stream) {
-        auto cur = it;
-        const bool first = cur == pool.blocks.begin();
-        if (!first) --it;
-        const Block& b = B(cur->id);
+      while (it.valid() && released < key_size && pool.blocks.at(it).size >= conf.max_split_size) {
+        const Block& b = B(pool.blocks.at(it).id);
         if (b.es < 0 && !is_split(b)) {
           released += b.size;
-          victims.push_back(cur->id);
+          victims.push_back(pool.blocks.at(it).id);
         }
-        if (first) break;
+        it = pool.blocks.prev(it);
       }
       for (int32_t id : victims) release_block(id);
       return released >= key_size;
     }
-    if (is_split(B(it->id))) return false;
-    release_block(it->id);
+    const int32_t id = pool.blocks.at(it).id;
+    if (is_split(B(id))) return false;
+    release_block(id);
     return true;
   }
 
@@ -477,13 +463,13 @@ struct CachingAllocator::Impl {
     BlockPool& pool = pools[0];
     double total_age = 0;
     int64_t freeable = 0;
-    for (const SizeKey& k : pool.blocks) {
+    pool.blocks.for_each([&](const detail::FreeEntry& k) {
       const Block& b = B(k.id);
       if (!is_split(b) && b.es < 0) {
         total_age += static_cast<double>(pool.get_free_blocks_call_count - b.gc_base);
         ++freeable;
       }
-    }
+    });
     if (freeable == 0) return;
     int64_t reclaimed = 0;
     bool freed = true;
@@ -491,7 +477,7 @@ struct CachingAllocator::Impl {
       const double age_threshold = total_age / static_cast<double>(freeable);
       freed = false;
       std::vector<int32_t> victims;
-      for (const SizeKey& k : pool.blocks) {
+      pool.blocks.for_each([&](const detail::FreeEntry& k) {
         const Block& b = B(k.id);
         const auto age = static_cast<double>(pool.get_free_blocks_call_count - b.gc_base);
         if (!is_split(b) && b.es < 0 && age >= age_threshold) {
@@ -501,7 +487,7 @@ struct CachingAllocator::Impl {
           --freeable;
           victims.push_back(k.id);
         }
-      }
+      });
       for (int32_t id : victims) release_block(id);
     }
   }
@@ -513,7 +499,7 @@ struct CachingAllocator::Impl {
     Block& d = B(dst);
     if (s.allocated || s.pending_pos >= 0 || s.mapped != d.mapped) return 0;
     BlockPool& pool = pools[static_cast<size_t>(s.pool)];
-    if (s.mapped) pool.blocks.erase(s.pos);
+    if (s.mapped) pool.blocks.erase(s.stream, s.size, s.addr);
     else pool.unmapped.erase(akey(s, src));
     if (d.prev == src) {
       d.addr = s.addr;
@@ -621,7 +607,7 @@ struct CachingAllocator::Impl {
     for (const auto& pp : private_pools) {
       if (pp.dead) continue;
       for (int32_t idx : {pp.large, pp.small})
-        for (const SizeKey& k : pools[static_cast<size_t>(idx)].blocks) total += k.size;
+        pools[static_cast<size_t>(idx)].blocks.for_each([&](const detail::FreeEntry& k) { total += k.size; });
     }
     return total;
   }
@@ -777,7 +763,7 @@ int64_t CachingAllocator::private_pool_reserved_bytes() const {
 int64_t CachingAllocator::largest_free_block() const {
   int64_t best = 0;
   for (const auto& pool : impl_->pools)
-    for (const SizeKey& k : pool.blocks) best = std::max(best, k.size);
+    pool.blocks.for_each([&](const detail::FreeEntry& k) { best = std::max(best, k.size); });
   return best;
 }
 
