@@ -12,6 +12,10 @@ struct PlanOptions {
   // Measured free memory (e.g. from a log) that replaces the estimate: before weights (SGLang's
   // P, "Load weight begin. avail mem") and after weights (A, "Load weight end ... avail mem").
   std::optional<int64_t> pre_load_free_bytes, post_load_free_bytes;
+  // Calibration from a log (doctor): memory the log shows in use before CUDA-graph capture
+  // beyond what the model explains, and the least memory capture was seen to need.
+  int64_t extra_before_capture_bytes = 0;
+  int64_t graph_floor_bytes = 0;
 };
 
 // Dispatches on deployment.engine. Throws InputError for flags the engine would reject,

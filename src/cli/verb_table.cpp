@@ -9,10 +9,14 @@ namespace headroom {
 
 const std::vector<VerbInfo>& verb_table() {
   static const std::vector<VerbInfo> table{
+      {"plan", "forecast a deployment's GPU memory, stage by stage, as the engine will run it", verb_plan},
+      {"doctor", "read a crash or startup log: where the memory went, the fix and its forecast", verb_doctor},
+      {"validate", "measure the forecasts against a corpus of real engine logs", verb_validate},
       {"gpus", "list the GPU catalog (capacity as PyTorch and nvidia-smi report it)", verb_gpus},
       {"serve", "serve the web page and its JSON API on a local port", verb_serve},
       {"replay", "replay a PyTorch memory snapshot through the caching-allocator model", verb_replay},
       {"compare", "one deployment under sglang, vllm and trtllm side by side, and the knob values for equal KV", verb_compare},
+      {"model", "parameters, checkpoint bytes, and per-rank weight and KV bytes of a model", verb_model},
   };
   return table;
 }

@@ -13,5 +13,6 @@ int verb_doctor(const Args& args, std::ostream& out, std::ostream& err);
 int verb_serve(const Args& args, std::ostream& out, std::ostream& err);
 int verb_replay(const Args& args, std::ostream& out, std::ostream& err);
 int verb_compare(const Args& args, std::ostream& out, std::ostream& err);
+int verb_model(const Args& args, std::ostream& out, std::ostream& err);
 
 }  // namespace headroom

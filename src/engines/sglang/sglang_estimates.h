@@ -21,6 +21,9 @@ Estimate init_overhead(const GpuSpec& gpu, int world_size);
 // Allocations between "Memory pool end" and "Capture cuda graph begin" (cuBLAS handle,
 // attention-backend workspace).
 Estimate backend_workspace(const std::string& attention_backend);
+// FP4 MoE kernels on Blackwell: FlashInfer autotuning / warm-up before capture leaves cached,
+// fragmented blocks that the capture cannot reuse. Zero for other models and GPUs.
+Estimate fp4_moe_warmup_residue(const ModelConfig& c, const GpuSpec& gpu);
 // CUDA-graph capture: eager warm-up + private graph pool of the captured batch sizes.
 Estimate graph_capture(const ModelConfig& c, int tp, int64_t max_bs, int64_t n_graphs, int64_t tokens_per_bs);
 // Runtime peak of one prefill chunk of `tokens` tokens after capture.

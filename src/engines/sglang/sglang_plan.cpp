@@ -334,6 +334,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   const int64_t pool_best = tokens_best > 0 ? (tokens_best + page) * full_cell + (hybrid_swa ? (tokens_best * 4 / 5 + page) * swa_cell : 0) : 0;
   const int64_t pool_worst = tokens_worst > 0 ? (tokens_worst + page) * full_cell + (hybrid_swa ? (tokens_worst * 4 / 5 + page) * swa_cell : 0) : 0;
   const Estimate ws = backend_workspace(backend);
+  const Estimate moe_residue = fp4_moe_warmup_residue(c, d.gpu);
   const int64_t wrappers = hybrid_swa ? 2 : 1;
   int64_t metadata = 0;
   if (max_cap > 0) {
@@ -349,12 +350,33 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
       logits = max_cap * tokens_per_bs * c.vocab_size * 4;
     }
   }
-  const Estimate graph = graph_capture(c, par.tp, max_cap, static_cast<int64_t>(capture.size() + prefill_buckets.size()), tokens_per_bs);
+  Estimate graph = graph_capture(c, par.tp, max_cap, static_cast<int64_t>(capture.size() + prefill_buckets.size()), tokens_per_bs);
+  if (opt.graph_floor_bytes > 0) {  // capture was seen to need at least this much (doctor)
+    const int64_t floor = opt.graph_floor_bytes - metadata - logits;
+    graph.central = std::max(graph.central, floor);
+    graph.low = std::max(graph.low, floor);
+    graph.high = std::max(graph.high, graph.central);
+  }
   const Estimate act = prefill_activations(c, par.tp, chunked > 0 ? chunked : max_prefill, ctx);
 
   int64_t min_free_after_graph = INT64_MAX, min_free_end = INT64_MAX, pool_end_free = 0, graph_begin_free = 0, post_weights_free = 0;
   std::optional<Failure> first_failure = out.failure;
+  // Ranks holding the same bytes play the same timeline: simulate each distinct one once.
+  std::vector<std::pair<std::pair<int64_t, int64_t>, size_t>> played;  // (bytes, mtp) -> index in out.ranks
   for (const auto& rw : rank_weights) {
+    bool dup = false;
+    for (const auto& [key, idx] : played)
+      if (key.first == rw.bytes && key.second == rw.mtp_bytes) {
+        if (opt.detail) {
+          RankForecast copy = out.ranks[idx];
+          copy.rank = rw.rank;
+          out.ranks.push_back(std::move(copy));
+        }
+        dup = true;
+        break;
+      }
+    if (dup) continue;
+    played.push_back({{rw.bytes, rw.mtp_bytes}, out.ranks.size()});
     RankSim sim(rw.rank, d.capacity_bytes);
     sim.begin_stage("init");
     sim.alloc_estimated("CUDA context + NCCL/custom all-reduce", init.central, init.low, init.high);
@@ -376,6 +398,10 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
       }
       sim.begin_stage("workspaces");
       sim.alloc_estimated("attention backend workspace + cuBLAS", ws.central, ws.low, ws.high);
+      if (moe_residue.central > 0)
+        sim.alloc_estimated("FP4 MoE autotune / warm-up residue (cached, unusable by capture)", moe_residue.central, moe_residue.low, moe_residue.high);
+      if (opt.extra_before_capture_bytes > 0)
+        sim.alloc("in use before capture beyond the model (from the log)", opt.extra_before_capture_bytes);
       const int64_t begin = sim.free();
       if (max_cap > 0) {
         sim.begin_stage("cuda_graph");
@@ -409,7 +435,8 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   out.headroom_bytes = min_free_end == INT64_MAX ? 0 : min_free_end;
 
   if (tokens > 0 && graph.central > 0 && max_cap > 0)
-    out.notes.push_back("estimated: " + init.basis + "; " + ws.basis + "; " + graph.basis + "; " + act.basis);
+    out.notes.push_back("estimated: " + init.basis + "; " + ws.basis + (moe_residue.central > 0 ? "; " + moe_residue.basis : "") + "; " +
+                        graph.basis + "; " + act.basis);
 
   // --- the lines SGLang prints (rank 0, local values) ----------------------------------------
   if (opt.detail) {

@@ -1,0 +1,44 @@
+// `headroom doctor`: a crash or startup log -> the deployment it came from, the failing stage
+// and its cause, the arithmetic from the log's own numbers, the fix computed by the planner
+// (with its forecast), and what will not help.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "headroom/cli.h"
+#include "headroom/forecast.h"
+#include "headroom/logscan.h"
+
+namespace headroom {
+
+struct DoctorFix {
+  std::string flag;    // engine spelling, e.g. "--mem-fraction-static"; "PYTORCH_CUDA_ALLOC_CONF" for env
+  std::string value;
+  std::string effect;  // what it changes and its forecast outcome, one line
+};
+
+struct Diagnosis {
+  std::string engine;               // "sglang" | "vllm" | "trtllm" | "unknown"
+  std::string stage = "none";       // CONTRACT stages, or "none" for a healthy start
+  int rank = -1;
+  std::string cause;                // stable code (CONTRACT doctor)
+  std::string explanation;          // one paragraph
+  std::vector<std::string> arithmetic;  // the numbers behind it, from the log
+  std::vector<LogEvidence> evidence;
+  std::vector<DoctorFix> fixes;     // ranked, best first
+  std::optional<Forecast> forecast_after_fix;
+  std::vector<std::string> will_not_help;
+  std::vector<std::string> gaps;    // what the log did not say and was not given
+  std::vector<std::string> calibration;  // healthy start: logged vs forecast
+  std::string command;              // the launch command with the fix applied, when known
+};
+
+// `args`: the doctor command line (LOGFILE positional + deployment options to fill gaps).
+Diagnosis diagnose(const LogScan& scan, const Args& args);
+nlohmann::ordered_json diagnosis_json(const Diagnosis& d);
+void print_diagnosis(std::ostream& out, const Diagnosis& d, const LogScan& scan);
+
+}  // namespace headroom

@@ -1,0 +1,29 @@
+// `headroom doctor LOGFILE|- [deployment options to fill gaps] [--json]`.
+#include <ostream>
+
+#include "cli/verbs.h"
+#include "headroom/deployment.h"
+#include "headroom/doctor.h"
+#include "headroom/engine.h"
+#include "headroom/error.h"
+#include "headroom/logscan.h"
+
+namespace headroom {
+
+int verb_doctor(const Args& args, std::ostream& out, std::ostream& err) {
+  if (args.has("--help")) {
+    out << "usage: headroom doctor LOGFILE|- [--engine E] [--model ID] [--gpu NAME | --gpu-memory BYTES] [--tp N ...]\n"
+           "                       [engine flags the log does not show] [--json]\n"
+           "Reads a crash or startup log of SGLang / vLLM / TensorRT-LLM, says which stage failed and why, and gives\n"
+           "the fix with its forecast. Options fill what the log does not say; they win over the log.\n";
+    return kExitOk;
+  }
+  if (args.positionals().size() != 1) fail_input("command line", "LOGFILE", "exactly one log file (or - for standard input) expected");
+  LogScan scan = scan_log_file(args.positionals().front());
+  Diagnosis d = diagnose(scan, args);
+  if (args.has("--json")) out << diagnosis_json(d).dump(2) << "\n";
+  else print_diagnosis(out, d, scan);
+  return d.stage == "none" ? kExitOk : kExitFails;
+}
+
+}  // namespace headroom

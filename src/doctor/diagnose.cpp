@@ -1,0 +1,162 @@
+// diagnose(): LogScan + the user's deployment options -> Diagnosis.
+//  1. rebuild the deployment from what the log says (server args, capture list, OOM capacity),
+//     filling gaps from the command line;
+//  2. classify the failure (stage from the log reader; cause from the numbers);
+//  3. calibrate the forecast with the log's own figures and search the engine's knobs for the
+//     fix (doctor_fixes.cpp); list what will not help, and why.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+
+#include "doctor/doctor_internal.h"
+#include "headroom/deployment.h"
+#include "headroom/engine.h"
+#include "headroom/error.h"
+#include "headroom/gpu.h"
+#include "headroom/units.h"
+
+namespace headroom {
+
+namespace {
+
+const std::vector<std::string_view>& engine_flags(EngineKind k) {
+  switch (k) {
+    case EngineKind::VLLM: return vllm_flags();
+    case EngineKind::TRTLLM: return trtllm_flags();
+    default: return sglang_flags();
+  }
+}
+
+bool loadable_model(const std::string& spec) {
+  try {
+    load_model(spec);
+    return true;
+  } catch (const InputError&) {
+    return false;
+  }
+}
+
+std::string fmt_gib(int64_t b) { return fmt::format("{:.2f} GiB", to_gib(b)); }
+
+}  // namespace
+
+// The deployment arguments the log implies, with the user's options on top.
+RebuiltArgs rebuild_args(const LogScan& scan, const Args& user) {
+  RebuiltArgs r;
+  std::vector<std::string>& a = r.args;
+  // Engine.
+  std::string engine = user.get_or("--engine", "");
+  if (engine.empty()) {
+    switch (scan.engine) {
+      case LogEngine::VLLM: engine = "vllm"; break;
+      case LogEngine::TRTLLM: engine = "trtllm"; break;
+      case LogEngine::SGLang: engine = "sglang"; break;
+      default:
+        engine = "sglang";
+        r.gaps.push_back("the log does not say which engine wrote it: assuming SGLang (give --engine)");
+    }
+    if (!scan.engine_version.empty()) engine += "@" + scan.engine_version;
+  }
+  a.insert(a.end(), {"--engine", engine});
+  EngineKind kind = parse_engine_spec(engine).first;
+  r.engine = kind;
+
+  // Model.
+  std::string model = user.get_or("--model", "");
+  if (model.empty()) {
+    for (const char* k : {"--model-path", "--model"}) {
+      auto it = scan.flags.find(k);
+      if (it != scan.flags.end() && loadable_model(it->second)) {
+        model = it->second;
+        break;
+      }
+    }
+  }
+  if (model.empty()) r.gaps.push_back("model unknown (the log names none headroom can read): give --model");
+  else a.insert(a.end(), {"--model", model});
+
+  // GPU: the user's, else the capacity printed by an OOM report or the engine.
+  if (auto g = user.get("--gpu")) a.insert(a.end(), {"--gpu", *g});
+  if (auto m = user.get("--gpu-memory")) a.insert(a.end(), {"--gpu-memory", *m});
+  if (!user.get("--gpu") && !user.get("--gpu-memory")) {
+    int64_t total = -1;
+    for (const auto& o : scan.ooms)
+      if (o.total > 0) { total = o.total; break; }
+    if (total <= 0 && scan.summary.total) total = scan.summary.total->value;
+    if (total > 0) {
+      const GpuSpec* best = nullptr;
+      for (const auto& g : gpu_catalog())
+        if (std::llabs(g.capacity_bytes - total) <= 12 * MiB) { best = &g; break; }
+      if (best) a.insert(a.end(), {"--gpu", best->name});
+      a.insert(a.end(), {"--gpu-memory", std::to_string(total)});
+    } else {
+      r.gaps.push_back("GPU unknown (no capacity in the log): give --gpu or --gpu-memory");
+    }
+  }
+  // Parallelism, then engine flags from the log, then the user's flags (they win).
+  const auto& known = engine_flags(kind);
+  const auto& common = common_deployment_options();
+  std::vector<std::pair<std::string, std::string>> flags;
+  for (const auto& [k, v] : scan.flags) {
+    bool is_common = std::find(common.begin(), common.end(), k) != common.end();
+    bool is_known = std::find(known.begin(), known.end(), k) != known.end();
+    if (k == "--model" || k == "--model-path" || k == "--gpu") continue;
+    if (!is_common && !is_known) continue;
+    if (v == "false" || v == "None" || v.empty()) continue;
+    flags.emplace_back(k, v);
+  }
+  // The capture list SGLang printed fixes the largest captured batch.
+  if (kind == EngineKind::SGLang && !scan.summary.graph_bs.empty() && !scan.flags.count("--cuda-graph-max-bs") &&
+      !scan.flags.count("--cuda-graph-bs") && !user.has("--cuda-graph-max-bs"))
+    flags.emplace_back("--cuda-graph-max-bs", std::to_string(*std::max_element(scan.summary.graph_bs.begin(), scan.summary.graph_bs.end())));
+  for (const auto& [k, v] : user.options()) {
+    if (k == "--engine" || k == "--model" || k == "--gpu" || k == "--gpu-memory" || k == "--json") continue;
+    flags.erase(std::remove_if(flags.begin(), flags.end(), [&](const auto& f) { return f.first == k; }), flags.end());
+    flags.emplace_back(k, v);
+  }
+  for (const auto& [k, v] : flags) {
+    if (is_boolean_flag(k)) {
+      if (v == "true" || v == "True" || v == "1") a.push_back(k);
+    } else {
+      a.insert(a.end(), {k, v});
+    }
+  }
+  r.has_model = !model.empty();
+  return r;
+}
+
+Diagnosis diagnose(const LogScan& scan, const Args& args) {
+  Diagnosis dx;
+  dx.engine = std::string(log_engine_name(scan.engine));
+  RebuiltArgs rebuilt = rebuild_args(scan, args);
+  dx.gaps = rebuilt.gaps;
+  if (dx.engine == "unknown") dx.engine = std::string(engine_kind_name(rebuilt.engine));
+
+  // Stage and rank from the reader.
+  dx.stage = scan.failure_stage.empty() ? "none" : scan.failure_stage;
+  if (scan.outcome == "refused_kv") dx.stage = "kv_pool";
+  dx.rank = scan.failure_device;
+
+  // The deployment, when the log and the options are enough to plan it.
+  std::optional<Deployment> dep;
+  if (rebuilt.has_model && rebuilt.gaps.size() == std::count_if(rebuilt.gaps.begin(), rebuilt.gaps.end(), [](const std::string& g) {
+        return g.find("assuming SGLang") != std::string::npos;
+      })) {
+    try {
+      dep = parse_deployment(Args::parse(rebuilt.args));
+    } catch (const InputError& e) {
+      dx.gaps.push_back(std::string("could not rebuild the deployment: ") + e.what());
+    }
+  }
+
+  classify(scan, dep, dx);
+  collect_evidence(scan, dx);
+  if (dep) plan_fixes(scan, *dep, dx);
+  else static_fixes(scan, dx);
+  return dx;
+}
+
+std::string doctor_gib(int64_t b) { return fmt_gib(b); }
+
+}  // namespace headroom

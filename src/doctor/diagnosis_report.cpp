@@ -1,0 +1,69 @@
+// The doctor's output: the CONTRACT JSON and the report a person reads.
+#include <fmt/format.h>
+#include <ostream>
+
+#include "headroom/doctor.h"
+#include "headroom/report.h"
+
+namespace headroom {
+
+nlohmann::ordered_json diagnosis_json(const Diagnosis& d) {
+  using J = nlohmann::ordered_json;
+  J ev = J::array();
+  for (const auto& e : d.evidence) ev.push_back({{"line", e.line}, {"text", e.text}, {"kind", e.kind}});
+  J fix = J::array();
+  for (const auto& f : d.fixes) fix.push_back({{"flag", f.flag}, {"value", f.value}, {"effect", f.effect}});
+  return J{{"engine", d.engine},
+           {"stage", d.stage},
+           {"rank", d.rank},
+           {"cause", d.cause},
+           {"explanation", d.explanation},
+           {"arithmetic", d.arithmetic},
+           {"evidence", ev},
+           {"fix", fix},
+           {"command", d.command.empty() ? J(nullptr) : J(d.command)},
+           {"forecast_after_fix", d.forecast_after_fix ? forecast_json(*d.forecast_after_fix) : J(nullptr)},
+           {"will_not_help", d.will_not_help},
+           {"calibration", d.calibration},
+           {"gaps", d.gaps}};
+}
+
+void print_diagnosis(std::ostream& out, const Diagnosis& d, const LogScan& scan) {
+  out << fmt::format("headroom doctor: {} ({} lines read)\n", scan.source, scan.stats.lines);
+  out << fmt::format("engine: {}{}\n", d.engine, scan.engine_version.empty() ? "" : " " + scan.engine_version);
+  if (d.stage == "none") out << "stage:  none (healthy start)\n";
+  else out << fmt::format("stage:  {}{}\n", d.stage, d.rank >= 0 ? fmt::format(" (GPU {})", d.rank) : "");
+  out << fmt::format("cause:  {}\n\n{}\n", d.cause, d.explanation);
+  if (!d.arithmetic.empty()) {
+    out << "\nthe numbers:\n";
+    for (const auto& a : d.arithmetic) out << "  - " << a << "\n";
+  }
+  if (!d.evidence.empty()) {
+    out << "\nevidence:\n";
+    for (const auto& e : d.evidence) out << fmt::format("  {:>7}: {}\n", e.line, e.text.substr(0, 220));
+  }
+  if (!d.calibration.empty()) {
+    out << "\nlogged vs forecast:\n";
+    for (const auto& c : d.calibration) out << "  " << c << "\n";
+  }
+  if (!d.fixes.empty()) {
+    out << "\nfix (best first):\n";
+    int i = 1;
+    for (const auto& f : d.fixes) out << fmt::format("  {}. {}{}{}\n     {}\n", i++, f.flag, f.flag.rfind("--", 0) == 0 ? " " : "=", f.value, f.effect);
+  }
+  if (!d.command.empty()) out << "\ncommand:\n  " << d.command << "\n";
+  if (!d.will_not_help.empty()) {
+    out << "\nwill not help:\n";
+    for (const auto& w : d.will_not_help) out << "  - " << w << "\n";
+  }
+  if (!d.gaps.empty()) {
+    out << "\nnot known:\n";
+    for (const auto& g : d.gaps) out << "  - " << g << "\n";
+  }
+  if (d.forecast_after_fix && !d.forecast_after_fix->ranks.empty()) {
+    out << "\nforecast after the fix:\n";
+    print_forecast(out, *d.forecast_after_fix);
+  }
+}
+
+}  // namespace headroom

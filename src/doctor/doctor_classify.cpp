@@ -1,0 +1,209 @@
+// The failing stage's cause, in a stable code, with the arithmetic from the log's own numbers
+// and what will not help. Causes (CONTRACT doctor): static_fraction_too_high,
+// static_fraction_too_low, weights_do_not_fit, graph_capture_headroom, activation_peak,
+// kv_too_small_for_context, fragmentation, other_process, not_oom.
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "doctor/doctor_internal.h"
+#include "headroom/units.h"
+
+namespace headroom {
+
+const LogOom* first_oom(const LogScan& scan) {
+  for (const auto& o : scan.ooms)
+    if (scan.failure_line == 0 || o.line >= scan.failure_line - 200) return &o;
+  return scan.ooms.empty() ? nullptr : &scan.ooms.front();
+}
+
+namespace {
+std::optional<double> flag_double(const LogScan& scan, const std::optional<Deployment>& dep, const char* name) {
+  if (dep)
+    if (const std::string* v = dep->flag(name)) try { return std::stod(*v); } catch (...) {}
+  auto it = scan.flags.find(name);
+  if (it != scan.flags.end()) try { return std::stod(it->second); } catch (...) {}
+  return std::nullopt;
+}
+const LogError* find_error(const LogScan& scan, std::string_view kind) {
+  for (const auto& e : scan.errors) if (e.kind == kind) return &e;
+  return nullptr;
+}
+}  // namespace
+
+void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnosis& dx) {
+  const LogOom* oom = first_oom(scan);
+  const bool sglang = dx.engine == "sglang";
+  const std::string knob = sglang ? "--mem-fraction-static" : dx.engine == "vllm" ? "--gpu-memory-utilization" : "free_gpu_memory_fraction";
+  const std::optional<double> frac = flag_double(scan, dep, knob.c_str());
+  const auto& s = scan.summary;
+  auto A = [&](std::string line) { dx.arithmetic.push_back(std::move(line)); };
+
+  // The numbers of the OOM report, as the allocator printed them.
+  if (oom && oom->total > 0) {
+    A(fmt::format("GPU {}: total {}; {} free when {} was requested", oom->device, doctor_gib(oom->total), doctor_gib(oom->free),
+                  doctor_gib(oom->request)));
+    if (oom->allocated >= 0 && oom->process_in_use >= 0) {
+      int64_t reserved = oom->allocated + std::max<int64_t>(0, oom->reserved_unallocated);
+      A(fmt::format("this process: {} in use = {} allocated by PyTorch + {} reserved but unallocated + {} outside PyTorch (CUDA context, NCCL)",
+                    doctor_gib(oom->process_in_use), doctor_gib(oom->allocated), doctor_gib(std::max<int64_t>(0, oom->reserved_unallocated)),
+                    doctor_gib(oom->process_in_use - reserved)));
+    }
+    int64_t others = 0;
+    for (const auto& [pid, b] : oom->other_processes) others += b;
+    if (others > 0) A(fmt::format("other processes hold {} on this GPU", doctor_gib(others)));
+  }
+
+  const std::string& outcome = scan.outcome;
+  int64_t others = 0;
+  if (oom) for (const auto& [pid, b] : oom->other_processes) others += b;
+  const bool other_proc = others > GiB || (oom && oom->process_in_use > 0 && oom->total > 0 &&
+                                           oom->total - oom->process_in_use - std::max<int64_t>(0, oom->free) > 2 * GiB);
+
+  if (outcome.empty() || outcome == "ok") {
+    dx.stage = "none";
+    dx.cause = "not_oom";
+    dx.explanation = "The log shows a healthy start: no out-of-memory error and no refusal. Below, each figure the engine printed is held against headroom's forecast for the same deployment.";
+    return;
+  }
+  if (outcome == "other_error") {
+    dx.cause = "not_oom";
+    const LogError* e = scan.errors.empty() ? nullptr : &scan.errors.front();
+    dx.explanation = fmt::format("The failure is not an out-of-memory error{}: memory flags will not fix it.",
+                                 e ? fmt::format(" ({} at line {})", e->exception.empty() ? e->kind : e->exception, e->line) : "");
+    dx.will_not_help.push_back(fmt::format("lowering {} or the CUDA-graph batch sizes: nothing ran out of memory", knob));
+    dx.will_not_help.push_back("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: there is no allocation failure to avoid");
+    return;
+  }
+  if (other_proc) {
+    dx.cause = "other_process";
+    dx.explanation = fmt::format("Another process holds {} of this GPU's memory, which the engine counted as free (or never saw). "
+                                 "Stop it, or budget for it: the engine's fraction applies to memory it believes is its own.",
+                                 doctor_gib(others > 0 ? others : oom->total - oom->process_in_use - std::max<int64_t>(0, oom->free)));
+    dx.will_not_help.push_back("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: the memory is held by another process, not fragmented");
+    return;
+  }
+
+  if (outcome == "oom_weights") {
+    dx.cause = "weights_do_not_fit";
+    dx.explanation = "The model's weights did not fit in GPU memory while loading: this happens before any KV budget or fraction applies. "
+                     "Spread the weights over more GPUs (a larger --tp / --pp), use a smaller quantization, or a GPU with more memory.";
+    dx.will_not_help.push_back(fmt::format("{}: weights are loaded before the engine applies it", knob));
+    dx.will_not_help.push_back("--max-model-len / --context-length / --max-running-requests: they size the KV cache, which comes after the weights");
+    dx.will_not_help.push_back("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: the weights themselves exceed the memory");
+    return;
+  }
+
+  if (outcome == "refused_kv") {
+    const LogError* maxlen = find_error(scan, "vllm_max_seq_len");
+    if (maxlen) {
+      dx.cause = "kv_too_small_for_context";
+      dx.explanation = fmt::format("vLLM refused to start: the KV cache cannot hold one request at --max-model-len{}. "
+                                   "Either lower --max-model-len to what fits or give the KV cache more memory.",
+                                   maxlen->value ? fmt::format(" (it estimates the longest that fits at {} tokens)", *maxlen->value) : "");
+      if (maxlen->value) A(fmt::format("vLLM's own estimate of the maximum model length: {} tokens", *maxlen->value));
+      dx.will_not_help.push_back("--max-num-seqs: one request at the full length must fit however few run at once");
+      dx.will_not_help.push_back("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: nothing failed to allocate; vLLM refused by arithmetic");
+      return;
+    }
+    int64_t act = s.activation ? s.activation->value : 0;
+    int64_t kvb = s.kv_bytes ? s.kv_bytes->value : 0;
+    if (dx.engine == "vllm" && act > 0 && s.weights && s.total && frac &&
+        act > (static_cast<int64_t>(*frac * static_cast<double>(s.total->value)) - s.weights->value) / 4) {
+      dx.cause = "activation_peak";
+      dx.explanation = fmt::format("vLLM's profile run peaked at {} of activations (at --max-num-batched-tokens / --max-num-seqs), "
+                                   "which left no room for the KV cache inside --gpu-memory-utilization {}.", doctor_gib(act), *frac);
+      A(fmt::format("budget {} x {} = {}; weights {}; peak activation {}; KV {}", *frac, doctor_gib(s.total->value),
+                    doctor_gib(static_cast<int64_t>(*frac * static_cast<double>(s.total->value))), doctor_gib(s.weights->value), doctor_gib(act), doctor_gib(kvb)));
+    } else {
+      dx.cause = "static_fraction_too_low";
+      dx.explanation = sglang
+          ? fmt::format("SGLang refused to start: after the weights, {} leaves no memory for the KV cache. SGLang sizes the "
+                        "pool as rest = free_after_weights - free_before_weights x (1 - f), which is <= 0 here.",
+                        frac ? fmt::format("--mem-fraction-static {}", *frac) : std::string("the fraction in force"))
+          : fmt::format("{} refused to start: the memory budget ({}) minus weights and activations leaves nothing for the KV cache.",
+                        dx.engine, frac ? fmt::format("{} {}", knob, *frac) : knob);
+      if (sglang && s.init_avail && s.post_weights_avail && frac) {
+        double P = to_gib(s.init_avail->value), Aw = to_gib(s.post_weights_avail->value);
+        A(fmt::format("P = {:.2f} GiB free before weights, A = {:.2f} GiB after; rest = A - P x (1 - f) = {:.2f} - {:.2f} x {:.3f} = {:.2f} GiB",
+                      P, Aw, Aw, P, 1 - *frac, Aw - P * (1 - *frac)));
+        A(fmt::format("smallest fraction that leaves a KV pool: 1 - A/P = {:.4f}", 1 - Aw / P));
+      }
+    }
+    dx.will_not_help.push_back(fmt::format("lowering {} (what a CUDA out-of-memory hint would suggest): it shrinks the KV budget further", knob));
+    dx.will_not_help.push_back("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: nothing failed to allocate; the engine refused by arithmetic");
+    return;
+  }
+
+  if (outcome == "oom_graph") {
+    const bool high = frac && (*frac >= 0.9 || (sglang && dep && *frac > 0.88));
+    dx.cause = high ? "static_fraction_too_high" : "graph_capture_headroom";
+    const int64_t begin = s.graph_begin_avail ? s.graph_begin_avail->value : -1;
+    dx.explanation = fmt::format(
+        "CUDA-graph capture ran out of memory. {} gave the static pools (weights + KV cache) so much that only {} was left "
+        "when capture began; capture needs its batch buffers, the graphs' private memory pool and the warm-up's activations on top. "
+        "Give the dynamic side more room: lower {} (or capture fewer batch sizes).",
+        frac ? fmt::format("{} {}", knob, *frac) : knob, begin >= 0 ? doctor_gib(begin) : std::string("little"), knob);
+    if (begin >= 0 && oom && oom->free >= 0 && oom->request > 0)
+      A(fmt::format("capture used {} of the {} free at its start, then asked for {} more: it needed at least {}", doctor_gib(begin - oom->free),
+                    doctor_gib(begin), doctor_gib(oom->request), doctor_gib(begin - oom->free + oom->request)));
+    if (oom && oom->reserved_unallocated > 0)
+      A(fmt::format("the {} reserved but unallocated is cached memory that cannot serve the capture: PyTorch cannot release cached blocks "
+                    "while a CUDA graph is being captured, and the graph's private pool does not draw on the regular pool's free blocks",
+                    doctor_gib(oom->reserved_unallocated)));
+    dx.will_not_help.push_back(
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True as the cure (PyTorch's hint): the shortage is the non-static budget, not "
+        "fragmentation; the reserved-but-unallocated memory belongs to pools the capture cannot draw from");
+    dx.will_not_help.push_back(fmt::format("raising {}: it takes more from the same headroom capture needs", knob));
+    if (sglang) dx.will_not_help.push_back("--chunked-prefill-size / --max-running-requests: they do not change what capture allocates at its start");
+    return;
+  }
+
+  if (outcome == "oom_kv") {
+    dx.cause = "static_fraction_too_high";
+    dx.explanation = fmt::format("Allocating the KV cache itself failed: the pool was sized from a free-memory figure that was not really "
+                                 "available when it was allocated. Lower {}, or cap the pool (--max-total-tokens / --kv-cache-memory-bytes).", knob);
+    dx.will_not_help.push_back("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: the pool is one large allocation that exceeds free memory");
+    return;
+  }
+
+  // oom_warmup / oom_runtime
+  if (oom && oom->reserved_unallocated > 0 && oom->request > 0 && oom->reserved_unallocated >= oom->request &&
+      oom->reserved_unallocated >= oom->total / 20 && dx.stage != "cuda_graph") {
+    dx.cause = "fragmentation";
+    dx.explanation = fmt::format("The request of {} failed although {} sat reserved but unallocated: free memory existed, split into "
+                                 "blocks too small for it. Expandable segments let PyTorch grow one segment instead.",
+                                 doctor_gib(oom->request), doctor_gib(oom->reserved_unallocated));
+    dx.will_not_help.push_back("raising --max-model-len limits or the KV budget: the memory was there, only fragmented");
+    return;
+  }
+  dx.cause = "activation_peak";
+  dx.explanation = fmt::format("Activations of a {} step ran out of memory after the KV cache took its budget. Process fewer tokens per "
+                               "step (a smaller chunked prefill / max-num-batched-tokens / max-num-seqs) or give the dynamic side more room (lower {}).",
+                               outcome == "oom_warmup" ? "warm-up (profiling or sampler)" : "serving", knob);
+  dx.will_not_help.push_back(fmt::format("raising {}: it leaves less for activations", knob));
+  if (!(oom && oom->reserved_unallocated >= oom->request))
+    dx.will_not_help.push_back("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: the reserved-but-unallocated memory is smaller than the request, so defragmenting cannot satisfy it");
+}
+
+void collect_evidence(const LogScan& scan, Diagnosis& dx) {
+  static const char* kinds_first[] = {"torch.oom", "error", "traceback"};
+  std::vector<LogEvidence> ev;
+  for (const auto& e : scan.evidence) {
+    bool key = e.line == scan.failure_line;
+    for (const char* k : kinds_first) key = key || e.kind.rfind(k, 0) == 0;
+    if (key || e.kind.find("avail") != std::string::npos || e.kind.find("load_weight") != std::string::npos ||
+        e.kind.find("kv_cache") != std::string::npos || e.kind.find("capture") != std::string::npos ||
+        e.kind.find("memory_pool") != std::string::npos || e.kind.find("pool_end") != std::string::npos ||
+        e.kind.find("server_args") != std::string::npos || e.kind.find("profil") != std::string::npos ||
+        e.kind.find("refus") != std::string::npos || e.kind.find("graph") != std::string::npos)
+      ev.push_back(e);
+  }
+  if (ev.empty()) ev = scan.evidence;
+  if (ev.size() > 24) {  // keep the failure and the lines before it
+    std::vector<LogEvidence> tail(ev.end() - 24, ev.end());
+    ev = tail;
+  }
+  dx.evidence = std::move(ev);
+}
+
+}  // namespace headroom

@@ -1,0 +1,325 @@
+// The fixes: engine knobs searched with the planner on the rebuilt deployment, calibrated with
+// the log's own figures (free memory before/after weights, free memory at capture begin, the
+// least memory capture was seen to need). Without a deployment, directions and values come from
+// the log's numbers alone (static_fixes).
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+#include "doctor/doctor_internal.h"
+#include "headroom/engine.h"
+#include "headroom/error.h"
+#include "headroom/units.h"
+
+namespace headroom {
+
+namespace {
+
+Deployment with_flag(const Deployment& d, const std::string& name, const std::string& value) {
+  Deployment c = d;
+  c.flags.erase(std::remove_if(c.flags.begin(), c.flags.end(), [&](const auto& f) { return f.first == name; }), c.flags.end());
+  if (!value.empty()) c.flags.emplace_back(name, value);
+  return c;
+}
+
+std::optional<Forecast> try_plan(const Deployment& d, const PlanOptions& o) {
+  try {
+    return plan(d, o);
+  } catch (const InputError&) {
+    return std::nullopt;
+  }
+}
+
+bool ok(const std::optional<Forecast>& f) { return f && f->verdict == Verdict::Fits; }
+
+std::string knob_of(EngineKind k) {
+  return k == EngineKind::SGLang ? "--mem-fraction-static" : k == EngineKind::VLLM ? "--gpu-memory-utilization" : "--free-gpu-memory-fraction";
+}
+
+// Largest value of the engine's memory knob whose forecast fits (worst case of every estimate).
+std::optional<std::pair<double, Forecast>> best_fraction(const Deployment& d, const PlanOptions& o) {
+  const std::string knob = knob_of(d.engine);
+  for (int i = 980; i >= 300; i -= 5) {
+    double v = i / 1000.0;
+    auto f = try_plan(with_flag(d, knob, fmt::format("{:.3f}", v)), o);
+    if (ok(f)) return std::make_pair(v, *f);
+  }
+  return std::nullopt;
+}
+
+std::string fmt_frac(double v) {
+  std::string s = fmt::format("{:.3f}", v);
+  while (s.back() == '0') s.pop_back();
+  if (s.back() == '.') s.pop_back();
+  return s;
+}
+
+std::string effect_of(const Forecast& f) {
+  return fmt::format("forecast: {}, KV cache {} tokens ({:.2f} requests at {} tokens), {} free at steady state", verdict_name(f.verdict),
+                     f.kv_tokens, f.max_concurrency, f.context_len, human_bytes(f.headroom_bytes));
+}
+
+std::optional<int64_t> int_flag(const Deployment& d, const Forecast& f, const char* name) {
+  const std::string* v = d.flag(name);
+  if (!v) v = f.setting(name);
+  if (!v) return std::nullopt;
+  try {
+    return std::stoll(*v);
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+std::string launch_command(const Deployment& d, const std::vector<DoctorFix>& fixes) {
+  std::vector<std::pair<std::string, std::string>> flags = d.flags;
+  for (const auto& fx : fixes) {
+    if (fx.flag.rfind("--", 0) != 0) continue;
+    flags.erase(std::remove_if(flags.begin(), flags.end(), [&](const auto& f) { return f.first == fx.flag; }), flags.end());
+    flags.emplace_back(fx.flag, fx.value);
+    break;  // the first (recommended) fix only
+  }
+  std::string cmd;
+  if (d.engine == EngineKind::VLLM) cmd = fmt::format("vllm serve {} --tensor-parallel-size {}", d.model_spec, d.par.tp);
+  else if (d.engine == EngineKind::TRTLLM) cmd = fmt::format("trtllm-serve {} --tp_size {}", d.model_spec, d.par.tp);
+  else cmd = fmt::format("python -m sglang.launch_server --model-path {} --tp-size {}", d.model_spec, d.par.tp);
+  const bool sgl = d.engine == EngineKind::SGLang;
+  if (d.par.pp > 1) cmd += (sgl ? " --pp-size " : " --pipeline-parallel-size ") + std::to_string(d.par.pp);
+  if (d.par.dp > 1) cmd += (sgl ? " --dp-size " : " --data-parallel-size ") + std::to_string(d.par.dp);
+  if (d.par.dp_attention) cmd += " --enable-dp-attention";
+  for (const auto& [k, v] : flags) cmd += (v == "true" ? " " + k : " " + k + " " + v);
+  for (const auto& fx : fixes)
+    if (fx.flag == "PYTORCH_CUDA_ALLOC_CONF") cmd = "PYTORCH_CUDA_ALLOC_CONF=" + fx.value + " " + cmd;
+  return cmd;
+}
+
+}  // namespace
+
+void plan_fixes(const LogScan& scan, const Deployment& dep, Diagnosis& dx) {
+  const auto& s = scan.summary;
+  PlanOptions o;
+  o.detail = true;
+  if (dep.engine == EngineKind::SGLang) {
+    if (s.init_avail) o.pre_load_free_bytes = s.init_avail->value;
+    if (s.post_weights_avail) o.post_load_free_bytes = s.post_weights_avail->value;
+  }
+  auto base = try_plan(dep, o);
+  if (!base) {
+    dx.gaps.push_back("the rebuilt deployment could not be planned");
+    static_fixes(scan, dx);
+    return;
+  }
+  // Calibrate: what the log shows in use before capture beyond the model, and the least
+  // memory capture was seen to need.
+  const LogOom* oom = first_oom(scan);
+  if (dep.engine == EngineKind::SGLang && s.graph_begin_avail && !base->ranks.empty()) {
+    for (const auto& st : base->ranks.front().stages)
+      if (st.name == "workspaces") {
+        int64_t extra = st.free_bytes_after - s.graph_begin_avail->value;
+        if (extra > 64 * MiB) {
+          o.extra_before_capture_bytes = extra;
+          dx.arithmetic.push_back(fmt::format("the log shows {} free at capture begin where the model of this deployment expects {}: "
+                                              "{} more was in use (flags or allocations the log does not show); the fix below keeps it",
+                                              doctor_gib(s.graph_begin_avail->value), doctor_gib(st.free_bytes_after), doctor_gib(extra)));
+        }
+      }
+    if (dx.stage == "cuda_graph" && oom && oom->free >= 0 && oom->request > 0)
+      o.graph_floor_bytes = s.graph_begin_avail->value - oom->free + oom->request;
+  }
+  auto calibrated = try_plan(dep, o);
+  if (calibrated) base = calibrated;
+
+  if (dx.stage == "none") {
+    auto cmp = [&](const char* what, std::optional<LogFigure> logged, std::optional<int64_t> forecast, bool bytes) {
+      if (!logged || !forecast) return;
+      double l = static_cast<double>(logged->value), f = static_cast<double>(*forecast);
+      std::string lv = bytes ? doctor_gib(logged->value) : std::to_string(logged->value);
+      std::string fv = bytes ? doctor_gib(*forecast) : std::to_string(*forecast);
+      dx.calibration.push_back(fmt::format("{:<28} logged {:>14}  forecast {:>14}  ({:+.1f}%) line {}", what, lv, fv, l != 0 ? (f - l) / l * 100 : 0.0, logged->line));
+    };
+    PlanOptions raw;  // the uncalibrated forecast, to show how far the model is from this setup
+    auto pure = try_plan(dep, raw);
+    if (pure && !pure->ranks.empty()) {
+      const auto& r0 = pure->ranks.front();
+      auto free_after = [&](const char* st) -> std::optional<int64_t> {
+        for (const auto& x : r0.stages) if (x.name == st) return x.free_bytes_after;
+        return std::nullopt;
+      };
+      auto sum = [&](const char* st) -> std::optional<int64_t> {
+        for (const auto& x : r0.stages)
+          if (x.name == st) { int64_t t = 0; for (const auto& i : x.items) t += i.bytes; return t; }
+        return std::nullopt;
+      };
+      cmp("free before weights", s.init_avail, free_after("init"), true);
+      cmp("weights", s.weights, sum("weights"), true);
+      cmp("free after weights", s.post_weights_avail, free_after("weights"), true);
+      cmp("KV cache tokens", s.kv_tokens, pure->kv_tokens, false);
+      cmp("free at memory pool end", s.pool_end_avail, free_after("kv_pool"), true);
+      cmp("free at capture begin", s.graph_begin_avail, free_after("workspaces"), true);
+      cmp("CUDA-graph memory", s.graph_bytes, sum("cuda_graph"), true);
+    }
+    if (auto best = best_fraction(dep, o); best) {
+      const std::string knob = knob_of(dep.engine);
+      double cur = 0;
+      if (const std::string* v = base->setting(knob)) try { cur = std::stod(*v); } catch (...) {}
+      if (best->first > cur + 0.015 && best->second.kv_tokens > base->kv_tokens)
+        dx.fixes.push_back({knob, fmt_frac(best->first), "optional, more KV capacity within the forecast's margins; " + effect_of(best->second)});
+      dx.forecast_after_fix = dx.fixes.empty() ? *base : best->second;
+    } else {
+      dx.forecast_after_fix = *base;
+    }
+    dx.command = launch_command(dep, dx.fixes);
+    return;
+  }
+
+  const std::string knob = knob_of(dep.engine);
+  const bool sglang = dep.engine == EngineKind::SGLang;
+  auto add = [&](const std::string& flag, const std::string& value, const Forecast& f, const std::string& why) {
+    dx.fixes.push_back({flag, value, why + "; " + effect_of(f)});
+    if (!dx.forecast_after_fix) dx.forecast_after_fix = f;
+  };
+  auto best = best_fraction(dep, o);
+  auto add_fraction = [&](const std::string& why) {
+    if (best) add(knob, fmt_frac(best->first), best->second, why);
+  };
+  const std::string& cause = dx.cause;
+
+  if (cause == "fragmentation") {
+    dx.fixes.push_back({"PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True",
+                        "lets PyTorch grow one segment instead of leaving free memory split into blocks too small for the request"});
+  }
+  if (cause == "static_fraction_too_high" || cause == "graph_capture_headroom" || cause == "other_process") {
+    add_fraction(fmt::format("the largest {} whose forecast keeps room for capture and runtime peaks", knob));
+    if (sglang) {
+      auto cur_bs = int_flag(dep, *base, "--cuda-graph-max-bs");
+      for (int64_t bs = cur_bs ? *cur_bs / 2 : 256; bs >= 1; bs /= 2) {
+        auto f = try_plan(with_flag(dep, "--cuda-graph-max-bs", std::to_string(bs)), o);
+        if (ok(f)) {
+          add("--cuda-graph-max-bs", std::to_string(bs), *f, "or keep the fraction and capture fewer batch sizes");
+          break;
+        }
+      }
+    } else if (dep.engine == EngineKind::VLLM) {
+      auto f = try_plan(with_flag(dep, "--enforce-eager", "true"), o);
+      if (f && f->verdict != Verdict::Oom) add("--enforce-eager", "true", *f, "or skip CUDA graphs (slower decode)");
+    }
+  } else if (cause == "static_fraction_too_low") {
+    add_fraction(fmt::format("the largest {} that leaves a KV cache and still fits every later stage", knob));
+    if (!best) {
+      Deployment d2 = dep;
+      d2.par.tp *= 2;
+      d2.gpus = std::max(d2.gpus, d2.par.tp * d2.par.pp);
+      if (auto f = try_plan(d2, o); f && f->verdict != Verdict::Refused)
+        add("--tp-size", std::to_string(d2.par.tp), *f, "no fraction works on this many GPUs: spread the weights over twice as many");
+    }
+  } else if (cause == "kv_too_small_for_context") {
+    // The longest context whose single request fits.
+    int64_t lo = 1024, hi = base->context_len > 0 ? base->context_len : 131072, found = 0;
+    const char* lenflag = sglang ? "--context-length" : "--max-model-len";
+    while (lo <= hi) {
+      int64_t mid = (lo + hi) / 2 / 1024 * 1024;
+      if (mid < 1024) break;
+      auto f = try_plan(with_flag(dep, lenflag, std::to_string(mid)), o);
+      if (ok(f)) { found = mid; lo = mid + 1024; } else { hi = mid - 1024; }
+    }
+    if (found > 0)
+      if (auto f = try_plan(with_flag(dep, lenflag, std::to_string(found)), o))
+        add(lenflag, std::to_string(found), *f, "the longest context one request can hold");
+    add_fraction(fmt::format("or keep the length and give the KV cache more memory with {}", knob));
+  } else if (cause == "activation_peak") {
+    if (sglang) {
+      auto cp = int_flag(dep, *base, "--chunked-prefill-size");
+      for (int64_t c = cp && *cp > 0 ? *cp / 2 : 4096; c >= 512; c /= 2) {
+        auto f = try_plan(with_flag(dep, "--chunked-prefill-size", std::to_string(c)), o);
+        if (ok(f)) { add("--chunked-prefill-size", std::to_string(c), *f, "smaller prefill chunks, smaller activation peak"); break; }
+      }
+    } else {
+      for (const char* fl : {"--max-num-seqs", "--max-num-batched-tokens"}) {
+        auto cur = int_flag(dep, *base, fl);
+        for (int64_t v = cur ? *cur / 2 : 256; v >= 8; v /= 2) {
+          auto f = try_plan(with_flag(dep, fl, std::to_string(v)), o);
+          if (ok(f)) { add(fl, std::to_string(v), *f, "a smaller profiled peak"); break; }
+        }
+      }
+      if (dep.flag("--no-enable-chunked-prefill"))
+        if (auto f = try_plan(with_flag(with_flag(dep, "--no-enable-chunked-prefill", ""), "--enable-chunked-prefill", "true"), o))
+          add("--enable-chunked-prefill", "true", *f, "prefill long prompts in chunks instead of at once");
+      auto len = int_flag(dep, *base, "--max-model-len");
+      if (len && *len > 8192)
+        if (auto f = try_plan(with_flag(dep, "--max-model-len", std::to_string(*len / 2)), o))
+          add("--max-model-len", std::to_string(*len / 2), *f, "shorter sequences, smaller per-request peaks");
+    }
+    add_fraction(fmt::format("or lower {} to leave the activations more room", knob));
+  } else if (cause == "weights_do_not_fit") {
+    Deployment d2 = dep;
+    d2.par.tp *= 2;
+    d2.gpus = std::max(d2.gpus, d2.par.tp * d2.par.pp);
+    if (auto f = try_plan(d2, o)) add(sglang ? "--tp-size" : "--tensor-parallel-size", std::to_string(d2.par.tp), *f, "spread the weights over twice as many GPUs");
+  }
+  if (dx.fixes.empty()) {
+    dx.gaps.push_back("no setting of the engine's knobs fits in the forecast; see the forecast below");
+    dx.forecast_after_fix = *base;
+  }
+  dx.command = launch_command(dep, dx.fixes);
+}
+
+void static_fixes(const LogScan& scan, Diagnosis& dx) {
+  const auto& s = scan.summary;
+  const LogOom* oom = first_oom(scan);
+  const bool sglang = dx.engine == "sglang";
+  const std::string knob = sglang ? "--mem-fraction-static" : dx.engine == "vllm" ? "--gpu-memory-utilization" : "free_gpu_memory_fraction";
+  std::optional<double> frac;
+  if (auto it = scan.flags.find(knob); it != scan.flags.end()) try { frac = std::stod(it->second); } catch (...) {}
+  if (s.mem_fraction_static && !frac) frac = s.mem_fraction_static->value;
+  if (s.gpu_memory_utilization && !frac) frac = s.gpu_memory_utilization->value;
+  const std::string note = " (from the log's numbers alone; give --model and --gpu for a planned value and its forecast)";
+  auto add = [&](const std::string& flag, const std::string& value, const std::string& effect) { dx.fixes.push_back({flag, value, effect + note}); };
+  const std::string& cause = dx.cause;
+  int64_t total = oom && oom->total > 0 ? oom->total : (s.total ? s.total->value : 0);
+
+  if (cause == "fragmentation") add("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True", "reuses the reserved-but-unallocated memory");
+  if ((cause == "static_fraction_too_high" || cause == "graph_capture_headroom" || cause == "other_process") && frac) {
+    int64_t need = GiB;  // margin for the rest of capture and runtime peaks (GUESS)
+    if (oom && oom->request > 0) need += oom->request;
+    if (cause == "other_process" && oom) for (const auto& [pid, b] : oom->other_processes) need += b;
+    double base = total > 0 ? static_cast<double>(total) : 80.0 * GiB;
+    double v = std::floor((*frac - static_cast<double>(need) / base) * 100.0) / 100.0;
+    add(knob, fmt_frac(std::max(0.3, v)), fmt::format("frees about {} for capture and runtime", doctor_gib(static_cast<int64_t>((*frac - v) * base))));
+    if (sglang && !s.graph_bs.empty() && s.graph_bs.back() > 1) add("--cuda-graph-max-bs", std::to_string(std::max<int64_t>(1, s.graph_bs.back() / 2)), "captures fewer, smaller graphs");
+    if (!sglang) add("--enforce-eager", "true", "skips CUDA-graph capture (slower decode)");
+  } else if (cause == "static_fraction_too_low") {
+    const LogError* e = nullptr;
+    for (const auto& x : scan.errors) if (x.suggested) { e = &x; break; }
+    if (e && e->suggested) add(knob, fmt_frac(std::ceil((*e->suggested + 0.02) * 100) / 100), "the engine's own minimum plus room for a KV cache");
+    else if (sglang && s.init_avail && s.post_weights_avail)
+      add(knob, fmt_frac(std::min(0.98, std::ceil((1.0 - to_gib(s.post_weights_avail->value) / to_gib(s.init_avail->value) + 0.05) * 100) / 100)),
+          "1 - A/P plus 5% of P for the KV cache");
+    else if (frac) {
+      double v = std::min(0.98, *frac + 0.05);
+      if (s.kv_bytes && s.kv_bytes->value < 0 && total > 0) v = std::min(0.98, std::ceil((*frac + (-static_cast<double>(s.kv_bytes->value) + GiB) / static_cast<double>(total)) * 100) / 100);
+      add(knob, fmt_frac(v), "a larger budget for the KV cache");
+    }
+  } else if (cause == "kv_too_small_for_context") {
+    for (const auto& e : scan.errors)
+      if (e.kind == "vllm_max_seq_len" && e.value) { add("--max-model-len", std::to_string(*e.value), "vLLM's own estimate of the longest context that fits"); break; }
+    if (frac) add(knob, fmt_frac(std::min(0.98, *frac + 0.03)), "or more memory for the KV cache");
+  } else if (cause == "activation_peak") {
+    if (sglang) add("--chunked-prefill-size", "4096", "smaller prefill chunks");
+    else {
+      auto it = scan.flags.find("--max-num-seqs");
+      int64_t cur = 1024;
+      if (it != scan.flags.end()) try { cur = std::stoll(it->second); } catch (...) {}
+      add("--max-num-seqs", std::to_string(std::max<int64_t>(1, cur / 4)), "a smaller profiled peak");
+      if (scan.flags.count("--no-enable-chunked-prefill")) add("--enable-chunked-prefill", "true", "prefill in chunks");
+      if (auto l = scan.flags.find("--max-model-len"); l != scan.flags.end())
+        try { add("--max-model-len", std::to_string(std::stoll(l->second) * 3 / 4), "shorter sequences"); } catch (...) {}
+    }
+    if (frac) add(knob, fmt_frac(std::max(0.3, *frac - 0.03)), "more room for activations");
+  } else if (cause == "weights_do_not_fit") {
+    int tp = 1;
+    for (const char* k : {"--tp-size", "--tensor-parallel-size"})
+      if (auto it = scan.flags.find(k); it != scan.flags.end()) try { tp = std::stoi(it->second); } catch (...) {}
+    add(sglang ? "--tp-size" : "--tensor-parallel-size", std::to_string(tp * 2), "spreads the weights over twice as many GPUs");
+  }
+}
+
+}  // namespace headroom

@@ -1,0 +1,34 @@
+// Pieces of the diagnosis shared by diagnose.cpp, doctor_classify.cpp and doctor_fixes.cpp.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "headroom/deployment.h"
+#include "headroom/doctor.h"
+#include "headroom/logscan.h"
+
+namespace headroom {
+
+struct RebuiltArgs {
+  std::vector<std::string> args;  // CLI arguments for parse_deployment
+  std::vector<std::string> gaps;
+  EngineKind engine = EngineKind::SGLang;
+  bool has_model = false;
+};
+RebuiltArgs rebuild_args(const LogScan& scan, const Args& user);
+
+// Cause, explanation, arithmetic from the log's own numbers.
+void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnosis& dx);
+// Evidence lines: the error, the memory lines of the failing rank.
+void collect_evidence(const LogScan& scan, Diagnosis& dx);
+// Fixes computed by the planner on the rebuilt, log-calibrated deployment.
+void plan_fixes(const LogScan& scan, const Deployment& dep, Diagnosis& dx);
+// Fixes when the deployment cannot be planned: directions from the log's numbers alone.
+void static_fixes(const LogScan& scan, Diagnosis& dx);
+
+std::string doctor_gib(int64_t bytes);
+// The first OOM report of the failing rank (or the first at all).
+const LogOom* first_oom(const LogScan& scan);
+
+}  // namespace headroom
