@@ -536,69 +536,70 @@ async function runTune() {
 
 const normFlag = (k) => String(k).replace(/^-+/, '').replace(/_/g, '-').toLowerCase();
 
+// tune JSON (src/advise/tune_report.cpp): "recommended", "forecast", "launch_command",
+// "primary_knob" and "tradeoffs" rows {flag, value, label, verdict, safe, kv_tokens,
+// concurrency, capture_free_worst_bytes, min_free_worst_bytes, limit, shortfall}.
 function renderTune(j, f) {
   const rec = j.recommended || {};
-  const fc = j.forecast || null;
   const box = $('tune-verdict');
-  if (fc) setVerdict(box, fc);
-  else setVerdict(box, { verdict: 'error', message: 'no feasible setting' });
+  if (j.feasible === false || !j.forecast) {
+    box.replaceChildren();
+    box.dataset.verdict = 'oom';
+    box.append(el('span', { class: 'icon', 'aria-hidden': 'true', text: '✗' }),
+      el('span', { class: 'words' }, el('strong', { class: 'head', text: 'No safe setting' }),
+        el('span', { class: 'detail', text: j.reason || '' })));
+  } else {
+    setVerdict(box, j.forecast);
+  }
   const recText = Object.entries(rec).map(([k, v]) => `${k} ${v}`).join(' ');
-  if (recText) box.append(el('span', { class: 'message', text: 'Recommended: ' + recText }));
+  if (recText) (box.querySelector('.words') || box).append(el('span', { class: 'recommend', text: 'Recommended: ' + recText }));
 
   const rows = Array.isArray(j.tradeoffs) ? j.tradeoffs : [];
-  const knob = pickKnob(rows, rec, f.engine);
-  $('tune-knob').textContent = knob ? `(${knob.label} → KV tokens and headroom)` : '';
+  const knob = j.primary_knob || (rows[0] && rows[0].flag) || KNOBS[f.engine] || 'value';
+  $('tune-knob').textContent = rows.length ? `(${knob} → KV tokens and worst-case headroom)` : '';
   drawTradeoff(rows, knob, rec);
-  // Table
   const tbl = $('tune-table');
   tbl.replaceChildren();
   if (rows.length) {
-    const cols = [...new Set(rows.flatMap((r) => Object.keys(r)))];
-    tbl.append(el('tr', {}, ...cols.map((c) => el('th', { text: c }))));
-    for (const r of rows) tbl.append(el('tr', { class: rowSafe(r) ? 'safe' : 'unsafe' }, ...cols.map((c) => el('td', { class: typeof r[c] === 'number' ? 'num' : '', text: cellText(c, r[c]) }))));
+    const cols = [...new Set(rows.flatMap((r) => Object.keys(r)))].filter((c) => c !== 'flag');
+    tbl.append(el('tr', {}, ...cols.map((c) => el('th', { text: c === 'value' ? knob : c.replace(/_/g, ' ') }))));
+    for (const r of rows) {
+      tbl.append(el('tr', { class: rowSafe(r) ? 'safe' : 'unsafe' },
+        ...cols.map((c) => el('td', { class: typeof r[c] === 'number' ? 'num' : '', text: cellText(c, r[c]) }))));
+    }
   }
-  $('launch').textContent = j.command || j.launch_command || launchCommand(f, rec);
+  $('launch').textContent = j.launch_command || launchCommand(f, rec);
 }
 
 function cellText(col, v) {
   if (v === null || v === undefined) return '';
+  if (typeof v === 'boolean') return v ? 'yes' : 'no';
   if (typeof v === 'object') return JSON.stringify(v);
   if (typeof v === 'number' && /bytes/.test(col)) return fmtBytes(v);
   if (typeof v === 'number' && /tokens/.test(col)) return fmtInt(v);
+  if (typeof v === 'number' && !Number.isInteger(v)) return v.toFixed(2);
   return String(v);
 }
 function rowSafe(r) {
   if (typeof r.safe === 'boolean') return r.safe;
-  if (typeof r.fits === 'boolean') return r.fits;
   return r.verdict === 'fits';
 }
-// The column holding the knob's value: the recommended flag's name, or the engine's knob.
-function pickKnob(rows, rec, engine) {
-  if (!rows.length) return null;
-  const keys = Object.keys(rows[0]);
-  const wanted = [...Object.keys(rec), KNOBS[engine] || '', 'value', 'knob_value'].map(normFlag);
-  for (const w of wanted) {
-    const k = keys.find((c) => normFlag(c) === w && typeof rows[0][c] === 'number');
-    if (k) return { key: k, label: k };
-  }
-  if (typeof rows[0].value !== 'undefined' && rows[0].flag) return { key: 'value', label: rows[0].flag };
-  const k = keys.find((c) => typeof rows[0][c] === 'number' && !/tokens|bytes|headroom/.test(c));
-  return k ? { key: k, label: k } : null;
-}
-function numAt(r, re) {
-  for (const [k, v] of Object.entries(r)) if (re.test(k) && typeof v === 'number') return v;
-  return null;
+function tradeoffPoints(rows) {
+  const num = (v) => (typeof v === 'number' ? v : null);
+  return rows.map((r) => ({
+    x: parseFloat(r.value), kv: num(r.kv_tokens),
+    head: num(r.min_free_worst_bytes ?? r.capture_free_worst_bytes ?? r.headroom_bytes),
+    safe: rowSafe(r), label: r.label || '', r,
+  })).filter((p) => Number.isFinite(p.x)).sort((a, b) => a.x - b.x);
 }
 
 function drawTradeoff(rows, knob, rec) {
   const box = $('tune-chart');
   box.replaceChildren();
-  if (!knob || rows.length === 0) { box.append(el('p', { class: 'muted', text: 'No trade-off rows.' })); return; }
-  const pts = rows.map((r) => ({ x: r[knob.key], kv: numAt(r, /kv_tokens|kv tokens/), head: numAt(r, /headroom/), safe: rowSafe(r), r }))
-    .filter((p) => typeof p.x === 'number').sort((a, b) => a.x - b.x);
-  if (!pts.length) return;
-  const width = Math.max(320, box.clientWidth || 640), height = 260;
-  const m = { l: 64, r: 64, t: 16, b: 40 };
+  const pts = tradeoffPoints(rows);
+  if (!pts.length) { box.append(el('p', { class: 'muted', text: 'No trade-off rows.' })); return; }
+  const width = Math.max(320, box.clientWidth || 640), height = 270;
+  const m = { l: 64, r: 72, t: 30, b: 40 };
   const W = width - m.l - m.r, H = height - m.t - m.b;
   const xs = pts.map((p) => p.x);
   const xmin = Math.min(...xs), xmax = Math.max(...xs);
@@ -608,44 +609,53 @@ function drawTradeoff(rows, knob, rec) {
   const X = (v) => m.l + (xmax === xmin ? W / 2 : ((v - xmin) / (xmax - xmin)) * W);
   const Y1 = (v) => m.t + H - (v / kvMax) * H;
   const Y2 = (v) => m.t + H - ((v - hMin) / (hMax - hMin)) * H;
-  const s = svg('svg', { width, height, class: 'chart-svg', role: 'img', 'aria-label': `${knob.label} against KV tokens and headroom; shaded: safe settings` });
-  // Safe region: shaded + hatched bands over runs of safe points.
-  const step = pts.length > 1 ? (X(pts[1].x) - X(pts[0].x)) / 2 : 10;
+  const s = svg('svg', { width, height, class: 'chart-svg', role: 'img', 'aria-label': `${knob} against KV tokens and worst-case headroom; shaded: safe settings` });
+  // Safe region: shaded and hatched over the safe points (half-way to their neighbours).
   for (let i = 0; i < pts.length; i++) {
     if (!pts[i].safe) continue;
-    const a = i === 0 ? X(pts[i].x) : (X(pts[i - 1].x) + X(pts[i].x)) / 2;
-    const b = i === pts.length - 1 ? X(pts[i].x) : (X(pts[i].x) + X(pts[i + 1].x)) / 2;
-    s.append(svg('rect', { x: a - (i === 0 ? Math.min(step, 6) : 0), y: m.t, width: Math.max(2, b - a + (i === 0 ? Math.min(step, 6) : 0)), height: H, class: 'safe-band' }));
+    const a = i === 0 ? X(pts[i].x) - 6 : (X(pts[i - 1].x) + X(pts[i].x)) / 2;
+    const b = i === pts.length - 1 ? X(pts[i].x) + 6 : (X(pts[i].x) + X(pts[i + 1].x)) / 2;
+    s.append(svg('rect', { x: a, y: m.t, width: Math.max(2, b - a), height: H, class: 'safe-band' }));
+    s.append(svg('rect', { x: a, y: m.t, width: Math.max(2, b - a), height: H, class: 'safe-hatch' }));
   }
-  // Axes
   s.append(svg('line', { x1: m.l, x2: m.l + W, y1: m.t + H, y2: m.t + H, class: 'axis' }));
   s.append(svg('line', { x1: m.l, x2: m.l, y1: m.t, y2: m.t + H, class: 'axis' }));
   s.append(svg('line', { x1: m.l + W, x2: m.l + W, y1: m.t, y2: m.t + H, class: 'axis' }));
-  const ticks = pts.length <= 12 ? pts.map((p) => p.x) : [xmin, (xmin + xmax) / 2, xmax];
-  for (const t of ticks) s.append(svg('text', { x: X(t), y: m.t + H + 16, class: 'tick', 'text-anchor': 'middle' }, +t.toFixed(3)));
-  s.append(svg('text', { x: m.l + W / 2, y: height - 6, class: 'axislabel', 'text-anchor': 'middle' }, knob.label));
-  for (const f of [0, 0.5, 1]) {
-    s.append(svg('text', { x: m.l - 6, y: Y1(kvMax * f) + 4, class: 'tick', 'text-anchor': 'end' }, kvShort(kvMax * f)));
-    s.append(svg('text', { x: m.l + W + 6, y: Y2(hMin + (hMax - hMin) * f) + 4, class: 'tick' }, fmtBytes(hMin + (hMax - hMin) * f)));
+  const maxTicks = Math.max(3, Math.floor(W / 48));
+  const every = Math.ceil(pts.length / maxTicks);
+  pts.forEach((p, i) => {
+    if (i % every === 0 || i === pts.length - 1) s.append(svg('text', { x: X(p.x), y: m.t + H + 16, class: 'tick', 'text-anchor': 'middle' }, p.r.value));
+  });
+  s.append(svg('text', { x: m.l + W / 2, y: height - 6, class: 'axislabel', 'text-anchor': 'middle' }, knob));
+  for (const fr of [0, 0.5, 1]) {
+    s.append(svg('text', { x: m.l - 6, y: Y1(kvMax * fr) + 4, class: 'tick', 'text-anchor': 'end' }, kvShort(kvMax * fr)));
+    s.append(svg('text', { x: m.l + W + 6, y: Y2(hMin + (hMax - hMin) * fr) + 4, class: 'tick' }, fmtBytes(hMin + (hMax - hMin) * fr)));
   }
-  s.append(svg('text', { x: 4, y: m.t + 10, class: 'axislabel' }, 'KV tokens ●'));
-  s.append(svg('text', { x: width - 4, y: m.t + 10, class: 'axislabel', 'text-anchor': 'end' }, '▲ headroom'));
+  s.append(svg('text', { x: 4, y: 14, class: 'axislabel' }, '● KV tokens'));
+  s.append(svg('text', { x: width - 4, y: 14, class: 'axislabel', 'text-anchor': 'end' }, 'worst-case free ▲'));
   if (hMin < 0) s.append(svg('line', { x1: m.l, x2: m.l + W, y1: Y2(0), y2: Y2(0), class: 'zero' }));
-  // Lines: KV tokens (solid, circles), headroom (dashed, triangles).
   const kvPts = pts.filter((p) => p.kv !== null);
   const hPts = pts.filter((p) => p.head !== null);
   if (kvPts.length) s.append(svg('polyline', { points: kvPts.map((p) => `${X(p.x)},${Y1(p.kv)}`).join(' '), class: 'line-kv' }));
   if (hPts.length) s.append(svg('polyline', { points: hPts.map((p) => `${X(p.x)},${Y2(p.head)}`).join(' '), class: 'line-head' }));
-  for (const p of kvPts) s.append(svg('circle', { cx: X(p.x), cy: Y1(p.kv), r: 3.5, class: 'pt-kv' }, svg('title', {}, `${knob.label} ${p.x}: ${fmtInt(p.kv)} KV tokens, ${p.safe ? 'safe' : 'not safe'}`)));
-  for (const p of hPts) s.append(svg('path', { d: `M${X(p.x)},${Y2(p.head) - 4} l4,7 h-8 z`, class: 'pt-head' }, svg('title', {}, `${knob.label} ${p.x}: headroom ${fmtBytes(p.head)}`)));
-  // Recommended value
-  const recVal = Object.entries(rec).find(([k]) => normFlag(k) === normFlag(knob.label) || normFlag(k) === normFlag(knob.key));
-  if (recVal && !Number.isNaN(parseFloat(recVal[1]))) {
-    const rx = X(parseFloat(recVal[1]));
-    s.append(svg('line', { x1: rx, x2: rx, y1: m.t, y2: m.t + H, class: 'rec' }));
-    s.append(svg('text', { x: rx + 4, y: m.t + 24, class: 'axislabel' }, `recommended ${recVal[1]}`));
+  for (const p of kvPts) {
+    s.append(svg('circle', { cx: X(p.x), cy: Y1(p.kv), r: 3.5, class: 'pt-kv' },
+      svg('title', {}, `${knob} ${p.r.value}: ${fmtInt(p.kv)} KV tokens, ${p.safe ? 'safe' : 'not safe'}${p.label ? ' (' + p.label + ')' : ''}`)));
   }
-  box.append(s, el('p', { class: 'legend-line muted' }, el('span', { class: 'safe-key' }, ' shaded = safe (fits) '), ' ● solid line: KV tokens · ▲ dashed line: headroom'));
+  for (const p of hPts) {
+    s.append(svg('path', { d: `M${X(p.x)},${Y2(p.head) - 4} l4,7 h-8 z`, class: 'pt-head' },
+      svg('title', {}, `${knob} ${p.r.value}: worst-case free ${fmtBytes(p.head)}`)));
+  }
+  const recEntry = Object.entries(rec).find(([k]) => normFlag(k) === normFlag(knob));
+  const recPt = pts.find((p) => p.label === 'recommended') || (recEntry ? { x: parseFloat(recEntry[1]), r: { value: recEntry[1] } } : null);
+  if (recPt && Number.isFinite(recPt.x)) {
+    const rx = X(recPt.x);
+    s.append(svg('line', { x1: rx, x2: rx, y1: m.t, y2: m.t + H, class: 'rec' }));
+    const right = rx > m.l + W * 0.7;
+    s.append(svg('text', { x: right ? rx - 4 : rx + 4, y: m.t + 12, class: 'axislabel', 'text-anchor': right ? 'end' : 'start' }, `recommended ${recPt.r.value}`));
+  }
+  box.append(s, el('p', { class: 'legend-line muted' }, el('span', { class: 'safe-key' }, ' shaded = safe '),
+    ' ● solid line: KV tokens · ▲ dashed line: worst-case free memory (min over stages and GPUs)'));
 }
 function kvShort(v) { return v >= 1e6 ? (v / 1e6).toFixed(2) + 'M' : v >= 1e3 ? (v / 1e3).toFixed(0) + 'K' : v.toFixed(0); }
 
@@ -658,16 +668,16 @@ function launchCommand(f, rec) {
   const tp = f.tp || '1';
   let parts;
   if (f.engine === 'vllm') {
-    parts = ['vllm serve', model, '--tensor-parallel-size', tp];
-    if (f.pp) parts.push('--pipeline-parallel-size', f.pp);
+    parts = [`vllm serve ${model}`, `--tensor-parallel-size ${tp}`];
+    if (f.pp) parts.push(`--pipeline-parallel-size ${f.pp}`);
   } else if (f.engine === 'trtllm') {
-    parts = ['trtllm-serve', model, '--tp_size', tp];
-    if (f.pp) parts.push('--pp_size', f.pp);
+    parts = [`trtllm-serve ${model}`, `--tp_size ${tp}`];
+    if (f.pp) parts.push(`--pp_size ${f.pp}`);
   } else {
-    parts = ['python -m sglang.launch_server', '--model-path', model, '--tp-size', tp];
-    if (f.pp) parts.push('--pp-size', f.pp);
-    if (f.ep) parts.push('--ep-size', f.ep);
-    if (f.dp) parts.push('--dp-size', f.dp);
+    parts = ['python -m sglang.launch_server', `--model-path ${model}`, `--tp-size ${tp}`];
+    if (f.pp) parts.push(`--pp-size ${f.pp}`);
+    if (f.ep) parts.push(`--ep-size ${f.ep}`);
+    if (f.dp) parts.push(`--dp-size ${f.dp}`);
   }
   if (f.dpa) parts.push('--enable-dp-attention');
   for (const [k, v] of Object.entries(flags)) parts.push(v === true || v === 'true' ? k : `${k} ${v}`);
@@ -704,24 +714,32 @@ function renderDiagnosis(j, text) {
   const healthy = j.stage === 'none' || j.cause === 'not_oom';
   out.append(el('div', { id: 'doctor-verdict', class: 'verdict', 'data-verdict': healthy ? 'fits' : 'oom', 'data-cause': j.cause || '' },
     el('span', { class: 'icon', 'aria-hidden': 'true', text: healthy ? '✓' : '✗' }),
-    el('span', { class: 'words' }, el('strong', { class: 'head', text: healthy ? 'No memory failure in this log' : `Failed at ${stageWords(j.stage)}` }),
+    el('span', { class: 'words' }, el('strong', { class: 'head', text: healthy ? 'No memory failure in this log' : `Failed at ${stageWords(j.stage)}` + (j.rank >= 0 ? ` on GPU ${j.rank}` : '') }),
       el('span', { class: 'detail', text: ` cause: ${j.cause || 'unknown'}` }))));
   if (j.explanation) out.append(el('p', { class: 'explanation', text: j.explanation }));
+  const arith = Array.isArray(j.arithmetic) ? j.arithmetic : [];
+  if (arith.length) out.append(el('h3', { text: 'The numbers' }), el('ul', { class: 'arith' }, ...arith.map((a) => el('li', { text: a }))));
   const fixes = Array.isArray(j.fix) ? j.fix : [];
   if (fixes.length) {
     const ul = el('ul', { class: 'fixes' });
-    for (const fx of fixes) ul.append(el('li', {}, el('code', { text: `${fx.flag} ${fx.value ?? ''}`.trim() })));
+    for (const fx of fixes) {
+      ul.append(el('li', {}, el('code', { text: `${fx.flag} ${fx.value ?? ''}`.trim() }),
+        fx.effect ? el('span', { class: 'muted', text: ' — ' + fx.effect }) : null));
+    }
     const apply = el('button', { type: 'button', id: 'apply-fix' }, 'Apply the fix to the plan');
     apply.addEventListener('click', () => applyFix(fixes));
     out.append(el('h3', { text: 'Fix' }), ul, apply);
   }
+  if (j.command) out.append(el('pre', { class: 'command doctor-command', text: j.command }));
   if (j.forecast_after_fix) {
     const v = el('div', { class: 'verdict small' });
     setVerdict(v, j.forecast_after_fix);
     out.append(el('h3', { text: 'Forecast with the fix' }), v);
   }
   const wnh = Array.isArray(j.will_not_help) ? j.will_not_help : [];
-  if (wnh.length) out.append(el('h3', { text: 'Will not help' }), el('ul', { class: 'wnh' }, ...wnh.map((w) => el('li', { text: w }))));
+  if (wnh.length) out.append(el('h3', { text: 'Will not help' }), el('ul', { class: 'wnh' }, ...wnh.map((w) => el('li', { text: '✗ ' + w }))));
+  const gaps = Array.isArray(j.gaps) ? j.gaps : [];
+  if (gaps.length) out.append(el('h3', { text: 'Not in the log (filled from the form or defaults)' }), el('ul', { class: 'notes' }, ...gaps.map((g) => el('li', { text: typeof g === 'string' ? g : JSON.stringify(g) }))));
   // The log with the evidence lines marked (a marker and bold, not colour alone).
   const ev = new Map((Array.isArray(j.evidence) ? j.evidence : []).map((e) => [Number(e.line), e]));
   const lines = text.split(/\r?\n/);
@@ -862,7 +880,7 @@ function wire() {
     clearTimeout(resizeTimer);
     resizeTimer = setTimeout(() => {
       if (state.plan) renderBars(state.plan);
-      if (state.tune) drawTradeoff(state.tune.tradeoffs || [], pickKnob(state.tune.tradeoffs || [], state.tune.recommended || {}, $('engine').value), state.tune.recommended || {});
+      if (state.tune) renderTune(state.tune, readForm());
     }, 150);
   });
 }
