@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "engines/layout_cache.h"
 #include "engines/sglang/sglang_estimates.h"
 #include "engines/sglang/sglang_rules.h"
 #include "headroom/engine.h"
@@ -210,7 +211,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   const int64_t attn_layers = kv.full_layers + kv.swa_layers;
 
   // Draft (EAGLE / MTP) weights and KV.
-  const auto rank_weights = weights_per_rank(*d.model, EngineKind::SGLang, par);
+  const auto rank_weights = cached_weights_per_rank(d.model, EngineKind::SGLang, par);
   int64_t draft_weights = 0;
   int64_t draft_layers = 0;
   if (spec && (spec_algo == "EAGLE" || spec_algo == "NEXTN" || spec_algo == "MTP") && c.num_nextn_predict_layers > 0 &&
@@ -223,7 +224,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
       try {
         auto dm = load_model(*p);
         draft_layers = dm->config.num_layers;
-        for (const auto& r : weights_per_rank(*dm, EngineKind::SGLang, par)) draft_weights = std::max(draft_weights, r.bytes);
+        for (const auto& r : cached_weights_per_rank(dm, EngineKind::SGLang, par)) draft_weights = std::max(draft_weights, r.bytes);
         out.notes.back() = "draft model " + *p + " counted";
       } catch (const InputError&) {
       }
@@ -355,7 +356,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
     const int64_t floor = opt.graph_floor_bytes - metadata - logits;
     graph.central = std::max(graph.central, floor);
     graph.low = std::max(graph.low, floor);
-    graph.high = std::max(graph.high, graph.central);
+    graph.high = std::max(graph.high, graph.central * 7 / 5);
   }
   const Estimate act = prefill_activations(c, par.tp, chunked > 0 ? chunked : max_prefill, ctx);
 
