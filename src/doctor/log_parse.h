@@ -102,10 +102,13 @@ struct Ctx {
   LogScanOptions opt;
   std::vector<LogRankMemory> ranks;           // unsorted; sorted at the end
   std::map<std::string, size_t> rank_index;  // label -> index into ranks
-  // Per rank: the pool is complete once "Memory pool end" was seen (later KV allocations = draft).
-  std::map<std::string, bool> pool_done;
-  std::map<std::string, int> loads_seen;
-  std::map<std::string, bool> graph_bytes_from_sglang;
+  // Reader state per rank, parallel to `ranks` (bounded with it).
+  struct RankState {
+    bool pool_done = false;        // "Memory pool end" seen: later KV allocations are the draft's
+    int loads_seen = 0;            // "Load weight end" lines so far (the second is the draft)
+    bool graph_from_sglang = false;  // graph_bytes is a running sum of SGLang capture ends
+  };
+  std::vector<RankState> rank_state;
   std::vector<OpenTraceback> open_tb;
   std::vector<Pending> pending;
   // Fatal events in log order, for the outcome.
@@ -133,6 +136,7 @@ struct Ctx {
 
   LogFigures& fig(const LogRank& r);
   LogRankMemory& rank_mem(const LogRank& r);
+  RankState& state(const LogRank& r);
   void keep(const Line& l, std::string_view kind);
   void stage(const Line& l, std::string_view stage);
   void fatal(const Line& l, std::string_view kind, std::string_view stage, std::string_view outcome,

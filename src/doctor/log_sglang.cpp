@@ -69,7 +69,7 @@ void read_sglang(Ctx& c, const Line& l) {
     auto used = size_after(b, "mem usage=", GiB);
     if (avail || used) {
       auto& f = c.fig(l.rank);
-      int& n = c.loads_seen[l.rank.label];
+      int& n = c.state(l.rank).loads_seen;
       ++n;
       if (n == 1) {
         if (used) set_first(f.weights, *used, l.no);
@@ -98,7 +98,7 @@ void read_sglang(Ctx& c, const Line& l) {
     if (kv) bytes = *kv;
     else if (ks && vs) bytes = *ks + *vs;
     if (tokens || bytes >= 0) {
-      if (!c.pool_done[l.rank.label]) {
+      if (!c.state(l.rank).pool_done) {
         if (tokens) set_first(f.kv_tokens, *tokens, l.no);
         if (bytes >= 0) {
           // Hybrid pools (full + SWA layers) log one allocation each: the pool is their sum.
@@ -114,7 +114,7 @@ void read_sglang(Ctx& c, const Line& l) {
   if (k[kSglPoolUsage]) {
     // "SWAKVPool mem usage: 77.63 GB, swa size: N, full size: M" — the whole pool, printed by SGLang.
     if (auto v = size_after(b, "pool mem usage:", GiB)) {
-      if (!c.pool_done[l.rank.label]) set_last(c.fig(l.rank).kv_bytes, *v, l.no);
+      if (!c.state(l.rank).pool_done) set_last(c.fig(l.rank).kv_bytes, *v, l.no);
       c.keep(l, "sglang.kv_pool_usage");
       c.score_sglang += 2;
     }
@@ -122,7 +122,7 @@ void read_sglang(Ctx& c, const Line& l) {
   if (k[kSglPoolEnd]) {
     if (auto v = size_after(b, "avail mem=", GiB)) {
       set_first(c.fig(l.rank).pool_end_avail, *v, l.no);
-      c.pool_done[l.rank.label] = true;
+      c.state(l.rank).pool_done = true;
       c.keep(l, "sglang.memory_pool_end");
       c.stage(l, "cuda_graph");
       c.score_sglang += 3;
@@ -183,9 +183,9 @@ void read_sglang(Ctx& c, const Line& l) {
       auto& f = c.fig(l.rank);
       if (is_target(phase)) {
         if (used) {
-          if (f.graph_bytes && c.graph_bytes_from_sglang[l.rank.label]) f.graph_bytes->value += *used;
+          if (f.graph_bytes && c.state(l.rank).graph_from_sglang) f.graph_bytes->value += *used;
           else f.graph_bytes = LogFigure{*used, l.no};
-          c.graph_bytes_from_sglang[l.rank.label] = true;
+          c.state(l.rank).graph_from_sglang = true;
         }
         if (avail) set_last(f.graph_end_avail, *avail, l.no);
       }

@@ -46,7 +46,13 @@ LogRankMemory& Ctx::rank_mem(const LogRank& r) {
   if (ranks.size() >= 1024) return ranks.front();  // bounded: absurd rank counts share one slot
   rank_index.emplace(r.label, ranks.size());
   ranks.push_back(LogRankMemory{r, {}, {}, 0});
+  rank_state.emplace_back();
   return ranks.back();
+}
+
+Ctx::RankState& Ctx::state(const LogRank& r) {
+  LogRankMemory& m = rank_mem(r);
+  return rank_state[static_cast<size_t>(&m - ranks.data())];
 }
 
 LogFigures& Ctx::fig(const LogRank& r) { return rank_mem(r).fig; }
@@ -211,6 +217,7 @@ struct LogScanner::Impl {
 
   void end_line() {
     ++line_no;
+    ++c.scan.stats.lines;
     process(partial);
     partial.clear();
     partial_cut = false;
@@ -248,7 +255,6 @@ struct LogScanner::Impl {
       if (c.cmd_open && continue_command(c, l)) return;
       if (!c.pending.empty()) continue_pending(c, l);
     }
-    ++c.scan.stats.lines;
     if (!hit) return;
     l.rank = parse_rank(text);
     l.body = message_body(text);
