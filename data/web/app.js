@@ -422,52 +422,60 @@ function renderBars(j) {
   groups.forEach((g, gi) => {
     const r = g.rank;
     const cap = r.capacity_bytes;
-    const { segs, used } = segmentsOf(r);
-    const fail = j.failure && g.ranks.includes(j.failure.rank) ? j.failure : null;
-    const over = fail ? Math.max(0, fail.request_bytes - fail.free_bytes) : 0;
-    const total = Math.max(cap, used + (fail ? fail.request_bytes : 0));
+    const { segs } = segmentsOf(r);
+    // The allocation that crosses the capacity is where the GPU runs out: it is drawn past the
+    // capacity line (cross-hatched) and nothing after it, since the engine never gets there.
+    let at = 0, cross = -1;
+    for (let i = 0; i < segs.length; i++) {
+      if (at + segs[i].bytes > cap + MiB) { cross = i; break; }
+      at += segs[i].bytes;
+    }
+    const reached = cross >= 0 ? segs.slice(0, cross) : segs;
+    const failSeg = cross >= 0 ? segs[cross] : null;
+    const usedBefore = at;
+    const short = failSeg ? usedBefore + failSeg.bytes - cap : 0;
+    const total = Math.max(cap, usedBefore + (failSeg ? failSeg.bytes : 0));
     const left = 4, right = 4;
     const W = width - left - right;
-    const x = (b) => left + (b / total) * W;
+    const x = (bytes) => left + (bytes / total) * W;
     const s = svg('svg', { width, height: top + barH + bottom, class: 'bar', role: 'img',
-      'aria-label': `${rankLabel(g.ranks)}: ${fmtBytes(used)} used of ${fmtBytes(cap)}` + (fail ? `, ${fmtBytes(over)} short` : '') });
-    let at = 0;
+      'aria-label': `${rankLabel(g.ranks)}: ${fmtBytes(usedBefore)} used of ${fmtBytes(cap)}` + (failSeg ? `; ${failSeg.what} needs ${fmtBytes(failSeg.bytes)}, short by ${fmtBytes(short)}` : '') });
     const titled = (node, text) => { node.append(svg('title', {}, text)); return node; };
-    for (const seg of segs) {
-      const x0 = x(at), w = Math.max(0.5, x(at + seg.bytes) - x0);
-      const label = `${seg.what} — ${fmtBytes(seg.shown ?? seg.bytes)}` + (seg.estimated ? ' (estimated' + (seg.range ? `, ${fmtBytes(seg.range[0])}–${fmtBytes(seg.range[1])}` : '') + ')' : '') + ` · ${stageWords(seg.stage)}`;
-      s.append(titled(svg('rect', { x: x0, y: top, width: w, height: barH, fill: `url(#pat-${patternFor(seg.stage)})`, stroke: '#fff', 'stroke-width': 1, class: 'seg', 'data-stage': seg.stage }), label));
-      if (seg.estimated) s.append(titled(svg('rect', { x: x0, y: top, width: w, height: barH, fill: 'url(#pat-estimated)', class: 'est' }), label));
+    const segText = (seg) => `${seg.what} — ${fmtBytes(seg.shown ?? seg.bytes)}` + (seg.estimated ? ' (estimated' + (seg.range ? `, ${fmtBytes(seg.range[0])}–${fmtBytes(seg.range[1])}` : '') + ')' : '') + ` · ${stageWords(seg.stage)}`;
+    let pos = 0;
+    for (const seg of reached) {
+      const x0 = x(pos), w = Math.max(0.5, x(pos + seg.bytes) - x0);
+      s.append(titled(svg('rect', { x: x0, y: top, width: w, height: barH, fill: `url(#pat-${patternFor(seg.stage)})`, stroke: '#fff', 'stroke-width': 1, class: 'seg', 'data-stage': seg.stage }), segText(seg)));
+      if (seg.estimated) s.append(titled(svg('rect', { x: x0, y: top, width: w, height: barH, fill: 'url(#pat-estimated)', class: 'est' }), segText(seg)));
       if (w > 70) {
         const t = seg.what.length > 18 ? seg.what.slice(0, 17) + '…' : seg.what;
         s.append(svg('text', { x: x0 + 4, y: top + 14, class: 'seglabel' }, t));
         s.append(svg('text', { x: x0 + 4, y: top + 28, class: 'seglabel' }, fmtBytes(seg.shown ?? seg.bytes)));
       }
-      at += seg.bytes;
+      pos += seg.bytes;
     }
-    // Free space up to the capacity, then the request that did not fit.
-    if (cap - at > 0) {
-      const x0 = x(at), w = x(cap) - x0;
-      s.append(titled(svg('rect', { x: x0, y: top, width: w, height: barH, fill: 'url(#pat-free)', stroke: '#6b7280', 'stroke-dasharray': '4 3', class: 'free' }), `free — ${fmtBytes(cap - at)}`));
-      if (w > 60) s.append(svg('text', { x: x0 + 4, y: top + 22, class: 'seglabel dark' }, `free ${fmtBytes(cap - at)}`));
+    if (!failSeg && cap - pos > 0) {
+      const x0 = x(pos), w = x(cap) - x0;
+      s.append(titled(svg('rect', { x: x0, y: top, width: w, height: barH, fill: 'url(#pat-free)', stroke: '#6b7280', 'stroke-dasharray': '4 3', class: 'free' }), `free — ${fmtBytes(cap - pos)}`));
+      if (w > 60) s.append(svg('text', { x: x0 + 4, y: top + 22, class: 'seglabel dark' }, `free ${fmtBytes(cap - pos)}`));
     }
-    if (fail) {
-      const x0 = x(Math.min(at, cap) + 0), w = Math.max(3, x(Math.min(at, cap) + fail.request_bytes) - x0);
+    if (failSeg) {
+      const x0 = x(pos), w = Math.max(3, x(pos + failSeg.bytes) - x0);
       s.append(titled(svg('rect', { x: x0, y: top - 6, width: w, height: barH + 12, fill: 'url(#pat-overflow)', stroke: '#7f1d1d', 'stroke-width': 1.5, class: 'overflow' }),
-        `${stageWords(fail.stage)} asks for ${fmtBytes(fail.request_bytes)}; ${fmtBytes(fail.free_bytes)} free`));
+        `${segText(failSeg)}: ${fmtBytes(cap - pos)} free, short by ${fmtBytes(short)}`));
     }
-    // Capacity line and labels.
     s.append(svg('line', { x1: x(cap), x2: x(cap), y1: 4, y2: top + barH + 6, stroke: '#111', 'stroke-width': 2 }));
-    const capText = `capacity ${fmtBytes(cap)}`;
-    const capX = x(cap);
-    s.append(svg('text', { x: capX - 4, y: 12, class: 'caplabel', 'text-anchor': 'end' }, capText));
-    s.append(svg('text', { x: left, y: top + barH + 16, class: 'axislabel' },
-      `used ${fmtBytes(used)}` + (fail ? ` · request ${fmtBytes(fail.request_bytes)} · short by ${fmtBytes(over)}` : ` · free ${fmtBytes(cap - used)}`)));
+    s.append(svg('text', { x: x(cap) - 4, y: 12, class: 'caplabel', 'text-anchor': 'end' }, `capacity ${fmtBytes(cap)}`));
+    s.append(svg('text', { x: left, y: top + barH + 16, class: 'axislabel' }, failSeg
+      ? `used ${fmtBytes(usedBefore)} · ${failSeg.what} (${stageWords(failSeg.stage)}) needs ${fmtBytes(failSeg.bytes)} · short by ${fmtBytes(short)}`
+      : `used ${fmtBytes(pos)} · free ${fmtBytes(cap - pos)}`));
 
+    const first = j.failure && g.ranks.includes(j.failure.rank);
+    const mark = failSeg ? (first ? ' ✗ runs out here first' : ' ✗ would run out too') : '';
     const head = el('button', { type: 'button', class: 'rankhead' + (gi === state.selectedGroup ? ' selected' : ''), 'aria-pressed': gi === state.selectedGroup ? 'true' : 'false' },
-      el('strong', { text: rankLabel(g.ranks) }), fail ? el('span', { class: 'bad', text: ' ✗ fails here' }) : null);
+      el('strong', { text: rankLabel(g.ranks) }), mark ? el('span', { class: 'bad', text: mark }) : null);
     head.addEventListener('click', () => { state.selectedGroup = gi; renderBars(state.plan); });
-    box.append(el('div', { class: 'rank' + (fail ? ' failing' : '') }, head, s));
+    box.append(el('div', { class: 'rank' + (failSeg ? ' failing' : '') }, head, s));
   });
   renderBreakdown(groups[state.selectedGroup], j.failure);
 }
