@@ -148,6 +148,7 @@ struct Model {
   int64_t params_active = 0;           // per token (main model)
   int64_t checkpoint_bytes = 0;        // all tensors as stored (incl. MTP when present)
   int64_t checkpoint_bytes_mtp = 0;    // part of checkpoint_bytes in MTP layers
+  int64_t params_embedding = 0;        // input embedding + lm_head (main model); published "active" counts often exclude them
 };
 
 // Reads a model from: a catalog id ("nvidia/GLM-5-NVFP4", case-insensitive), a local folder

@@ -30,13 +30,13 @@ static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 void InventoryBuilder::push(std::string name, std::vector<int64_t> shape, DType dtype, TensorRole role, int layer, int expert,
                             int64_t params) {
+  // Hostile configs (a million experts x ten thousand layers) must not exhaust memory.
+  if (out_.size() >= kMaxTensors) fail_input(c_.source, "config", fmt::format("describes more than {} tensors", kMaxTensors));
   TensorInfo t;
+  t.bytes = tensor_bytes(shape, dtype, c_.source, name);
   t.name = std::move(name);
   t.shape = std::move(shape);
   t.dtype = dtype;
-  int64_t n = 1;
-  for (int64_t d : t.shape) n *= d;
-  t.bytes = n * dtype_size(dtype);
   t.role = role;
   t.layer = layer;
   t.expert = expert;
@@ -50,8 +50,7 @@ void InventoryBuilder::plain(const std::string& name, std::vector<int64_t> shape
 
 void InventoryBuilder::plain_dtype(const std::string& name, std::vector<int64_t> shape, DType dtype, TensorRole role, int layer,
                                    int expert) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  int64_t n = tensor_bytes(shape, DType::U8, c_.source, name);  // element count (1 byte each), overflow-checked
   push(name, std::move(shape), dtype, role, layer, expert, n);
 }
 
@@ -143,11 +142,12 @@ static bool is_expert_role(TensorRole r) { return r == TensorRole::ExpertColumn 
 
 void compute_totals(Model& m) {
   const auto& c = m.config;
-  m.params_total = m.params_mtp = m.params_active = m.checkpoint_bytes = m.checkpoint_bytes_mtp = 0;
+  m.params_total = m.params_mtp = m.params_active = m.checkpoint_bytes = m.checkpoint_bytes_mtp = m.params_embedding = 0;
   const double frac = c.num_experts > 0 ? static_cast<double>(c.experts_per_token) / static_cast<double>(c.num_experts) : 1.0;
   double routed = 0;
   for (const auto& t : m.tensors) {
-    m.checkpoint_bytes += t.bytes;
+    if (__builtin_add_overflow(m.checkpoint_bytes, t.bytes, &m.checkpoint_bytes))
+      fail_input(c.source, "config", "checkpoint size overflows 64-bit bytes");
     bool mtp = t.layer >= c.num_layers || t.role == TensorRole::Mtp;
     if (mtp) {
       m.checkpoint_bytes_mtp += t.bytes;
@@ -155,9 +155,11 @@ void compute_totals(Model& m) {
       continue;
     }
     m.params_total += t.params;
+    if (t.role == TensorRole::Embedding || t.role == TensorRole::LmHead) m.params_embedding += t.params;
     if (is_expert_role(t.role)) routed += static_cast<double>(t.params);
     else if (t.role != TensorRole::Vision) m.params_active += t.params;
   }
+  if (m.checkpoint_bytes > (int64_t{1} << 60)) fail_input(c.source, "config", "checkpoint size above 2^60 bytes is absurd");
   // Routed experts: top-k of E per MoE layer are active per token.
   m.params_active += static_cast<int64_t>(routed * frac + 0.5);
 }

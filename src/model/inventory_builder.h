@@ -8,6 +8,8 @@
 
 namespace headroom::model_detail {
 
+inline constexpr size_t kMaxTensors = 5'000'000;  // >15x the largest real checkpoint (Kimi-K2 NVFP4: 0.28M tensors)
+
 class InventoryBuilder {
  public:
   explicit InventoryBuilder(const ModelConfig& c) : c_(c) {}

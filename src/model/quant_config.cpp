@@ -3,7 +3,10 @@
 // (exclude lists with fnmatch patterns, "re:" regexes, mixed-precision module maps).
 #include <algorithm>
 #include <fmt/format.h>
+#include <memory>
+#include <mutex>
 #include <regex>
+#include <unordered_map>
 
 #include "headroom/error.h"
 #include "model/model_internal.h"
@@ -67,14 +70,28 @@ bool glob_match(std::string_view p, std::string_view t) {
   return pi == p.size();
 }
 
+// compressed-tensors "re:" patterns, compiled once (thread-safe cache). Patterns with a quantified
+// group ("(a+)+") could backtrack exponentially and are refused at parse time.
+static std::shared_ptr<const std::regex> compiled(const std::string& pat) {
+  static std::mutex mu;
+  static std::unordered_map<std::string, std::shared_ptr<const std::regex>> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(pat);
+  if (it != cache.end()) return it->second;
+  std::shared_ptr<const std::regex> re;
+  try {
+    re = std::make_shared<const std::regex>(pat);
+  } catch (const std::exception&) {
+    re = nullptr;  // a bad regex matches nothing
+  }
+  if (cache.size() < 4096) cache.emplace(pat, re);
+  return re;
+}
+
 static bool pattern_matches(const std::string& pat, std::string_view module) {
   if (pat.rfind("re:", 0) == 0) {
-    // compressed-tensors regex; bounded input, exceptions from a bad regex mean "no match".
-    try {
-      return std::regex_match(module.begin(), module.end(), std::regex(pat.substr(3)));
-    } catch (const std::exception&) {
-      return false;
-    }
+    auto re = compiled(pat.substr(3));
+    return re && std::regex_match(module.begin(), module.end(), *re);
   }
   // A pattern excludes the module itself or any of its parents/children by name
   // ("lm_head", "model.layers.*.self_attn" excludes "model.layers.0.self_attn.q_proj").
@@ -177,7 +194,15 @@ static Quantization from_config(const json& qc, std::string_view source) {
   q.raw_method = *method;
   q.source = src;
   for (const char* k : {"modules_to_not_convert", "ignored_layers", "ignore", "exclude_modules"})
-    for (auto& e : get_string_list(find_key(s, k), k, src)) q.exclude.push_back(e);
+    for (auto& e : get_string_list(find_key(s, k), k, src)) {
+      if (e.rfind("re:", 0) == 0) {
+        bool nested = e.size() > 256;
+        for (size_t i = 1; i < e.size(); ++i)
+          if (e[i - 1] == ')' && (e[i] == '*' || e[i] == '+' || e[i] == '{' || e[i] == '?')) nested = true;
+        if (nested) fail_input(src, k, fmt::format("regex '{}' is too long or repeats a group (refused: it could take exponential time)", e.substr(0, 60)));
+      }
+      q.exclude.push_back(e);
+    }
   q.kv_cache_quant = kv_from_scheme(find_key(s, "kv_cache_scheme"));
   const std::string& m = q.raw_method;
   if (m == "fp8") {

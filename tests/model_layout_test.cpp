@@ -1,0 +1,156 @@
+// Per-rank weight layout (SGLang / vLLM sharding rules) and KV bytes per token through the
+// kv_per_token dispatcher, with the hand arithmetic in comments.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "headroom/error.h"
+#include "headroom/kv.h"
+#include "headroom/layout.h"
+#include "headroom/model.h"
+
+using namespace headroom;
+
+namespace {
+Parallel tp(int n, int pp = 1, int ep = 1) {
+  Parallel p;
+  p.tp = n;
+  p.pp = pp;
+  p.ep = ep;
+  return p;
+}
+int64_t component(const RankWeights& r, const std::string& name) {
+  for (const auto& [k, v] : r.by_component)
+    if (k == name) return v;
+  return 0;
+}
+}  // namespace
+
+TEST(PpLayerRange, MirrorsGetPpIndices) {
+  // vllm/distributed/utils.py get_pp_indices: 61 // 4 = 15 each, remainder 1 goes to the stage
+  // before the last: [15, 15, 16, 15].
+  EXPECT_EQ(pp_layer_range(61, 4, 0, EngineKind::VLLM), std::make_pair(0, 15));
+  EXPECT_EQ(pp_layer_range(61, 4, 2, EngineKind::VLLM), std::make_pair(30, 46));
+  EXPECT_EQ(pp_layer_range(61, 4, 3, EngineKind::VLLM), std::make_pair(46, 61));
+  // 78 // 8 = 9, remainder 6 -> stages 1..6 get 10: [9, 10, 10, 10, 10, 10, 10, 9].
+  EXPECT_EQ(pp_layer_range(78, 8, 0, EngineKind::SGLang), std::make_pair(0, 9));
+  EXPECT_EQ(pp_layer_range(78, 8, 1, EngineKind::SGLang), std::make_pair(9, 19));
+  EXPECT_EQ(pp_layer_range(78, 8, 7, EngineKind::SGLang), std::make_pair(69, 78));
+  EXPECT_THROW(pp_layer_range(4, 8, 0, EngineKind::SGLang), InputError);
+}
+
+TEST(WeightsPerRank, Llama70B_Tp8_Exact) {
+  // Per layer per rank (BF16): attention (8192x8192/8 + 2 x 1024x8192/8 + 8192x8192/8) x 2 B = 37,748,736;
+  // MLP 3 x 28672 x 8192 / 8 x 2 B = 176,160,768; 2 norms replicated 32,768.
+  // Vocab 128256 (a multiple of 64) / 8 = 16032 rows x 8192 x 2 B = 262,668,288 for embed and lm_head.
+  // 80 x 213,942,272 + 2 x 262,668,288 + 16,384 (final norm) = 17,640,734,720.
+  auto m = load_model("meta-llama/Llama-3.1-70B-Instruct");
+  for (EngineKind e : {EngineKind::SGLang, EngineKind::VLLM}) {
+    auto ranks = weights_per_rank(*m, e, tp(8));
+    ASSERT_EQ(ranks.size(), 8u);
+    for (const auto& r : ranks) EXPECT_EQ(r.bytes, 17'640'734'720);
+  }
+}
+
+TEST(WeightsPerRank, KvHeadsReplicatedWhenFewerThanTp) {
+  // Llama-3.1-8B has 8 KV heads; at TP 16 each rank holds one head: k_proj 128 x 4096 x 2 B = 1 MiB,
+  // v_proj the same, vs q_proj 4096 x 4096 x 2 / 16 = 2 MiB.
+  auto m = load_model("meta-llama/Meta-Llama-3.1-8B");
+  auto r16 = weights_per_rank(*m, EngineKind::VLLM, tp(16));
+  auto r8 = weights_per_rank(*m, EngineKind::VLLM, tp(8));
+  // Attention per layer: TP8 = (4 + 1 + 1 + 4) MiB = 10 MiB... per rank q 4 MiB, k 1, v 1, o 4;
+  // TP16 = q 2 + k 1 + v 1 + o 2 = 6 MiB. x 32 layers.
+  EXPECT_EQ(component(r8[0], "attention"), 32 * 10 * (int64_t{1} << 20));
+  EXPECT_EQ(component(r16[0], "attention"), 32 * 6 * (int64_t{1} << 20));
+}
+
+TEST(WeightsPerRank, MlaLowRankProjectionsReplicated) {
+  // DeepSeek-V3 (FP8 block): q_a_proj [1536, 7168] F8 + scales [12, 56] F32 = 11,010,048 + 2,688 B and
+  // kv_a_proj_with_mqa [576, 7168] + [5, 56] F32 = 4,128,768 + 1,120 B sit whole on every rank.
+  auto m = load_model("deepseek-ai/DeepSeek-V3");
+  auto r1 = weights_per_rank(*m, EngineKind::SGLang, tp(1));
+  auto r8 = weights_per_rank(*m, EngineKind::SGLang, tp(8));
+  const int64_t low_rank_per_layer = 11'010'048 + 2'688 + 4'128'768 + 1'120;
+  // attention(TP8) - (attention(TP1) - low rank)/8 is the replicated low-rank part (x 61 layers),
+  // up to the per-rank rounding of the split tensors.
+  int64_t a1 = component(r1[0], "attention"), a8 = component(r8[0], "attention");
+  int64_t replicated = a8 - (a1 - 61 * low_rank_per_layer) / 8;
+  EXPECT_NEAR(static_cast<double>(replicated), 61.0 * low_rank_per_layer, 61.0 * 64);
+}
+
+TEST(WeightsPerRank, ExpertParallelAndUnevenExperts) {
+  // Qwen3-30B-A3B: 128 experts; TP4 x EP4 (32 whole experts per rank) = TP4 (each expert / 4).
+  auto m = load_model("Qwen/Qwen3-30B-A3B");
+  auto a = weights_per_rank(*m, EngineKind::SGLang, tp(4, 1, 4));
+  auto b = weights_per_rank(*m, EngineKind::SGLang, tp(4, 1, 1));
+  EXPECT_EQ(component(a[0], "experts"), component(b[0], "experts"));
+  // Mixtral, 8 experts over EP 3 (vLLM determine_expert_map): ranks 0,1 hold 3 experts, rank 2 holds 2.
+  auto mx = load_model("mistralai/Mixtral-8x7B-v0.1");
+  Parallel p = tp(3, 1, 3);
+  auto r = weights_per_rank(*mx, EngineKind::VLLM, p);
+  // one expert = 3 x 14336 x 4096 x 2 B = 352,321,536 B; x 32 layers.
+  EXPECT_EQ(component(r[0], "experts"), 3 * 32 * int64_t{352'321'536});
+  EXPECT_EQ(component(r[2], "experts"), 2 * 32 * int64_t{352'321'536});
+}
+
+TEST(WeightsPerRank, PipelineStagesSplitLayersEmbeddingAndHead) {
+  auto m = load_model("meta-llama/Meta-Llama-3.1-8B");
+  auto r = weights_per_rank(*m, EngineKind::VLLM, tp(1, 2));
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_GT(component(r[0], "embedding"), 0);
+  EXPECT_EQ(component(r[0], "lm_head"), 0);
+  EXPECT_EQ(component(r[1], "embedding"), 0);
+  EXPECT_GT(component(r[1], "lm_head"), 0);
+  EXPECT_EQ(r[0].bytes + r[1].bytes, m->checkpoint_bytes);  // 32 layers split 16/16, nothing replicated at TP1
+}
+
+TEST(WeightsPerRank, VocabPaddedToMultipleOf64) {
+  // vocab 1000 -> padded 1024 -> 256 rows per rank at TP4; 256 x 256 hidden x 2 B = 131,072 B.
+  std::string cfg = R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 256, "num_hidden_layers": 2,
+    "vocab_size": 1000, "num_attention_heads": 8, "num_key_value_heads": 4, "intermediate_size": 512, "torch_dtype": "bfloat16"})";
+  std::string dir = ::testing::TempDir() + "/vocab_pad";
+  std::filesystem::create_directories(dir);
+  { std::ofstream(dir + "/config.json") << cfg; }
+  auto m = load_model(dir);
+  auto r = weights_per_rank(*m, EngineKind::SGLang, tp(4));
+  EXPECT_EQ(component(r[0], "embedding"), 131'072);
+  EXPECT_EQ(component(r[3], "lm_head"), 131'072);
+}
+
+TEST(WeightsPerRank, DpAttentionSplitsAttentionByAttnTp) {
+  // SGLang --enable-dp-attention with tp 8, dp 8: attention TP = 1 -> every rank holds the whole
+  // attention (except MLA is already replicated for q_a/kv_a) and a replicated embedding.
+  auto m = load_model("deepseek-ai/DeepSeek-V3");
+  Parallel p = tp(8);
+  p.dp = 8;
+  p.dp_attention = true;
+  auto dp = weights_per_rank(*m, EngineKind::SGLang, p);
+  auto one = weights_per_rank(*m, EngineKind::SGLang, tp(1));
+  EXPECT_EQ(component(dp[0], "attention"), component(one[0], "attention"));
+  EXPECT_EQ(component(dp[0], "embedding"), component(one[0], "embedding"));
+}
+
+TEST(WeightsPerRank, BadParallelismIsInputError) {
+  auto m = load_model("Qwen/Qwen3-30B-A3B");
+  EXPECT_THROW(weights_per_rank(*m, EngineKind::SGLang, tp(4, 1, 3)), InputError);   // ep does not divide tp
+  EXPECT_THROW(weights_per_rank(*m, EngineKind::SGLang, tp(1, 100)), InputError);    // more stages than layers
+}
+
+TEST(KvPerToken, IssueTargetsThroughDispatcher) {
+  Parallel one = tp(1), eight = tp(8);
+  // DeepSeek-V3 bf16 MLA: 61 layers x (512 + 64) x 2 B = 70,272 B, the same at any TP.
+  auto v3 = load_model("deepseek-ai/DeepSeek-V3");
+  EXPECT_EQ(kv_per_token(v3->config, EngineKind::SGLang, one, "bfloat16", 90).total(), 70'272);
+  EXPECT_EQ(kv_per_token(v3->config, EngineKind::SGLang, eight, "bfloat16", 90).total(), 70'272);
+  // DeepSeek-V3.2 fp8: 61 x (656 B fp8_ds_mla + 132 B indexer) = 48,068 B.
+  auto v32 = load_model("deepseek-ai/DeepSeek-V3.2");
+  EXPECT_EQ(kv_per_token(v32->config, EngineKind::SGLang, one, "fp8_e4m3", 90).total(), 48'068);
+  // GLM-5 fp8: 78 x (656 + 132) = 61,464 B.
+  auto glm = load_model("zai-org/GLM-5-FP8");
+  EXPECT_EQ(kv_per_token(glm->config, EngineKind::SGLang, eight, "fp8_e4m3", 120).total(), 61'464);
+  // Llama-3.1-70B bf16 at TP8: 80 layers x 2 (K, V) x 1 head x 128 x 2 B = 40,960 B per rank.
+  auto llama = load_model("meta-llama/Llama-3.1-70B-Instruct");
+  EXPECT_EQ(kv_per_token(llama->config, EngineKind::SGLang, eight, "bfloat16", 90).total(), 40'960);
+  EXPECT_THROW(kv_per_token(llama->config, EngineKind::LlamaCpp, eight, "auto", 90), InputError);
+}
