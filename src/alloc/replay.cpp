@@ -255,7 +255,7 @@ RecordedTrace recorded_view(const Snapshot& snap, int device, const PreparedTrac
     if (e.action == TraceAction::Oom && !r.oom) {
       r.oom = ReplayOom{static_cast<int64_t>(i), e.size, allocation_size(e.size, snap.settings), e.device_free, ""};
       // What PyTorch could reach at that moment: reserved after its cache release + device free.
-      r.oom->message = fmt::format("recorded OOM: request of {} (rounded), {} free on the device, {} reserved", format_size(e.size),
+      r.oom->message = fmt::format("request of {} (rounded), {} free on the device, {} reserved", format_size(e.size),
                                    format_size(e.device_free), format_size(reserved));
     }
   }

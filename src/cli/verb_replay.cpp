@@ -66,7 +66,7 @@ void print_chart(std::ostream& out, const ReplayRun& r, int64_t budget) {
   for (const auto& s : r.timeline) top = std::max(top, s.reserved);
   if (top <= 0) return;
   constexpr int kWidth = 50;
-  out << fmt::format("\nmemory over the trace ({}): '#' allocated, '.' reserved but unallocated{}\n", conf_label(r.conf_text),
+  out << fmt::format("\nmemory over the trace under {}: '#' allocated, '.' reserved but unallocated{}\n", conf_label(r.conf_text),
                      budget > 0 ? ", '|' budget" : "");
   out << fmt::format("  {:>8}  {:>10} {:>10} {:>10}\n", "event", "allocated", "reserved", "max free");
   const size_t step = std::max<size_t>(1, r.timeline.size() / 24);
@@ -121,8 +121,8 @@ void print_text(std::ostream& out, const std::string& path, const Snapshot& snap
   row("cache-flush retries", std::to_string(a.stats.num_alloc_retries), b ? std::to_string(b->stats.num_alloc_retries) : "");
   row("OOM", oom_cell(a), b ? oom_cell(*b) : "");
 
-  if (a.oom) out << fmt::format("\nPyTorch's message ({}):\n  torch.OutOfMemoryError: {}\n", conf_label(a.conf_text), a.oom->message);
-  if (b && b->oom) out << fmt::format("\nPyTorch's message ({}):\n  torch.OutOfMemoryError: {}\n", conf_label(b->conf_text), b->oom->message);
+  if (a.oom) out << fmt::format("\nPyTorch's message under {}:\n  torch.OutOfMemoryError: {}\n", conf_label(a.conf_text), a.oom->message);
+  if (b && b->oom) out << fmt::format("\nPyTorch's message under {}:\n  torch.OutOfMemoryError: {}\n", conf_label(b->conf_text), b->oom->message);
   if (b) {
     out << "\nverdict: ";
     if (a.oom && !b->oom)
