@@ -37,7 +37,7 @@ Era make(int v, std::string reason) {
   e.reason = std::move(reason);
   e.v0 = v < 800;
   e.whole_gpu = v < 901;                 // PR #19312 (per-instance budget) in 0.9.1
-  e.kv_memory_flag = v >= 1100;          // PR #21489 (INFERRED ~0.10.2/0.11)
+  e.kv_memory_flag = v >= 1002;          // PR #21489: its suggestion line is in 0.10.2 logs (vllm-048)
   e.full_and_piecewise = v >= 1100;      // cudagraph_mode FULL_AND_PIECEWISE default from 0.11
   e.format_gib = v >= 1200;              // format_gib in gpu_model_runner / kv_cache_utils
   e.graph_estimate_logged = v >= 1700;   // PR #30515 (opt-in, logged)

@@ -37,7 +37,7 @@ Estimate non_torch_increase(int world) {
   // 0.03 (vllm-017), 0.30 (consumed - weights, vllm-053) on one GPU; 1.38 (TP2, vllm-048),
   // 0.13 (TP4, vllm-071), 1.70 (TP4 consumed - weights, vllm-052) with NCCL / custom all-reduce.
   if (world <= 1) return range(0.15 * GiB, 0.1, 2.5, "non-torch growth in profile_run (cuBLAS workspaces), 1 GPU");
-  return range(0.8 * GiB, 0.15, 2.2, "non-torch growth in profile_run (NCCL / custom all-reduce buffers), multi-GPU");
+  return range(1.3 * GiB, 0.1, 1.5, "non-torch growth in profile_run (NCCL / custom all-reduce buffers), multi-GPU");
 }
 
 Estimate activation_peak(const Era& era, const ModelConfig& c, const Parallel& par, int64_t N, int64_t S,
@@ -65,11 +65,13 @@ Estimate activation_peak(const Era& era, const ModelConfig& c, const Parallel& p
   if (c.intermediate_size > 0) mlp = n * 3.0 * static_cast<double>(c.intermediate_size) / tp * b;
   double moe = 0;
   if (c.is_moe()) {
+    // fused_moe caches are sized for all N x top_k token-expert pairs (expert parallel keeps
+    // the full intermediate per expert; TP shards it): cache1 2I, cache2 I, cache3 h.
+    // Checked on Qwen3-235B-FP8 TP4 EP (vllm-057/058): +4.83 GiB from N = 32,768 to 65,536,
+    // i.e. 158 KB/token = 8 x (3 x 1,536 + 4,096) x 2 B + residual.
     double k = static_cast<double>(std::max<int64_t>(1, c.experts_per_token));
-    double shard = par.ep > 1 ? 1 : tp;
-    double im = static_cast<double>(c.moe_intermediate_size) / shard;
-    double local = par.ep > 1 ? n * k / par.ep * 1.5 : n * k;  // tokens routed to this rank's experts
-    moe = n * static_cast<double>(c.num_experts) * 4 + local * 3 * im * b + local * h * b;
+    double im = static_cast<double>(c.moe_intermediate_size) / (par.ep > 1 ? 1 : tp);
+    moe = n * static_cast<double>(c.num_experts) * 4 + n * k * (3 * im + h) * b;
   }
   double forward = resident + std::max({attn, mlp, moe});
   if (c.has_linear_attention()) {
@@ -78,11 +80,16 @@ Estimate activation_peak(const Era& era, const ModelConfig& c, const Parallel& p
     forward += (n / 64) * hv * static_cast<double>(c.linear_key_head_dim * c.linear_value_head_dim) * 4 * 2;
   }
   double sampler = 0;
-  double k_s = era.version >= 2100 ? 2.5 : 4.0;
+  // Bytes per logit entry / 4: 2025 builds (0.8-0.20) run the dummy sampler with penalties
+  // (int64 bin counts [reqs, vocab + 1] for prompt and output, masks, sorted top-p/top-k
+  // copies): k ~ 9 fits gpt-oss-120b on H100 (act + non-torch 7.44 GiB, vllm-004; 7.55 at
+  // N = 1,024, vllm-005) and Qwen3-Next (5.58 GiB, vllm-048). 2026 builds: k ~ 2.5
+  // (Qwen2.5-0.5B 0.31 GiB with 256 requests, vllm-053).
+  double k_s = era.version >= 2100 ? 2.5 : 9.0;
   if (last_pp_rank) sampler = static_cast<double>(std::min(S, N)) * static_cast<double>(c.vocab_size) * 4 * k_s + resident;
   double central = std::max(forward, sampler);
   (void)layers_on_rank;
-  return range(central, 0.6, 2.2,
+  return range(central, 0.6, 1.6,
                fmt::format("profile_run torch peak at max_num_batched_tokens={} (forward {:.2f} GiB, sampler {:.2f} GiB for {} requests)",
                            N, forward / GiB, sampler / GiB, std::min(S, N)));
 }

@@ -31,6 +31,13 @@ struct RankTerms {
 enum Sc { Central = 0, Best = 1, Worst = 2 };
 int64_t pick(const Estimate& e, int sc) { return sc == Central ? e.central : sc == Best ? e.low : e.high; }
 
+// Python's repr of a float: 0.9 -> "0.9", 1.0 -> "1.0".
+std::string py(double x) {
+  std::string s = fmt::format("{}", x);
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s;
+}
+
 std::string conserving() { return " See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."; }
 
 }  // namespace
@@ -47,6 +54,8 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
   f.settings = s.table;
   for (auto& n : s.notes) f.notes.push_back(n);
 
+  if (c.model_type == "deepseek_v4" || c.architecture == "DeepseekV4ForCausalLM")
+    fail_input("vllm", "--model", "DeepSeek-V4's compressed sparse attention KV groups (DEEPSEEK_SPARSE_SWA) are not modelled by headroom's vLLM engine yet");
   const int64_t T = d.capacity_bytes;
   const bool amd = d.gpu.vendor == "amd";
   const int tp = std::max(1, d.par.tp), pp = std::max(1, d.par.pp);
@@ -70,6 +79,18 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
     t.rank = w.rank;
     t.pp_rank = w.pp_rank;
     t.weights = w.bytes + (mtp ? w.mtp_bytes : 0);
+    if (c.quant.method == QuantMethod::Mxfp4 && c.is_moe() && !amd) {
+      // vllm/model_executor/layers/quantization/mxfp4.py Mxfp4MoEMethod.create_weights: expert
+      // tensors are allocated with hidden rounded up to 256 and the per-rank intermediate to 128
+      // (flashinfer on sm100: both to 256). gpt-oss-120b on H100: 2880 -> 3072 x 2880 -> 2944,
+      // +9.0% of 56.7 GiB of experts = 65.9 GiB, logged "Model loading took 65.9651 GiB" (vllm-004).
+      auto up = [](int64_t x, int64_t m) { return (x + m - 1) / m * m; };
+      int64_t h = c.hidden_size, im = c.moe_intermediate_size / (d.par.ep > 1 ? 1 : tp);
+      bool sm100 = d.gpu.sm == 100 || d.gpu.sm == 103;
+      double ratio = h > 0 && im > 0 ? static_cast<double>(up(h, 256) * up(im, sm100 ? 256 : 128)) / static_cast<double>(h * im) : 1.0;
+      for (const auto& [comp, bytes] : w.by_component)
+        if (comp == "experts") t.weights += static_cast<int64_t>(static_cast<double>(bytes) * (ratio - 1.0));
+    }
     auto specs = layer_specs(c, d.par, s.kv, w.pp_rank, extra_layers);
     t.layout = kv_layout(specs, s.block_size, s.block_size_given, era);
     auto [l0, l1] = pp_indices(static_cast<int>(c.num_layers), pp, w.pp_rank);
@@ -119,7 +140,7 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
     refusal = Failure{"init", 0, R, F0c,
                       fmt::format("ValueError: Free memory on device{} ({}/{} GiB) on startup is less than desired GPU memory utilization ({}, {} GiB). "
                                   "Decrease GPU memory utilization or reduce GPU memory used by other processes.",
-                                  dev, gib(era, F0c), gib(era, T), u, gib(era, R))};
+                                  dev, gib(era, F0c), gib(era, T), py(u), gib(era, R))};
     refusal_stage = "init";
   }
 
@@ -200,7 +221,7 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
     bool stop = refusal && refusal->stage == "init";
     if (!stop) {
       sim.begin_stage("weights");
-      sim.alloc("model weights (Model loading took)", t.weights);
+      sim.alloc(t.weights != ws[0].bytes && c.quant.method == QuantMethod::Mxfp4 ? "model weights (incl. MXFP4 expert padding)" : "model weights (Model loading took)", t.weights);
     }
     if (!stop && !sim.failed()) {
       sim.begin_stage("profile_run");
@@ -331,7 +352,7 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
                                       "consumed memory (weights + non-torch), {} GiB for peak activation, and {} GiB for CUDAGraph memory. Replace "
                                       "gpu_memory_utilization config with `--kv-cache-memory={}` ({} GiB) to fit into requested memory, or "
                                       "`--kv-cache-memory={}` ({} GiB) to fully utilize gpu memory. Current kv cache memory in use is {} GiB.",
-                                      gib_fmt(F0c), gib_fmt(T), u, gib_fmt(R), gib_fmt(W0 + t0.nt.central),
+                                      gib_fmt(F0c), gib_fmt(T), py(u), gib_fmt(R), gib_fmt(W0 + t0.nt.central),
                                       gib_fmt(t0.act.central + (s.graph_estimate_on ? t0.gest.central : 0)), gib_fmt(t0.gact.central), to_req,
                                       gib_fmt(to_req), to_gpu, gib_fmt(to_gpu), gib_fmt(kv_bytes)));
         else
@@ -339,7 +360,7 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
                                       "weight, {} GiB for peak activation, {} GiB for non-torch memory, and {} GiB for CUDAGraph memory. Replace "
                                       "gpu_memory_utilization config with `--kv-cache-memory={}` to fit into requested memory, or "
                                       "`--kv-cache-memory={}` to fully utilize gpu memory. Current kv cache memory in use is {} bytes.",
-                                      gib(era, F0c), gib(era, T), u, gib(era, R), gib(era, W0), gib(era, t0.act.central), gib(era, t0.nt.central),
+                                      gib(era, F0c), gib(era, T), py(u), gib(era, R), gib(era, W0), gib(era, t0.act.central), gib(era, t0.nt.central),
                                       gib(era, t0.gact.central), to_req, to_gpu, kv_bytes));
       }
     }

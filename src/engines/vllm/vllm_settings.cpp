@@ -201,6 +201,9 @@ Settings resolve_settings(const Deployment& d) {
       pydantic("SchedulerConfig", "max_num_batched_tokens", "Input should be greater than or equal to 1", "greater_than_equal", *v, "int");
     mnbt_given = true;
   }
+  // V0 (vllm/engine/arg_utils.py): chunked prefill is on by default only above 32K context;
+  // without it max_num_batched_tokens = max(max_model_len, 2048).
+  if (era.v0 && s.max_model_len <= 32768 && !get("--enable-chunked-prefill")) s.chunked_prefill = false;
   if (!s.chunked_prefill && !s.max_model_len_auto) {
     if (!mnbt_given) s.max_num_batched_tokens = std::max(s.max_num_batched_tokens, s.max_model_len);
     else if (s.max_num_batched_tokens < s.max_model_len)

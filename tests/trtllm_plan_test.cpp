@@ -1,0 +1,110 @@
+// TensorRT-LLM rules pinned by hand-computed values and real log figures (research §7.4),
+// and plan_trtllm(): its [MemUsageChange] lines, max_seq_len shrinking, flag errors.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "engines/trtllm/trtllm_rules.h"
+#include "headroom/deployment.h"
+#include "headroom/engine.h"
+#include "headroom/error.h"
+#include "headroom/units.h"
+
+using namespace headroom;
+
+namespace {
+ModelConfig dense(int64_t layers, int64_t heads, int64_t kv_heads, int64_t head_dim) {
+  ModelConfig c;
+  c.num_layers = layers;
+  c.num_attention_heads = heads;
+  c.num_kv_heads = kv_heads;
+  c.head_dim = head_dim;
+  c.hidden_size = heads * head_dim;
+  c.dtype = DType::F16;
+  c.layers.assign(layers, LayerInfo{});
+  return c;
+}
+Forecast run(std::vector<std::string> argv) { return plan(parse_deployment(Args::parse(argv))); }
+bool has_prefix(const Forecast& f, const std::string& p) {
+  return std::any_of(f.log.begin(), f.log.end(), [&](const std::string& l) { return l.rfind(p, 0) == 0; });
+}
+std::string input_error(std::vector<std::string> argv) {
+  try {
+    run(std::move(argv));
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST(TrtllmRules, BytesPerTokenQwen25_1_5B) {
+  // Qwen2.5-1.5B fp16: 2 (K, V) x 2 KV heads x 128 x 2 B x 28 layers = 28,672 B/token; the log
+  // "[MemUsageChange] Allocated 7.31 GiB for max tokens in paged KV cache (273792)":
+  // 273,792 x 28,672 = 7,850,164,224 B = 7.31 GiB; 273,792 = 8,556 blocks of 32.
+  trtllm::Settings s;
+  s.kv_elem_bytes = 2;
+  ModelConfig c = dense(28, 12, 2, 128);
+  int64_t bpt = trtllm::bytes_per_token(c, s, 0);
+  EXPECT_EQ(bpt, 28672);
+  EXPECT_EQ(trtllm::blocks_for(7850164224LL, bpt, 32), 8556);
+  EXPECT_EQ(gib2(273792LL * bpt), "7.31");
+  // TP2 halves the heads; attention DP keeps them all.
+  s.tp = 2;
+  EXPECT_EQ(trtllm::bytes_per_token(c, s, 0), 14336);
+  s.attention_dp = true;
+  EXPECT_EQ(trtllm::bytes_per_token(c, s, 0), 28672);
+}
+
+TEST(TrtllmRules, BudgetIsFractionOfFreeAfterPeakThenCaps) {
+  // (total - peak) x fraction: (80 - 20) GiB x 0.9 = 54 GiB; max_tokens 100,000 x 131,072 B = 12.2 GiB caps it;
+  // max_gpu_total_bytes 10 GiB caps it further.
+  int64_t total = 80 * GiB, peak = 20 * GiB;
+  EXPECT_EQ(trtllm::kv_budget(total, peak, 0.9, std::nullopt, 131072, 0), static_cast<int64_t>(60.0 * GiB * 0.9));
+  EXPECT_EQ(trtllm::kv_budget(total, peak, 0.9, 100000, 131072, 0), 100000LL * 131072);
+  EXPECT_EQ(trtllm::kv_budget(total, peak, 0.9, 100000, 131072, 10 * GiB), 10 * GiB);
+}
+
+TEST(TrtllmRules, PipelineLayersFirstStagesTakeTheRemainder) {
+  EXPECT_EQ(trtllm::pp_layers(61, 4, 0), std::make_pair(0, 16));
+  EXPECT_EQ(trtllm::pp_layers(61, 4, 3), std::make_pair(46, 61));
+}
+
+TEST(TrtllmPlan, Qwen3_8BOnH100) {
+  Forecast f = run({"--engine", "trtllm@1.2.0", "--model", "Qwen/Qwen3-8B", "--gpu", "h100"});
+  EXPECT_EQ(f.verdict, Verdict::Fits);
+  EXPECT_EQ(f.kv_tokens % 32, 0);
+  // Qwen3-8B bf16: 2 x 8 x 128 x 2 x 36 = 147,456 B/token.
+  EXPECT_NE(std::find(f.notes.begin(), f.notes.end(),
+                      "KV budget = (total - profiled peak) x free_gpu_memory_fraction 0.9 (default), min over ranks; 147456 B per token per rank"),
+            f.notes.end());
+  EXPECT_TRUE(has_prefix(f, "[TensorRT-LLM][INFO] [MemUsageChange] Allocated "));
+  EXPECT_TRUE(has_prefix(f, "Peak memory during memory usage profiling (torch + non-torch): "));
+  // The pool is about 0.9 x (79.19 GiB - weights 15.3 GiB - peak terms): between 300k and 420k tokens.
+  EXPECT_GT(f.kv_tokens, 300000);
+  EXPECT_LT(f.kv_tokens, 420000);
+}
+
+TEST(TrtllmPlan, ShrinksMaxSeqLenInsteadOfRefusing) {
+  // --max_tokens 4096 holds fewer tokens than one 40,960-token sequence: TensorRT-LLM lowers
+  // max_seq_len to the pool (4,096 = 128 blocks of 32) and starts.
+  Forecast f = run({"--engine", "trtllm", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--max_tokens", "4096"});
+  EXPECT_EQ(f.verdict, Verdict::Fits);
+  EXPECT_EQ(f.kv_tokens, 4096);
+  EXPECT_EQ(f.context_len, 4096);
+  EXPECT_TRUE(has_prefix(f, "Attention window size 40960 exceeds upper bound 4096 for available blocks. Reducing to 4096."));
+  EXPECT_TRUE(has_prefix(f, "Adjusted max_seq_len to 4096"));
+}
+
+TEST(TrtllmPlan, FlagErrorsInTrtllmWords) {
+  std::vector<std::string> base{"--engine", "trtllm", "--model", "Qwen/Qwen3-8B", "--gpu", "h100"};
+  auto with = [&](std::vector<std::string> extra) {
+    auto v = base;
+    v.insert(v.end(), extra.begin(), extra.end());
+    return input_error(v);
+  };
+  EXPECT_NE(with({"--gpu-memory-utilization", "0.9"}).find("Error: No such option: --gpu-memory-utilization"), std::string::npos);
+  EXPECT_NE(with({"--kv_cache_free_gpu_memory_fraction", "1.5"}).find("must be a float between 0 and 1"), std::string::npos);
+  EXPECT_NE(with({"--kv_cache_free_gpu_memory_fraction", "1.0"}).find("must be smaller than 1.0f"), std::string::npos);
+  EXPECT_NE(with({"--max_batch_size", "x"}).find("is not a valid integer"), std::string::npos);
+}
