@@ -250,8 +250,9 @@ struct LogScan {
   std::vector<LogTraceback> tracebacks;  // in log order, capped at 32
 
   // Reading-level outcome, before any diagnosis: the corpus `outcome` codes "ok" | "oom_weights" |
-  // "oom_kv" | "refused_kv" | "oom_graph" | "oom_warmup" | "oom_runtime" | "other_error", or ""
-  // when the log shows neither an error nor a finished startup. Decided from the first fatal
+  // "oom_kv" | "refused_kv" | "oom_graph" | "oom_warmup" | "oom_runtime" | "other_error", "oom" for
+  // an OOM report with no stage evidence at all (no stage line, traceback or telling wording), or
+  // "" when the log shows neither an error nor a finished startup. Decided from the first fatal
   // error and the stage its rank was in (message wording > traceback frames > last stage line).
   std::string outcome;
   std::string failure_stage;   // "init"|"weights"|"kv_pool"|"cuda_graph"|"warmup"|"runtime"|"" (no failure)
