@@ -10,6 +10,8 @@ namespace headroom {
 const std::vector<VerbInfo>& verb_table() {
   static const std::vector<VerbInfo> table{
       {"plan", "forecast a deployment's GPU memory, stage by stage, as the engine will run it", verb_plan},
+      {"tune", "the engine flags with the most KV cache that keep every stage safe, the trade-offs, the launch command", verb_tune},
+      {"fit", "which GPUs, how many and which parallelism serve a model at a target context and concurrency", verb_fit},
       {"doctor", "read a crash or startup log: where the memory went, the fix and its forecast", verb_doctor},
       {"validate", "measure the forecasts against a corpus of real engine logs", verb_validate},
       {"gpus", "list the GPU catalog (capacity as PyTorch and nvidia-smi report it)", verb_gpus},

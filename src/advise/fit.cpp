@@ -1,0 +1,152 @@
+// fit(): which GPUs, how many and which parallelism serve a model at a target context and
+// concurrency. Enumerates GPU types x counts (1, 2, 4, ... <= max) x the layouts the engine
+// supports x KV dtype choices, tunes each cheaply (bisection of the primary knob only) and
+// ranks the feasible ones; the others keep one phrase saying why not.
+// Layouts: TP; TP x PP; for MoE expert parallel (SGLang --ep-size, vLLM
+// --enable-expert-parallel, TensorRT-LLM --ep_size); SGLang DP attention for MLA / MoE models
+// (an MLA cache is replicated on every attention-TP rank: DP attention splits requests
+// instead), likewise TensorRT-LLM attention DP; vLLM data parallel + expert parallel for MoE.
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "advise/search.h"
+#include "headroom/error.h"
+#include "headroom/gpu.h"
+#include "headroom/units.h"
+
+namespace headroom {
+
+using namespace advise;
+
+namespace {
+
+struct Layout {
+  Parallel par;
+  bool vllm_ep = false;  // vLLM --enable-expert-parallel
+};
+
+std::vector<Layout> layouts_for(EngineKind e, const ModelConfig& c, int n) {
+  std::vector<Layout> out;
+  out.push_back({Parallel{.tp = n}});
+  for (int pp = 2; pp <= n; pp *= 2)
+    if (n % pp == 0 && c.num_layers >= pp) out.push_back({Parallel{.tp = n / pp, .pp = pp}});
+  if (n < 2) return out;
+  if (c.is_moe()) {
+    if (e == EngineKind::VLLM) {
+      out.push_back({Parallel{.tp = n, .ep = n}, true});
+      out.push_back({Parallel{.tp = 1, .ep = n, .dp = n}, true});  // data parallel attention + EP
+    } else {
+      out.push_back({Parallel{.tp = n, .ep = n}});
+    }
+  }
+  if ((e == EngineKind::SGLang || e == EngineKind::TRTLLM) && (c.mla || c.is_moe())) {
+    out.push_back({Parallel{.tp = n, .dp = n, .dp_attention = true}});
+    if (c.is_moe()) out.push_back({Parallel{.tp = n, .ep = n, .dp = n, .dp_attention = true}});
+  }
+  return out;
+}
+
+int gpus_of(EngineKind e, const Parallel& p) {
+  // SGLang --enable-dp-attention and TensorRT-LLM enable_attention_dp split the TP group itself.
+  return p.tp * p.pp * (p.dp_attention ? 1 : p.dp);
+}
+
+int64_t kv_total(const FitCandidate& c) { return c.kv_tokens * c.groups; }
+
+}  // namespace
+
+FitResult fit(const FitRequest& req) {
+  const Deployment& base = req.base;
+  const ModelConfig& mc = base.model->config;
+  if (req.max_gpus < 1) fail_input("command line", "--max-gpus", "must be at least 1");
+  if (req.goal.target_context && mc.max_position_embeddings > 0 && *req.goal.target_context > mc.max_position_embeddings)
+    fail_input("command line", "--target-context",
+               fmt::format("{} is longer than {} supports (max_position_embeddings {})", *req.goal.target_context, base.model_spec,
+                           mc.max_position_embeddings));
+  std::vector<const GpuSpec*> gpus;
+  if (req.gpu_names.empty())
+    for (const auto& g : gpu_catalog()) gpus.push_back(&g);
+  else
+    for (const auto& n : req.gpu_names) gpus.push_back(&require_gpu(n));
+  const EngineKnobs& k = knobs_for(base.engine);
+  std::vector<std::string> kv_choices = req.kv_dtypes;
+  if (kv_choices.empty()) kv_choices.push_back("");
+  if (!kv_choices.front().empty() && k.kv_dtype.empty())
+    fail_input("command line", "--kv-cache-dtype", fmt::format("the {} engine model has no KV dtype flag", engine_kind_name(base.engine)));
+
+  FitResult res;
+  res.target_concurrency = req.goal.target_concurrency;
+  res.margin_bytes = req.goal.margin_bytes.value_or(kDefaultMarginBytes);
+  res.context_len = req.goal.target_context.value_or(0);
+  TuneGoal goal = req.goal;
+  goal.detail = false;
+
+  for (const GpuSpec* g : gpus) {
+    for (int n = 1; n <= req.max_gpus; n *= 2) {
+      for (const Layout& lay : layouts_for(base.engine, mc, n)) {
+        for (const std::string& kv : kv_choices) {
+          FitCandidate c;
+          c.gpu = g->name;
+          c.par = lay.par;
+          c.gpus = gpus_of(base.engine, lay.par);
+          c.kv_dtype = kv;
+          c.groups = std::max(1, lay.par.dp);
+          Deployment d = base;
+          d.gpu = *g;
+          d.capacity_bytes = g->capacity_bytes;
+          d.par = lay.par;
+          d.gpus = c.gpus;
+          if (lay.vllm_ep) set_flag(d, "--enable-expert-parallel", "true");
+          if (!kv.empty()) set_flag(d, k.kv_dtype, kv);
+          ++res.evaluated;
+          try {
+            TuneResult t = tune(d, goal);
+            res.plans += t.plans;
+            c.feasible = t.feasible;
+            c.reason = t.reason;
+            c.verdict = t.forecast.verdict;
+            c.primary_knob = t.primary_knob;
+            c.primary_value = t.recommended.empty() ? "" : t.recommended.front().second;
+            c.kv_tokens = t.kv_tokens;
+            if (res.context_len == 0) res.context_len = t.context_len;
+            c.concurrency = t.concurrency;
+            c.min_free_worst = t.min_free_worst;
+            c.recommended = t.recommended;
+            c.launch_command = t.launch_command;
+          } catch (const InputError& e) {
+            c.feasible = false;
+            c.reason = "the engine rejects this layout: " + e.problem();
+          }
+          (c.feasible ? res.candidates : res.rejected).push_back(std::move(c));
+        }
+      }
+    }
+  }
+
+  auto by_gpus = [](const FitCandidate& a, const FitCandidate& b) {
+    if (a.gpus != b.gpus) return a.gpus < b.gpus;
+    if (kv_total(a) != kv_total(b)) return kv_total(a) > kv_total(b);
+    return a.min_free_worst > b.min_free_worst;
+  };
+  auto by_kv = [](const FitCandidate& a, const FitCandidate& b) {
+    if (kv_total(a) != kv_total(b)) return kv_total(a) > kv_total(b);
+    return a.gpus < b.gpus;
+  };
+  auto by_headroom = [](const FitCandidate& a, const FitCandidate& b) {
+    if (a.min_free_worst != b.min_free_worst) return a.min_free_worst > b.min_free_worst;
+    return a.gpus < b.gpus;
+  };
+  switch (req.sort) {
+    case FitSort::Gpus: std::stable_sort(res.candidates.begin(), res.candidates.end(), by_gpus); break;
+    case FitSort::Kv: std::stable_sort(res.candidates.begin(), res.candidates.end(), by_kv); break;
+    case FitSort::Headroom: std::stable_sort(res.candidates.begin(), res.candidates.end(), by_headroom); break;
+  }
+  std::stable_sort(res.rejected.begin(), res.rejected.end(), [](const FitCandidate& a, const FitCandidate& b) { return a.gpus < b.gpus; });
+  if (!req.goal.margin_bytes)
+    res.notes.push_back(fmt::format("safety margin {} of worst-case free memory at every stage is a default GUESS; set it with --margin",
+                                    human_bytes(res.margin_bytes)));
+  res.notes.push_back("each candidate is tuned on its primary knob only (bisection); `headroom tune` on a candidate also tries the other knobs");
+  return res;
+}
+
+}  // namespace headroom

@@ -1,0 +1,97 @@
+// Pieces tune and fit share: the knobs each engine exposes (in its own spelling), flag edits
+// on a Deployment, one plan() summarised against the safety margin, and the bisection of the
+// primary knob (the memory fraction) for the largest value that keeps every stage safe.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "headroom/advise.h"
+#include "headroom/engine.h"
+
+namespace headroom::advise {
+
+// The knobs of one engine, spelled as the engine spells them; "" where the engine has none.
+struct EngineKnobs {
+  std::string fraction;        // the primary knob: share of memory for the static pools / KV
+  double lo = 0.05, hi = 0.99, step = 0.01;  // its search grid
+  std::string kv_bytes;        // absolute KV budget (vLLM --kv-cache-memory-bytes)
+  std::string context;         // context length
+  std::string max_running;     // cap on running requests / batch size
+  std::string graph_bs;        // largest decode CUDA-graph batch
+  std::string prefill_tokens;  // tokens per prefill step
+  std::string kv_dtype;        // KV-cache dtype
+  std::string fp8_kv;          // the FP8 value of kv_dtype
+};
+const EngineKnobs& knobs_for(EngineKind engine);
+
+// Replaces every value of `name` by `value` (appended at the end).
+void set_flag(Deployment& d, std::string_view name, std::string value);
+void erase_flag(Deployment& d, std::string_view name);
+bool is_fixed(const TuneGoal& g, std::string_view flag);
+
+// Independent KV pools of a deployment: data-parallel replicas or DP-attention groups.
+int kv_groups(const Deployment& d);
+
+// Which way a failing setting of the primary knob is off.
+enum class Side { Low, Ok, High };
+
+// One plan() summarised.
+struct Point {
+  double x = 0;                 // the primary knob's value (as the user would write it)
+  Side side = Side::Ok;
+  Verdict verdict = Verdict::Refused;
+  bool safe = false;            // fits, every stage keeps the margin at its worst case
+  int64_t kv_tokens = 0;
+  int64_t max_running = 0;
+  int64_t context = 0;
+  int64_t min_free_worst = 0, capture_free_worst = 0;
+  std::string limit;            // least-headroom stage, or "<stage>: <failure>"
+  std::optional<Failure> failure;
+  int64_t weights_bytes = 0;    // largest per-rank weights (free after init - free after weights)
+  bool weights_overflow = false;
+};
+
+// The primary knob of a search and how its value maps onto the deployment planned. With
+// --keep-free the deployment's capacity is reduced; vLLM's utilization is a share of the
+// total memory, so the value planned is scaled by total / reduced to keep the same budget.
+struct Primary {
+  std::string flag;
+  bool bytes = false;           // kv_bytes mode: the value is bytes
+  double lo = 0, hi = 0, step = 0;
+  double scale = 1.0;           // planned value = x * scale (fraction mode)
+  std::string format(double x) const;   // as the user writes it
+  int steps() const;            // grid points - 1
+  double at(int i) const;       // grid value i
+};
+Primary primary_for(const Deployment& d, const TuneGoal& g, int64_t real_capacity);
+
+// Points already planned in one search session, keyed by every engine flag (the primary
+// knob's value included); the deployment's GPU and parallelism stay fixed within a session.
+using Memo = std::map<std::string, Point>;
+
+// Plans `d` with the primary knob at x and classifies it. `keep` receives the forecast (then
+// the memo is bypassed: a kept forecast is always planned with `opt`).
+Point evaluate(Deployment& d, const Primary& p, double x, int64_t margin, const PlanOptions& opt, int* plans,
+               Forecast* keep = nullptr, Memo* memo = nullptr);
+
+struct PrimaryResult {
+  bool found = false;     // some grid value is not on the High side
+  Point best;             // the largest such value (or the lowest tried when !found)
+  std::vector<Point> tried;
+};
+// The largest grid value that is not High (assumes High is an upper set: a larger fraction
+// never frees memory for the later stages). Plain bisection; or, given `known_ok` (a grid value
+// known not to be High, e.g. the answer before a change that only lowers memory use), a
+// galloping search up from it, which usually needs two or three plans.
+PrimaryResult search_primary(Deployment& d, const Primary& p, int64_t margin, int* plans, Memo* memo = nullptr,
+                             std::optional<double> known_ok = std::nullopt);
+
+// "KV holds only N tokens < target M", "out of memory at cuda_graph at --mem-fraction-static
+// 0.95" etc.: why a point does not serve the goal, or "".
+std::string shortfall(const Point& pt, const Deployment& d, const Primary& p, std::optional<int64_t> target_concurrency);
+
+}  // namespace headroom::advise

@@ -1,0 +1,58 @@
+// `headroom fit --model ... --engine ... [--target-context N --target-concurrency N]
+// [--gpu NAME ...] [--max-gpus N] [--kv-cache-dtype X[,Y] ...] [--sort gpus|kv|headroom]
+// [--margin BYTES] [--keep-free BYTES] [--json]`: which GPUs, how many and which parallelism
+// serve the workload, ranked, and why the others do not.
+#include <ostream>
+
+#include "cli/verbs.h"
+#include "headroom/advise.h"
+#include "headroom/deployment.h"
+#include "headroom/error.h"
+#include "headroom/gpu.h"
+
+namespace headroom {
+
+int verb_fit(const Args& args, std::ostream& out, std::ostream& err) {
+  if (args.has("--help")) {
+    out << "usage: headroom fit [--engine sglang|vllm|trtllm[@VERSION]] --model ID|DIR|config.json\n"
+           "                    [--target-context N] [--target-concurrency N] [--gpu NAME ...] [--max-gpus N (default 8)]\n"
+           "                    [--kv-cache-dtype X[,Y] ...] [--sort gpus|kv|headroom] [--margin BYTES] [--keep-free BYTES]\n"
+           "                    [engine flags as the engine spells them] [--json]\n"
+           "Tries every GPU of the catalog (or those given) x 1, 2, 4, ... GPUs x the layouts the engine supports (TP, TP x PP,\n"
+           "expert parallel, DP attention), tunes each and ranks the feasible ones (fewest GPUs, then most KV).\n"
+           "Exit: 0 some deployment is feasible, 1 none is, 2 bad input.\n";
+    return kExitOk;
+  }
+  if (!args.positionals().empty()) fail_input("command line", args.positionals().front(), "unexpected argument for 'headroom fit'");
+  for (std::string_view o : {"--tp", "--tp-size", "--tensor-parallel-size", "--pp", "--pp-size", "--pipeline-parallel-size", "--dp", "--dp-size",
+                             "--data-parallel-size", "--ep", "--ep-size", "--expert-parallel-size", "--enable-dp-attention", "--gpus",
+                             "--gpu-memory", "--enable-expert-parallel", "--fix"})
+    if (args.has(o)) fail_input("command line", o, "fit chooses the GPUs and the parallelism itself (use 'headroom tune' for a given layout)");
+
+  FitRequest req;
+  req.goal = parse_tune_goal(args);
+  req.gpu_names = args.get_all("--gpu");
+  for (const auto& n : req.gpu_names) require_gpu(n);  // unknown names: exit 2 before any work
+  if (auto m = args.get_int("--max-gpus", 1, 1024)) req.max_gpus = static_cast<int>(*m);
+  for (const auto& v : args.get_all("--kv-cache-dtype"))
+    for (size_t i = 0; i <= v.size();) {
+      size_t j = v.find(',', i);
+      if (j == std::string::npos) j = v.size();
+      if (j > i) req.kv_dtypes.push_back(v.substr(i, j - i));
+      i = j + 1;
+    }
+  std::string sort = args.get_or("--sort", "gpus");
+  if (sort == "gpus") req.sort = FitSort::Gpus;
+  else if (sort == "kv") req.sort = FitSort::Kv;
+  else if (sort == "headroom") req.sort = FitSort::Headroom;
+  else fail_input("command line", "--sort", "expects gpus, kv or headroom, got '" + sort + "'");
+
+  std::string first_gpu = req.gpu_names.empty() ? gpu_catalog().front().name : req.gpu_names.front();
+  req.base = parse_deployment(strip_options(args, {"--gpu", "--max-gpus", "--kv-cache-dtype", "--sort"}), {}, first_gpu);
+  FitResult r = fit(req);
+  if (args.has("--json")) out << fit_json(r).dump(2) << "\n";
+  else print_fit(out, r);
+  return r.candidates.empty() ? kExitFails : kExitOk;
+}
+
+}  // namespace headroom
