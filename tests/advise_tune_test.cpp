@@ -1,0 +1,183 @@
+// headroom tune: the seed deployment (tests/data/seed/README.md), the bisection's edge, the
+// margin, --keep-free, --fix, targets, and bad or contradictory input (exit 2).
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "headroom/advise.h"
+#include "headroom/cli.h"
+#include "headroom/deployment.h"
+#include "headroom/error.h"
+#include "headroom/units.h"
+
+using namespace headroom;
+
+namespace {
+
+Deployment dep(std::vector<std::string> argv) { return parse_deployment(Args::parse(argv)); }
+
+const std::vector<std::string> kSeed{"--engine", "sglang", "--model", "nvidia/GLM-5-NVFP4", "--gpu", "rtx-pro-6000", "--tp", "8"};
+
+std::string flag_value(const FlagList& flags, const std::string& k) {
+  for (const auto& [f, v] : flags)
+    if (f == k) return v;
+  return "";
+}
+
+int cli(std::vector<std::string> argv, std::string* out_text = nullptr, std::string* err_text = nullptr) {
+  std::ostringstream out, err;
+  int rc = run_cli(argv, out, err);
+  if (out_text) *out_text = out.str();
+  if (err_text) *err_text = err.str();
+  return rc;
+}
+
+std::vector<std::string> plus(std::vector<std::string> a, std::vector<std::string> b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+}  // namespace
+
+TEST(AdviseTune, SeedRecommendsAFractionThatFits) {
+  // The seed: 0.95 crashed in CUDA-graph capture, 0.88 served (tests/data/seed/README.md).
+  TuneResult r = tune(dep(kSeed), TuneGoal{});
+  ASSERT_TRUE(r.feasible) << r.reason;
+  ASSERT_FALSE(r.recommended.empty());
+  EXPECT_EQ(r.recommended.front().first, "--mem-fraction-static");
+  double f = std::stod(r.recommended.front().second);
+  EXPECT_GE(f, 0.85);
+  EXPECT_LE(f, 0.91);
+  EXPECT_EQ(r.forecast.verdict, Verdict::Fits);
+  EXPECT_GT(r.kv_tokens, 0);
+  EXPECT_EQ(r.kv_tokens, r.forecast.kv_tokens);
+  EXPECT_GE(r.min_free_worst, kDefaultMarginBytes);
+  EXPECT_EQ(r.launch_command.rfind("python -m sglang.launch_server --model-path nvidia/GLM-5-NVFP4 --tp-size 8", 0), 0u) << r.launch_command;
+  EXPECT_NE(r.launch_command.find("--mem-fraction-static " + r.recommended.front().second), std::string::npos);
+}
+
+TEST(AdviseTune, SeedTradeoffsBracketTheEdge) {
+  TuneResult r = tune(dep(plus(kSeed, {"--mem-fraction-static", "0.95"})), TuneGoal{});
+  ASSERT_TRUE(r.feasible);
+  const std::string rec = r.recommended.front().second;
+  bool saw_rec = false, saw_given = false, saw_default = false;
+  for (size_t i = 0; i < r.tradeoffs.size(); ++i) {
+    const auto& t = r.tradeoffs[i];
+    if (t.label.find("recommended") != std::string::npos) {
+      saw_rec = true;
+      EXPECT_EQ(t.value, rec);
+      EXPECT_TRUE(t.safe);
+      // The next grid value up is not safe: the bisection found the edge.
+      ASSERT_LT(i + 1, r.tradeoffs.size());
+      EXPECT_FALSE(r.tradeoffs[i + 1].safe) << r.tradeoffs[i + 1].value;
+    }
+    if (t.label.find("as given") != std::string::npos) {
+      saw_given = true;
+      EXPECT_EQ(t.value, "0.95");
+      EXPECT_FALSE(t.safe);  // the seed crash
+    }
+    if (t.label.find("engine default") != std::string::npos) saw_default = true;
+    if (i > 0) {
+      EXPECT_GE(t.kv_tokens, r.tradeoffs[i - 1].kv_tokens) << "KV grows with the fraction";
+      EXPECT_LE(t.min_free_worst, r.tradeoffs[i - 1].min_free_worst) << "free memory shrinks with the fraction";
+    }
+  }
+  EXPECT_TRUE(saw_rec);
+  EXPECT_TRUE(saw_given);
+  EXPECT_TRUE(saw_default);
+  // The launch replaces the user's 0.95 by the recommendation.
+  EXPECT_EQ(r.launch_command.find("0.95"), std::string::npos) << r.launch_command;
+}
+
+TEST(AdviseTune, LargerMarginLowersTheFraction) {
+  TuneGoal g;
+  g.margin_bytes = 4 * GiB;
+  TuneResult wide = tune(dep(kSeed), g);
+  TuneResult base = tune(dep(kSeed), TuneGoal{});
+  ASSERT_TRUE(wide.feasible);
+  EXPECT_LT(std::stod(wide.recommended.front().second), std::stod(base.recommended.front().second));
+  EXPECT_GE(wide.min_free_worst, 4 * GiB);
+  EXPECT_FALSE(wide.margin_default);
+}
+
+TEST(AdviseTune, KeepFreeLeavesTheMemory) {
+  // 8 GiB kept for another process lowers both P (free before weights) and A (after), so at
+  // one fraction f SGLang's rest = A - P(1 - f) drops by 8 f GiB; tune may also step f down
+  // (each 0.01 of P ~ 94 GiB is 0.94 GiB). With the 61,464 B cell (GLM-5 FP8 MLA + indexer,
+  // sglang_kv_test): at least 8 x 0.85 GiB / 61,464 = 118,794 tokens, at most
+  // (8 + 3 x 0.94) GiB / 61,464 = 189,180 tokens fewer.
+  TuneGoal g;
+  g.keep_free_bytes = 8 * GiB;
+  TuneResult kept = tune(dep(kSeed), g);
+  TuneResult base = tune(dep(kSeed), TuneGoal{});
+  ASSERT_TRUE(kept.feasible);
+  EXPECT_LT(kept.kv_tokens, base.kv_tokens);
+  EXPECT_GE(base.kv_tokens - kept.kv_tokens, 118794);
+  EXPECT_LE(base.kv_tokens - kept.kv_tokens, 189180);
+  EXPECT_EQ(kept.deployment.capacity_bytes, dep(kSeed).capacity_bytes - 8 * GiB);
+}
+
+TEST(AdviseTune, TargetContextSetsTheFlagAndConcurrencyIsChecked) {
+  TuneGoal g;
+  g.target_context = 131072;
+  g.target_concurrency = 2;
+  TuneResult r = tune(dep(kSeed), g);
+  ASSERT_TRUE(r.feasible) << r.reason;
+  EXPECT_EQ(flag_value(r.recommended, "--context-length"), "131072");
+  EXPECT_EQ(r.context_len, 131072);
+  EXPECT_GE(r.kv_tokens, 2 * 131072);
+  EXPECT_NE(r.launch_command.find("--context-length 131072"), std::string::npos);
+
+  g.target_concurrency = 100;  // 13.1M tokens: far beyond 8 x 95 GiB
+  TuneResult no = tune(dep(kSeed), g);
+  EXPECT_FALSE(no.feasible);
+  EXPECT_NE(no.reason.find("KV holds only"), std::string::npos) << no.reason;
+}
+
+TEST(AdviseTune, FixedPrimaryIsJudgedNotMoved) {
+  TuneGoal g;
+  g.fixed = {"--mem-fraction-static"};
+  TuneResult r = tune(dep(plus(kSeed, {"--mem-fraction-static", "0.95"})), g);
+  EXPECT_FALSE(r.feasible);  // the seed crash, kept as given
+  EXPECT_EQ(flag_value(r.recommended, "--mem-fraction-static"), "0.95");
+}
+
+TEST(AdviseTune, VllmDenseOnH100) {
+  // Llama-3.1-70B BF16 = 2 B x 70.55B params = 131.4 GiB; TP 4 -> 32.9 GiB per H100 (79.19 GiB).
+  TuneResult r = tune(dep({"--engine", "vllm", "--model", "meta-llama/Llama-3.1-70B-Instruct", "--gpu", "h100", "--tp", "4"}), TuneGoal{});
+  ASSERT_TRUE(r.feasible) << r.reason;
+  EXPECT_EQ(r.primary_knob, "--gpu-memory-utilization");
+  double u = std::stod(r.recommended.front().second);
+  EXPECT_GT(u, 0.5);
+  EXPECT_LE(u, 0.99);
+  EXPECT_EQ(r.forecast.verdict, Verdict::Fits);
+  EXPECT_EQ(r.launch_command.rfind("vllm serve meta-llama/Llama-3.1-70B-Instruct --tensor-parallel-size 4 --gpu-memory-utilization", 0), 0u)
+      << r.launch_command;
+}
+
+TEST(AdviseTune, CliExitCodes) {
+  std::string out, err;
+  EXPECT_EQ(cli(plus({"tune"}, kSeed), &out), kExitOk);
+  EXPECT_NE(out.find("recommended: --mem-fraction-static"), std::string::npos) << out;
+  EXPECT_NE(out.find("python -m sglang.launch_server"), std::string::npos);
+  EXPECT_EQ(cli(plus(plus({"tune"}, kSeed), {"--json"}), &out), kExitOk);
+  auto j = nlohmann::json::parse(out);
+  EXPECT_TRUE(j.contains("recommended"));
+  EXPECT_TRUE(j.contains("forecast"));
+  EXPECT_TRUE(j.contains("tradeoffs"));
+  EXPECT_EQ(j["forecast"]["verdict"], "fits");
+  // No feasible setting: exit 1.
+  EXPECT_EQ(cli(plus(plus({"tune"}, kSeed), {"--mem-fraction-static", "0.95", "--fix", "mem-fraction-static"})), kExitFails);
+  // Bad or contradictory input: exit 2, one line.
+  EXPECT_EQ(cli(plus(plus({"tune"}, kSeed), {"--target-context", "1000000"}), nullptr, &err), kExitBadInput);  // GLM-5: 202,752 max
+  EXPECT_NE(err.find("context"), std::string::npos) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1);
+  EXPECT_EQ(cli({"tune", "--model", "nvidia/GLM-5-NVFP4", "--gpu", "voodoo-5"}, nullptr, &err), kExitBadInput);
+  EXPECT_EQ(cli({"tune", "--model", "nvidia/GLM-5-NVFP4", "--gpu", "h200", "--gpus", "0"}, nullptr, &err), kExitBadInput);
+  EXPECT_EQ(cli(plus(plus({"tune"}, kSeed), {"--context-length", "8192", "--fix", "context-length", "--target-context", "131072"}), nullptr, &err),
+            kExitBadInput);
+  EXPECT_NE(err.find("contradicts"), std::string::npos) << err;
+  EXPECT_EQ(cli(plus(plus({"tune"}, kSeed), {"--fix", "no-such-flag"}), nullptr, &err), kExitBadInput);
+  EXPECT_EQ(cli(plus(plus({"tune"}, kSeed), {"--keep-free", "200GiB"}), nullptr, &err), kExitBadInput);
+  EXPECT_EQ(cli(plus(plus({"tune"}, kSeed), {"--target-concurrency", "0"}), nullptr, &err), kExitBadInput);
+}
