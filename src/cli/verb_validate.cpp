@@ -42,7 +42,7 @@ int verb_validate(const Args& args, std::ostream& out, std::ostream& err) {
     auto f = [](const nlohmann::ordered_json& v) { return v.is_null() ? std::string("-") : fmt::format("{:.2f}", v.get<double>()); };
     out << fmt::format("{:<24} {:>4}  {:>16}  {:>16}\n", m, x["n"].get<int>(), f(x["median_abs_pct_err"]), f(x["p90_abs_pct_err"]));
   }
-  for (const char* m : {"outcome", "kv_tokens_given_memory"}) {
+  for (const char* m : {"outcome", "kv_tokens_given_memory", "doctor_stage", "doctor_fix_direction"}) {
     const auto& x = j[m];
     out << fmt::format("{:<24} {:>4}  agreement {:.1f}%\n", m, x["n"].get<int>(), 100.0 * x["agreement"].get<double>());
   }

@@ -133,9 +133,10 @@ Diagnosis diagnose(const LogScan& scan, const Args& args) {
   dx.gaps = rebuilt.gaps;
   if (dx.engine == "unknown") dx.engine = std::string(engine_kind_name(rebuilt.engine));
 
-  // Stage and rank from the reader.
-  dx.stage = scan.failure_stage.empty() ? "none" : scan.failure_stage;
-  if (scan.outcome == "refused_kv") dx.stage = "kv_pool";
+  // The log as the user completes it: their flags win over the log's.
+  LogScan sc = scan;
+  for (const auto& [k, v] : args.options())
+    if (k.rfind("--", 0) == 0 && k != "--json") sc.flags[k] = v;
   dx.rank = scan.failure_device;
 
   // The deployment, when the log and the options are enough to plan it.
@@ -150,13 +151,94 @@ Diagnosis diagnose(const LogScan& scan, const Args& args) {
     }
   }
 
-  classify(scan, dep, dx);
-  collect_evidence(scan, dx);
-  if (dep) plan_fixes(scan, *dep, dx);
-  else static_fixes(scan, dx);
+  // Stage: the reader's; else where the failing rank's startup stopped; else, for a bare OOM
+  // report, the stage the forecast fails at.
+  std::optional<Forecast> forecast;
+  if (dep) try { forecast = plan(*dep); } catch (const InputError&) {}
+  sc.outcome = effective_outcome(sc, forecast, dx.gaps);
+  dx.stage = sc.failure_stage.empty() ? "none" : sc.failure_stage;
+  classify(sc, dep, dx);
+  collect_evidence(sc, dx);
+  if (dep) plan_fixes(sc, *dep, dx);
+  else static_fixes(sc, dx);
   return dx;
 }
 
 std::string doctor_gib(int64_t b) { return fmt_gib(b); }
+
+namespace {
+int stage_order(const std::string& s) {
+  static const char* order[] = {"init", "weights", "kv_pool", "cuda_graph", "warmup", "ready", "runtime"};
+  for (int i = 0; i < 7; ++i) if (s == order[i]) return i;
+  return -1;
+}
+std::string outcome_for_stage(const std::string& stage, bool refusal) {
+  if (stage == "init" || stage == "weights") return "oom_weights";
+  if (stage == "kv_pool") return refusal ? "refused_kv" : "oom_kv";
+  if (stage == "cuda_graph") return "oom_graph";
+  if (stage == "warmup") return "oom_warmup";
+  return "oom_runtime";
+}
+}  // namespace
+
+// The outcome the diagnosis works from, and sc.failure_stage filled in when the reader left it
+// open: a failure line without a stage takes the stage the startup had reached; a log that
+// stops mid-startup without an error takes that stage (said in gaps); a bare OOM report with
+// no startup lines takes the stage the forecast fails at.
+std::string effective_outcome(LogScan& sc, const std::optional<Forecast>& forecast, std::vector<std::string>& gaps) {
+  const bool oom = !sc.ooms.empty();
+  bool refusal = false, fatal = false;
+  for (const auto& e : sc.errors) {
+    if (e.kind.rfind("sglang_not_enough", 0) == 0 || e.kind == "sglang_weights_leave_no_kv" || e.kind == "vllm_no_cache_blocks" ||
+        e.kind == "vllm_max_seq_len" || e.kind == "vllm_autofit_failed")
+      refusal = true;
+    if (e.kind != "trtllm_window_reduced") fatal = true;
+  }
+  std::string reached;
+  for (const auto& r : sc.ranks)
+    if (stage_order(r.stage) > stage_order(reached)) reached = r.stage;
+  if (!sc.failure_stage.empty() && sc.outcome != "other_error") {
+    if (sc.outcome.empty()) return outcome_for_stage(sc.failure_stage, refusal);
+    return sc.outcome;
+  }
+  if (sc.outcome == "other_error" && !oom && !refusal) {
+    if (reached == "kv_pool" && fatal && std::any_of(sc.errors.begin(), sc.errors.end(), [](const LogError& e) { return e.kind == "vllm_engine_failed"; })) {
+      sc.failure_stage = "kv_pool";  // the engine died right after sizing its KV cache
+      gaps.push_back("the log names no cause for the failure; it came right after the KV cache was sized");
+      return "refused_kv";
+    }
+    return sc.outcome;
+  }
+  if (sc.outcome == "ok" || (reached == "ready" && !oom && !fatal)) return sc.outcome.empty() ? "ok" : sc.outcome;
+  if (oom || refusal || fatal) {
+    if (!reached.empty() && reached != "ready") {
+      sc.failure_stage = reached;
+    } else if (forecast && forecast->failure) {
+      sc.failure_stage = forecast->failure->stage;
+      gaps.push_back("the log shows no startup lines; the stage is the one the forecast fails at");
+    } else if (!reached.empty()) {
+      sc.failure_stage = "runtime";
+    } else if (oom) {
+      // A bare OOM report: no startup lines and no forecast. SGLang with a static fraction of
+      // 0.9 or more runs out after its pools (capture / warm-up); otherwise the likeliest
+      // moment is loading the weights. A GUESS, said in gaps.
+      double f = 0;
+      for (const char* k : {"--mem-fraction-static"})
+        if (auto it = sc.flags.find(k); it != sc.flags.end()) try { f = std::stod(it->second); } catch (...) {}
+      sc.failure_stage = (sc.engine == LogEngine::SGLang || sc.flags.count("--mem-fraction-static")) && f >= 0.9 ? "cuda_graph" : "weights";
+      gaps.push_back("the log is a bare out-of-memory report with no startup lines: stage '" + sc.failure_stage +
+                     "' is a guess (give --model and --gpu to let the forecast decide)");
+    } else {
+      return sc.outcome.empty() ? "" : sc.outcome;
+    }
+    return outcome_for_stage(sc.failure_stage, refusal);
+  }
+  if (!reached.empty() && reached != "ready" && reached != "runtime") {
+    sc.failure_stage = reached;
+    gaps.push_back("the log ends during " + reached + " without an error line: assuming the failure happened there");
+    return outcome_for_stage(reached, false);
+  }
+  return sc.outcome;
+}
 
 }  // namespace headroom

@@ -48,16 +48,21 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
                     doctor_gib(oom->process_in_use), doctor_gib(oom->allocated), doctor_gib(std::max<int64_t>(0, oom->reserved_unallocated)),
                     doctor_gib(oom->process_in_use - reserved)));
     }
-    int64_t others = 0;
-    for (const auto& [pid, b] : oom->other_processes) others += b;
-    if (others > 0) A(fmt::format("other processes hold {} on this GPU", doctor_gib(others)));
+    int64_t listed = 0;
+    for (const auto& [pid, b] : oom->other_processes) listed += b;
+    if (listed > 0 && oom->other_processes.size() > 1) A(fmt::format("processes listed on this GPU hold {}", doctor_gib(listed)));
   }
 
   const std::string& outcome = scan.outcome;
   int64_t others = 0;
-  if (oom) for (const auto& [pid, b] : oom->other_processes) others += b;
-  const bool other_proc = others > GiB || (oom && oom->process_in_use > 0 && oom->total > 0 &&
-                                           oom->total - oom->process_in_use - std::max<int64_t>(0, oom->free) > 2 * GiB);
+  if (oom) {
+    bool self_skipped = false;  // torch lists this process among "Process P has X" when it cannot tell
+    for (const auto& [pid, b] : oom->other_processes) {
+      if (!self_skipped && b == oom->process_in_use) { self_skipped = true; continue; }
+      others += b;
+    }
+  }
+  const bool other_proc = others > GiB;
 
   if (outcome.empty() || outcome == "ok") {
     dx.stage = "none";
@@ -78,7 +83,7 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
     dx.cause = "other_process";
     dx.explanation = fmt::format("Another process holds {} of this GPU's memory, which the engine counted as free (or never saw). "
                                  "Stop it, or budget for it: the engine's fraction applies to memory it believes is its own.",
-                                 doctor_gib(others > 0 ? others : oom->total - oom->process_in_use - std::max<int64_t>(0, oom->free)));
+                                 doctor_gib(others));
     dx.will_not_help.push_back("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: the memory is held by another process, not fragmented");
     return;
   }

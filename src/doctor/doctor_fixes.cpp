@@ -204,6 +204,14 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, Diagnosis& dx) {
     }
   } else if (cause == "static_fraction_too_low") {
     add_fraction(fmt::format("the largest {} that leaves a KV cache and still fits every later stage", knob));
+    if (dep.engine == EngineKind::VLLM) {
+      auto cur = int_flag(dep, *base, "--max-num-seqs");
+      for (int64_t v = cur ? *cur / 2 : 256; v >= 8; v /= 2)
+        if (auto f = try_plan(with_flag(dep, "--max-num-seqs", std::to_string(v)), o); ok(f)) {
+          add("--max-num-seqs", std::to_string(v), *f, "a smaller profiled sampler/activation peak");
+          break;
+        }
+    }
     if (!best) {
       Deployment d2 = dep;
       d2.par.tp *= 2;
@@ -295,6 +303,11 @@ void static_fixes(const LogScan& scan, Diagnosis& dx) {
           "1 - A/P plus 5% of P for the KV cache");
     else if (frac) {
       double v = std::min(0.98, *frac + 0.05);
+      if (!sglang) {  // V1's default max_num_seqs (1024) inflates the profiled sampler/activation peak on small cards
+        int64_t cur = 1024;
+        if (auto it = scan.flags.find("--max-num-seqs"); it != scan.flags.end()) try { cur = std::stoll(it->second); } catch (...) {}
+        if (cur > 64) add("--max-num-seqs", std::to_string(std::max<int64_t>(8, cur / 4)), "a smaller profiled sampler/activation peak");
+      }
       if (s.kv_bytes && s.kv_bytes->value < 0 && total > 0) v = std::min(0.98, std::ceil((*frac + (-static_cast<double>(s.kv_bytes->value) + GiB) / static_cast<double>(total)) * 100) / 100);
       add(knob, fmt_frac(v), "a larger budget for the KV cache");
     }

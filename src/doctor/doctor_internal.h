@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "headroom/deployment.h"
+#include "headroom/forecast.h"
 #include "headroom/doctor.h"
 #include "headroom/logscan.h"
 
@@ -28,6 +29,7 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, Diagnosis& dx);
 void static_fixes(const LogScan& scan, Diagnosis& dx);
 
 std::string doctor_gib(int64_t bytes);
+std::string effective_outcome(LogScan& sc, const std::optional<Forecast>& forecast, std::vector<std::string>& gaps);
 // The first OOM report of the failing rank (or the first at all).
 const LogOom* first_oom(const LogScan& scan);
 

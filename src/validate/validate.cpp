@@ -8,6 +8,8 @@
 #include <fstream>
 
 #include "headroom/deployment.h"
+#include "headroom/doctor.h"
+#include "headroom/logscan.h"
 #include "headroom/engine.h"
 #include "headroom/error.h"
 #include "headroom/gpu.h"
@@ -75,6 +77,26 @@ struct Metric {
     return J{{"n", v.size()}, {"median_abs_pct_err", r2(pct(0.5))}, {"p90_abs_pct_err", r2(pct(0.9))}};
   }
 };
+// Stage a crash outcome points at (CONTRACT doctor stages).
+std::string stage_of_outcome(const std::string& o) {
+  if (o == "oom_weights") return "weights";
+  if (o == "oom_kv" || o == "refused_kv") return "kv_pool";
+  if (o == "oom_graph") return "cuda_graph";
+  if (o == "oom_warmup") return "warmup";
+  if (o == "oom_runtime") return "runtime";
+  return "";
+}
+
+// +1 raise, -1 lower, 0 set (booleans / non-numeric values).
+int direction(const std::string& from, const std::string& to) {
+  try {
+    double a = std::stod(from), b = std::stod(to);
+    return b > a ? 1 : (b < a ? -1 : 0);
+  } catch (...) {
+    return 0;
+  }
+}
+
 struct Agreement {
   int n = 0, agree = 0;
   J json() const { return J{{"n", n}, {"agreement", n ? std::round(1000.0 * agree / n) / 1000.0 : 0.0}}; }
@@ -85,7 +107,7 @@ J validate_corpus(const std::string& path) {
   std::ifstream in(path);
   if (!in) fail_input(path, "", "cannot open the corpus file");
   Metric kv, weights, post_weights, graph;
-  Agreement outcome, given_memory;
+  Agreement outcome, given_memory, doctor_stage, doctor_fix;
   J rows = J::array();
   int cases = 0, covered = 0;
   std::string line;
@@ -103,6 +125,7 @@ J validate_corpus(const std::string& path) {
     ++cases;
     J row{{"id", str(c, "id").value_or(fmt::format("line-{}", lineno))}, {"covered", false}};
     const J obs = c.contains("observed") && c["observed"].is_object() ? c["observed"] : J::object();
+    const auto oo = str(obs, "outcome");
     std::vector<std::string> args;
     std::string why;
     auto engine = str(c, "engine").value_or("");
@@ -169,7 +192,6 @@ J validate_corpus(const std::string& path) {
           if (auto o = num(obs, "graph_gib"); o && g > 0) graph.add(to_gib(g), *o);
         }
         if (auto o = num(obs, "kv_tokens"); o && f.verdict != Verdict::Refused) kv.add(static_cast<double>(f.kv_tokens), *o);
-        auto oo = str(obs, "outcome");
         if (oo && *oo != "other_error") {
           ++outcome.n;
           if (*oo == pred["outcome"].get<std::string>()) ++outcome.agree;
@@ -195,6 +217,49 @@ J validate_corpus(const std::string& path) {
         why = e.what();
       }
     }
+    // doctor on the case's own log: the stage it names, and whether its fixes move the flags the
+    // thread's resolution moved, in the same direction.
+    const std::string raw = str(c, "raw").value_or("");
+    const std::string want_stage = oo ? stage_of_outcome(*oo) : "";
+    if (!raw.empty() && !want_stage.empty()) {
+      try {
+        LogScan scan = scan_log_text(raw, row["id"].get<std::string>());
+        std::vector<std::string> hints;
+        if (why.empty()) {
+          hints = args;
+        } else {  // what the user would add: the engine, the model if loadable, the flags they passed
+          hints = {"--engine", engine.empty() ? "sglang" : engine};
+          if (c.contains("flags") && c["flags"].is_object())
+            for (const auto& [k, v] : c["flags"].items()) {
+              if (k == "--model-path" || k == "--model") continue;
+              std::string val = v.is_string() ? v.get<std::string>() : v.dump();
+              if (is_boolean_flag(k)) { if (val == "true") hints.push_back(k); }
+              else hints.insert(hints.end(), {k, val});
+            }
+        }
+        Diagnosis dx = diagnose(scan, Args::parse(hints));
+        ++doctor_stage.n;
+        if (dx.stage == want_stage) ++doctor_stage.agree;
+        row["doctor"] = J{{"stage", dx.stage}, {"cause", dx.cause}};
+        const J fix = c.contains("fix") && c["fix"].is_object() && c["fix"].contains("flags") ? c["fix"]["flags"] : J();
+        if (fix.is_object() && !fix.empty()) {
+          ++doctor_fix.n;
+          bool agree = false;
+          for (const auto& [flag, v] : fix.items()) {
+            std::string to = v.is_string() ? v.get<std::string>() : v.dump();
+            std::string from = c.contains("flags") && c["flags"].contains(flag) && c["flags"][flag].is_string() ? c["flags"][flag].get<std::string>() : "";
+            for (const auto& f : dx.fixes) {
+              if (f.flag != flag) continue;
+              if (from.empty() || direction(from, to) == direction(from, f.value)) agree = true;
+            }
+          }
+          if (agree) ++doctor_fix.agree;
+          row["doctor"]["fix_agrees"] = agree;
+        }
+      } catch (const InputError& e) {
+        row["doctor"] = J{{"error", e.what()}};
+      }
+    }
     if (!why.empty()) row["reason"] = why;
     J o = J::object();
     for (const char* k : {"kv_tokens", "weights_gib", "post_weights_avail_gib", "graph_gib", "outcome"})
@@ -211,6 +276,8 @@ J validate_corpus(const std::string& path) {
            {"graph_gib", graph.json()},
            {"outcome", outcome.json()},
            {"kv_tokens_given_memory", given_memory.json()},
+           {"doctor_stage", doctor_stage.json()},
+           {"doctor_fix_direction", doctor_fix.json()},
            {"per_case", std::move(rows)}};
 }
 

@@ -1,0 +1,116 @@
+// The SGLang forecast end to end on the seed deployment (shared/seed/README.md): GLM-5-NVFP4 on
+// 8 x RTX PRO 6000 (94.97 GiB), TP 8. The real 0.95 launch died in CUDA-graph capture with
+// "avail mem=0.96 GB" at capture begin; the 0.88 launch served with a ~425K-token KV cache.
+#include <gtest/gtest.h>
+
+#include "headroom/cli.h"
+#include "headroom/deployment.h"
+#include "headroom/engine.h"
+#include "headroom/error.h"
+#include "headroom/units.h"
+
+using namespace headroom;
+
+static Forecast seed(const std::string& fraction, std::vector<std::string> extra = {}) {
+  std::vector<std::string> a{"--engine", "sglang", "--model", "nvidia/GLM-5-NVFP4", "--gpu", "rtx-pro-6000", "--tp", "8",
+                             "--mem-fraction-static", fraction};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return plan(parse_deployment(Args::parse(a)));
+}
+
+static int64_t free_after(const Forecast& f, const char* stage) {
+  for (const auto& s : f.ranks.front().stages)
+    if (s.name == stage) return s.free_bytes_after;
+  return -1;
+}
+
+TEST(SglangPlanSeed, FractionPoint95DiesInCapture) {
+  Forecast f = seed("0.95");
+  EXPECT_EQ(f.verdict, Verdict::Oom);
+  ASSERT_TRUE(f.failure.has_value());
+  EXPECT_EQ(f.failure->stage, "cuda_graph");
+  // Free memory at capture begin: the real run logged 0.96 GB; the forecast must be within
+  // about 0.5 GiB of it (it is an estimate: context/NCCL and the FP4 MoE warm-up residue).
+  double begin = to_gib(free_after(f, "workspaces"));
+  EXPECT_NEAR(begin, 0.96, 0.5);
+  EXPECT_EQ(*f.setting("--kv-cache-dtype"), "fp8_e4m3");  // DSA on SM120 -> fp8_e4m3
+  EXPECT_EQ(*f.setting("--page-size"), "64");
+}
+
+TEST(SglangPlanSeed, FractionPoint88Fits) {
+  Forecast f = seed("0.88");
+  EXPECT_EQ(f.verdict, Verdict::Fits);
+  // ~425K tokens reported by the real run; within 20%.
+  EXPECT_NEAR(static_cast<double>(f.kv_tokens), 425000.0, 0.20 * 425000.0);
+  EXPECT_EQ(f.kv_tokens % 64, 0);  // page-aligned (DSA page 64)
+  EXPECT_GT(f.headroom_bytes, 0);
+}
+
+TEST(SglangPlanSeed, KvPoolFollowsSglangFormula) {
+  // tokens = floor_page(int((A - P(1-f)) * 2^30) // cell): a 0.07 step of f moves the pool by
+  // 0.07 * P / cell tokens (P ~ 93.3 GiB, cell 61,464 B -> ~114K tokens).
+  Forecast a = seed("0.95"), b = seed("0.88");
+  double step = static_cast<double>(a.kv_tokens - b.kv_tokens);
+  EXPECT_NEAR(step, 0.07 * 93.3 * 1073741824.0 / 61464.0, 2000.0);
+}
+
+TEST(SglangPlanSeed, DefaultFractionIsResolvedAndPrinted) {
+  std::vector<std::string> a{"--engine", "sglang", "--model", "nvidia/GLM-5-NVFP4", "--gpu", "rtx-pro-6000", "--tp", "8"};
+  Forecast f = plan(parse_deployment(Args::parse(a)));
+  // Newest rules for the seed GPU: reserve 14848 MiB of 97887 -> 0.848 (sglang_rules_test).
+  EXPECT_EQ(*f.setting("--mem-fraction-static"), "0.848");
+}
+
+TEST(SglangPlanSeed, WeightsDoNotFitOnFourGpus) {
+  std::vector<std::string> a{"--engine", "sglang", "--model", "nvidia/GLM-5-NVFP4", "--gpu", "rtx-pro-6000", "--tp", "4",
+                             "--mem-fraction-static", "0.9"};
+  Forecast f = plan(parse_deployment(Args::parse(a)));
+  EXPECT_NE(f.verdict, Verdict::Fits);
+}
+
+TEST(SglangPlanFlags, RejectedAsSglangRejectsThem) {
+  EXPECT_THROW(seed("1.5"), InputError);
+  EXPECT_THROW(seed("0"), InputError);
+  EXPECT_THROW(seed("abc"), InputError);
+  EXPECT_THROW(seed("0.9", {"--kv-cache-dtype", "int3"}), InputError);
+  EXPECT_THROW(seed("0.9", {"--frobnicate", "1"}), InputError);
+  EXPECT_THROW(seed("0.9", {"--context-length", "9999999"}), InputError);  // longer than the model's 202752
+  // 64 attention heads are not divisible by TP 3.
+  std::vector<std::string> a{"--model", "nvidia/GLM-5-NVFP4", "--gpu", "rtx-pro-6000", "--tp", "3"};
+  EXPECT_THROW(plan(parse_deployment(Args::parse(a))), InputError);
+}
+
+TEST(SglangPlanEras, OlderEraUsesOldCaptureLogAndList) {
+  Forecast f = seed("0.88", {});
+  std::vector<std::string> a{"--engine", "sglang@0.4.8", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100"};
+  Forecast old = plan(parse_deployment(Args::parse(a)));
+  // Era 2 default for H100 TP1: reserve (9.5 + 0.5) * 1024 = 10240 MiB; (81559-10240)/81559 = 0.8745 -> 0.874.
+  EXPECT_EQ(*old.setting("--mem-fraction-static"), "0.874");
+  bool old_line = false;
+  for (const auto& l : old.log) old_line = old_line || l.rfind("Capture cuda graph begin. This can take up to several minutes.", 0) == 0;
+  EXPECT_TRUE(old_line);
+  EXPECT_NE(f.era, old.era);
+}
+
+TEST(SglangPlanRefusal, NotEnoughMemoryMessage) {
+  // Llama-3.1-70B bf16 (~131 GiB) on one H200 (139.81 GiB) at f = 0.5: weights exceed f * P.
+  std::vector<std::string> a{"--engine", "sglang@0.5.4", "--model", "meta-llama/Llama-3.1-70B-Instruct", "--gpu", "h200",
+                             "--mem-fraction-static", "0.5"};
+  Forecast f = plan(parse_deployment(Args::parse(a)));
+  EXPECT_EQ(f.verdict, Verdict::Refused);
+  ASSERT_TRUE(f.failure.has_value());
+  EXPECT_EQ(f.failure->message, "Not enough memory. Please try to increase --mem-fraction-static.");
+  // Newest wording names the minimum viable fraction.
+  a[1] = "sglang";
+  Forecast n = plan(parse_deployment(Args::parse(a)));
+  EXPECT_NE(n.failure->message.find("Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=0.5"), std::string::npos);
+}
+
+TEST(SglangPlanCorpus, Qwen3_235bFp8OnFourH100) {
+  // corpus sglang-002: --tp-size 4 --mem-fraction-static 0.93 on 4 x H100 -> "#tokens: 367404".
+  std::vector<std::string> a{"--engine", "sglang@unknown@2025-07-22", "--model", "Qwen/Qwen3-235B-A22B-FP8", "--gpu", "h100",
+                             "--tp", "4", "--mem-fraction-static", "0.93", "--quantization", "fp8"};
+  Forecast f = plan(parse_deployment(Args::parse(a)));
+  EXPECT_EQ(f.verdict, Verdict::Fits);
+  EXPECT_NEAR(static_cast<double>(f.kv_tokens), 367404.0, 0.05 * 367404.0);
+}
