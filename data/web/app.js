@@ -629,10 +629,13 @@ function drawTradeoff(rows, knob, rec) {
   s.append(svg('line', { x1: m.l, x2: m.l + W, y1: m.t + H, y2: m.t + H, class: 'axis' }));
   s.append(svg('line', { x1: m.l, x2: m.l, y1: m.t, y2: m.t + H, class: 'axis' }));
   s.append(svg('line', { x1: m.l + W, x2: m.l + W, y1: m.t, y2: m.t + H, class: 'axis' }));
-  const maxTicks = Math.max(3, Math.floor(W / 48));
-  const every = Math.ceil(pts.length / maxTicks);
+  // Value ticks, skipping any that would overlap the last one drawn (the last always shows).
+  let lastTick = -Infinity;
   pts.forEach((p, i) => {
-    if (i % every === 0 || i === pts.length - 1) s.append(svg('text', { x: X(p.x), y: m.t + H + 16, class: 'tick', 'text-anchor': 'middle' }, p.r.value));
+    const tx = X(p.x), isLast = i === pts.length - 1;
+    if (tx - lastTick < 40 && !(isLast && tx - lastTick >= 28)) return;
+    s.append(svg('text', { x: tx, y: m.t + H + 16, class: 'tick', 'text-anchor': 'middle' }, p.r.value));
+    lastTick = tx;
   });
   s.append(svg('text', { x: m.l + W / 2, y: height - 6, class: 'axislabel', 'text-anchor': 'middle' }, knob));
   for (const fr of [0, 0.5, 1]) {
@@ -750,7 +753,7 @@ function renderDiagnosis(j, text) {
   if (gaps.length) out.append(el('h3', { text: 'Not in the log (filled from the form or defaults)' }), el('ul', { class: 'notes' }, ...gaps.map((g) => el('li', { text: typeof g === 'string' ? g : JSON.stringify(g) }))));
   // The log with the evidence lines marked (a marker and bold, not colour alone).
   const ev = new Map((Array.isArray(j.evidence) ? j.evidence : []).map((e) => [Number(e.line), e]));
-  const lines = text.split(/\r?\n/);
+  const lines = text.replace(/\r?\n$/, '').split(/\r?\n/);
   const pre = el('div', { class: 'logview', role: 'list' });
   let firstEvidence = null;
   lines.forEach((line, i) => {

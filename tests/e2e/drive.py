@@ -23,7 +23,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 URL, ART, SEED_LOG = sys.argv[1], sys.argv[2], sys.argv[3]
-TIMEOUT = 60
+TIMEOUT = 150  # a plan of the 744B-parameter seed model takes seconds of CPU; machines under load are slower
 failures = []
 
 
@@ -182,7 +182,7 @@ def run(driver):
     tab = driver.find_element(By.ID, "tab-tune")
     tab.click()
     try:
-        WebDriverWait(driver, TIMEOUT).until(
+        WebDriverWait(driver, 60).until(
             lambda d: d.find_element(By.ID, "tune-verdict").get_attribute("data-verdict") not in ("none", "")
             and "pending" not in (d.find_element(By.ID, "tune-verdict").get_attribute("class") or ""))
     except TimeoutException:
