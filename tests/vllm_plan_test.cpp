@@ -46,10 +46,10 @@ TEST(VllmPlan, Qwen3NextReplaysVllm048LogLines) {
 }
 
 TEST(VllmPlan, Llama32_1BReplaysVllm019LogLines) {
-  // vllm-019: 75,972 blocks of 16 tokens x 16 layers x 32,768 B = 39,830,994,944 B of KV;
+  // vllm-019 (an Aug-2025 source build; 0.10.2 rules): 75,972 blocks of 16 tokens x 16 layers x 32,768 B = 39,831,207,936 B of KV;
   // "GPU KV cache size: 1,215,552 tokens", "Maximum concurrency for 131,072 tokens per request: 9.27x".
-  Forecast f = run({"--engine", "vllm@0.10.1", "--model", "meta-llama/Llama-3.2-1B", "--gpu-memory", "44.31GiB", "--max-model-len", "131072",
-                    "--kv-cache-memory-bytes", "39830994944"});
+  Forecast f = run({"--engine", "vllm@0.10.2", "--model", "meta-llama/Llama-3.2-1B", "--gpu-memory", "44.31GiB", "--max-model-len", "131072",
+                    "--kv-cache-memory-bytes", "39831207936"});
   EXPECT_TRUE(has_line(f, "GPU KV cache size: 1,215,552 tokens"));
   EXPECT_TRUE(has_line(f, "Maximum concurrency for 131,072 tokens per request: 9.27x"));
 }

@@ -149,6 +149,7 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
   int64_t min_avail = INT64_MAX;
   for (const auto& t : ranks) min_avail = std::min(min_avail, t.avail[Central]);
   int64_t weights_fail_rank = -1;
+  int64_t v0_tokens = 0;
   for (const auto& t : ranks)
     if (t.weights + t.ctx.central > T) { weights_fail_rank = t.rank; break; }
 
@@ -200,6 +201,7 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
     }
     if (era.v0 && !refusal) {
       int64_t tokens = blocks[Central] * r0.layout.block_size;
+      v0_tokens = tokens;  // V0 prints "# GPU blocks" before it refuses
       if (tokens < L)
         refusal = Failure{"kv_pool", 0, L, tokens,
                           fmt::format("ValueError: The model's max seq len ({}) is larger than the maximum number of tokens that can be stored in KV cache ({}). "
@@ -364,6 +366,10 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
                                       gib(era, t0.gact.central), to_req, to_gpu, kv_bytes));
       }
     }
+  }
+  if (era.v0 && refusal && refusal->stage == "kv_pool" && v0_tokens > 0) {
+    f.kv_tokens = v0_tokens;
+    f.log.push_back(fmt::format("# GPU blocks: {}, # CPU blocks: {}", blocks[Central], 0));
   }
   f.context_len = L;
   f.max_running_requests = s.max_num_seqs;

@@ -157,7 +157,7 @@ Settings resolve_settings(const Deployment& d) {
   for (const char* f : {"--kv-cache-memory-bytes", "--kv-cache-memory"}) {
     if (auto v = get(f)) {
       if (!era.kv_memory_flag)
-        fail_input("vllm serve", f, fmt::format("error: unrecognized arguments: {} {} (added in vLLM 0.11, PR #21489)", f, *v));
+        fail_input("vllm serve", f, fmt::format("error: unrecognized arguments: {} {} (added in vLLM 0.10.2, PR #21489)", f, *v));
       int64_t b = human_int(f, *v);
       if (b <= 0) pydantic("CacheConfig", "kv_cache_memory_bytes", "Input should be greater than 0", "greater_than", *v, "int");
       s.kv_cache_memory_bytes = b;
