@@ -56,10 +56,15 @@ TEST(ModelConfig, VlmTextConfigNestingAndVisionTower) {
   EXPECT_EQ(m->config.num_layers, 36);
   EXPECT_EQ(m->config.text_prefix, "model.language_model.");
   EXPECT_TRUE(m->config.vision.present);
-  // Vision: 27 blocks x (4 x 1152 norms + qkv 3x1152x1152 + 3456 + proj 1152^2 + 1152 + fc1/fc2 4304x1152 + biases)
-  // + patch embed 1152x3x2x16x16 + 1152 + pos 2304x1152 + merger + 3 deepstack mergers (4608 wide) = 576,597,744.
-  EXPECT_EQ(m->config.vision.params, 576'597'744);
-  EXPECT_EQ(m->params_total - 8'190'735'360, 576'597'744);  // Qwen3-8B text model: 8,190,735,360
+  // Vision (h 1152, mlp 4304, merge 2 -> m = 4608, out 4096):
+  //   patch embed 1152 x 3 x 2 x 16 x 16 + 1152 = 1,770,624; pos_embed 2304 x 1152 = 2,654,208;
+  //   block = 4 x 1152 (2 LayerNorms) + qkv 3,984,768 + proj 1,328,256 + fc1 4,962,512 + fc2 4,959,360
+  //         = 15,239,504; x 27 = 411,466,608;
+  //   merger 2 x 1152 + (4608^2 + 4608) + (4096 x 4608 + 4096) = 40,119,040;
+  //   3 deepstack mergers (norm over 4608) 40,125,952 each = 120,377,856.  Sum = 576,388,336.
+  EXPECT_EQ(m->config.vision.params, 576'388'336);
+  // Text model = Qwen3-8B: 36 x 192,946,432 + 2 x 622,329,856 + 4,096 = 8,190,735,360.
+  EXPECT_EQ(m->params_total - 8'190'735'360, 576'388'336);
 }
 
 TEST(ModelConfig, LayerPatterns) {
