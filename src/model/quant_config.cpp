@@ -121,8 +121,19 @@ QuantMethod quant_for_module(const Quantization& q, std::string_view module) {
       m = m.substr(0, dot);
     }
   }
-  for (const auto& pat : q.exclude)
+  for (const auto& pat : q.exclude) {
+    // Fast reject: the module (and so any parent) must start with the pattern's literal prefix.
+    if (pat.rfind("re:", 0) != 0) {
+      bool reject = false;
+      for (size_t i = 0; i < pat.size() && pat[i] != '*' && pat[i] != '?' && pat[i] != '['; ++i)
+        if (i >= module.size() || module[i] != pat[i]) {
+          reject = true;
+          break;
+        }
+      if (reject) continue;
+    }
     if (pattern_matches(pat, module)) return QuantMethod::None;
+  }
   return q.method;
 }
 
