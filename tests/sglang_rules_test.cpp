@@ -81,7 +81,8 @@ TEST(SglangDefaults, ChunkedPrefillAndMaxBsTiers) {
   EXPECT_EQ(default_chunked_prefill_size(Era::Late2025, 183359, 8), 16384);
   EXPECT_EQ(default_chunked_prefill_size(Era::Y2026, 32607, 1), 4096);     // newest 5090 tier
   EXPECT_EQ(default_chunked_prefill_size(Era::Late2025, 32607, 1), 2048);
-  EXPECT_EQ(default_cuda_graph_max_bs(Era::Late2025, 143771, 4, false), 256);  // PR #10990: H200 tp<=4
+  EXPECT_EQ(default_cuda_graph_max_bs(Era::Late2025, 143771, 2, false), 256);  // PR #10990: "256 if tp < 4" on H200
+  EXPECT_EQ(default_cuda_graph_max_bs(Era::Late2025, 143771, 4, false), 512);
   EXPECT_EQ(default_cuda_graph_max_bs(Era::Late2025, 143771, 8, false), 512);
   EXPECT_EQ(default_cuda_graph_max_bs(Era::Y2026, 24564, 1, false), 48);
 }

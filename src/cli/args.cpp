@@ -12,7 +12,7 @@ namespace headroom {
 namespace {
 // Flags that take no value: headroom's own and the engines' store_true flags, spelled as the
 // engines spell them (SGLang server_args.py, vLLM EngineArgs).
-constexpr std::array<std::string_view, 32> kBooleanFlags{
+constexpr std::array<std::string_view, 41> kBooleanFlags{
     "--json", "--help", "--version", "--enable-dp-attention", "--disable-cuda-graph",
     "--enforce-eager", "--enable-torch-compile", "--trust-remote-code", "--disable-radix-cache",
     "--enable-expert-parallel", "--disable-cuda-graph-padding", "--enable-memory-saver",
@@ -21,7 +21,12 @@ constexpr std::array<std::string_view, 32> kBooleanFlags{
     "--enable-prefix-caching", "--no-enable-prefix-caching", "--enable-chunked-prefill",
     "--no-enable-chunked-prefill", "--async-scheduling", "--disable-overlap-schedule",
     "--enable-symm-mem", "--enable-hierarchical-cache", "--skip-server-warmup", "--quiet",
-    "--no-color", "--enable-mtp", "--disable-log-stats", "--enable-eplb"};
+    "--no-color", "--enable-mtp", "--disable-log-stats", "--enable-eplb",
+    // vLLM
+    "--skip-mm-profiling", "--disable-hybrid-kv-cache-manager", "--no-async-scheduling", "--enable-sleep-mode",
+    "--calculate-kv-scales",
+    // TensorRT-LLM (trtllm-serve spelling)
+    "--trust_remote_code", "--enable_attention_dp", "--disable_cuda_graph", "--enable_block_reuse"};
 }  // namespace
 
 bool is_boolean_flag(std::string_view name) {

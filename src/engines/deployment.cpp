@@ -34,6 +34,7 @@ constexpr Alias kParallelFlags[] = {
     {"--pp", 'p'}, {"--pp-size", 'p'}, {"--pipeline-parallel-size", 'p'},
     {"--dp", 'd'}, {"--dp-size", 'd'}, {"--data-parallel-size", 'd'},
     {"--ep", 'e'}, {"--ep-size", 'e'}, {"--expert-parallel-size", 'e'},
+    {"--tp_size", 't'}, {"--pp_size", 'p'}, {"--ep_size", 'e'},  // trtllm-serve
 };
 constexpr std::string_view kHeadroomOptions[] = {"--engine", "--model", "--model-path", "--gpu", "--gpu-memory",
                                                  "--gpus", "--json", "--enable-dp-attention"};

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "engines/layout_cache.h"
 #include "engines/trtllm/trtllm_rules.h"
 #include "engines/vllm/vllm_rules.h"
 #include "headroom/engine.h"
@@ -50,7 +51,7 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
   par.dp_attention = s.attention_dp;
   if (s.attention_dp) par.dp = s.tp;
 
-  std::vector<RankWeights> ws = weights_per_rank(model, EngineKind::TRTLLM, par);
+  std::vector<RankWeights> ws = cached_weights_per_rank(d.model, EngineKind::TRTLLM, par);
   if (ws.empty()) fail_input("trtllm", "--model", "no ranks to plan");
   // Dummy context requests of min(max_num_tokens, max_seq_len) tokens fill max_num_tokens:
   // their last-token logits are what the sampler sees.

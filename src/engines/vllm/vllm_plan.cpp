@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "engines/layout_cache.h"
 #include "engines/vllm/vllm_rules.h"
 #include "engines/vllm/vllm_settings.h"
 #include "headroom/engine.h"
@@ -66,7 +67,7 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
   const int64_t L0 = s.max_model_len;
   const int64_t N = s.max_num_batched_tokens;
 
-  std::vector<RankWeights> ws = weights_per_rank(model, EngineKind::VLLM, d.par);
+  std::vector<RankWeights> ws = cached_weights_per_rank(d.model, EngineKind::VLLM, d.par);
   bool mtp = s.spec_method == "mtp" || s.spec_method == "deepseek_mtp" || s.spec_method == "qwen3_next_mtp";
   int64_t extra_layers = mtp ? std::max<int64_t>(1, c.num_nextn_predict_layers) : 0;
   if (!s.spec_method.empty() && !mtp)
