@@ -6,7 +6,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "headroom/alloc_margin.h"
 #include "headroom/units.h"
+
+#include <map>
+#include <mutex>
+#include <tuple>
 
 namespace headroom::sglang {
 
@@ -94,6 +99,34 @@ Estimate prefill_activations(const ModelConfig& c, int tp, int64_t tokens, int64
   central += 256.0 * MiB;  // sampling / logits temporaries
   return {static_cast<int64_t>(central), static_cast<int64_t>(central * 0.6), static_cast<int64_t>(central * 1.6),
           "GUESS: per-token activations of one chunk (hidden, attention, MLP/MoE intermediates) + 256 MiB sampling"};
+}
+
+Estimate prefill_allocator_slack(const ModelConfig& c, int tp, int64_t tokens) {
+  // Per-layer tensors of a prefill step, allocated in order and freed in reverse: residual and
+  // norm output (hidden, bf16), q/k/v (heads/tp x head_dim), attention output, MLP/MoE
+  // intermediates (gate+up, then down input). Sizes per token; the model replays them at
+  // `tokens` tokens through every layer and reports reserved - allocated at the peak.
+  const int64_t hd = std::max<int64_t>(c.head_dim, c.qk_nope_head_dim + c.qk_rope_head_dim);
+  const int64_t heads = std::max<int64_t>(1, c.num_attention_heads / std::max(1, tp));
+  const int64_t inter = c.is_moe() ? c.experts_per_token * c.moe_intermediate_size / std::max(1, tp) : c.intermediate_size / std::max(1, tp);
+  std::vector<int64_t> per_token{c.hidden_size * 2, c.hidden_size * 2, heads * hd * 2 * 3, heads * hd * 2, inter * 2 * 2, inter * 2};
+  for (int64_t& b : per_token) b = std::max<int64_t>(2, b);
+  using Key = std::tuple<std::vector<int64_t>, int64_t, int64_t>;
+  static std::mutex mu;
+  static std::map<Key, int64_t> memo;
+  Key key{per_token, tokens, c.num_layers};
+  int64_t margin = -1;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = memo.find(key); it != memo.end()) margin = it->second;
+  }
+  if (margin < 0) {
+    static const alloc::AllocConf conf = alloc::parse_alloc_conf("", "default");
+    margin = alloc::activation_fragmentation_margin(conf, tokens, per_token, std::max<int64_t>(1, c.num_layers));
+    std::lock_guard<std::mutex> lock(mu);
+    if (memo.size() < 4096) memo.emplace(key, margin);
+  }
+  return {margin, 0, margin * 2, "allocator slack at the prefill peak from the caching-allocator model (src/alloc, default PYTORCH_CUDA_ALLOC_CONF)"};
 }
 
 }  // namespace headroom::sglang

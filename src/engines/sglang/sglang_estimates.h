@@ -29,4 +29,9 @@ Estimate graph_capture(const ModelConfig& c, int tp, int64_t max_bs, int64_t n_g
 // Runtime peak of one prefill chunk of `tokens` tokens after capture.
 Estimate prefill_activations(const ModelConfig& c, int tp, int64_t tokens, int64_t context_len);
 
+// Caching-allocator slack (reserved - allocated) at the peak of one prefill chunk, played
+// through the allocator model (src/alloc, PyTorch's CUDACachingAllocator rules with the
+// default PYTORCH_CUDA_ALLOC_CONF) with the per-token tensors of prefill_activations().
+Estimate prefill_allocator_slack(const ModelConfig& c, int tp, int64_t tokens);
+
 }  // namespace headroom::sglang

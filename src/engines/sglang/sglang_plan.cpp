@@ -359,6 +359,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
     graph.high = std::max(graph.high, graph.central * 7 / 5);
   }
   const Estimate act = prefill_activations(c, par.tp, chunked > 0 ? chunked : max_prefill, ctx);
+  const Estimate slack = prefill_allocator_slack(c, par.tp, chunked > 0 ? chunked : max_prefill);
 
   int64_t min_free_after_graph = INT64_MAX, min_free_end = INT64_MAX, pool_end_free = 0, graph_begin_free = 0, post_weights_free = 0;
   std::optional<Failure> first_failure = out.failure;
@@ -413,6 +414,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
       min_free_after_graph = std::min(min_free_after_graph, sim.free());
       sim.begin_stage("runtime");
       sim.alloc_estimated(fmt::format("prefill activations ({} tokens)", chunked > 0 ? chunked : max_prefill), act.central, act.low, act.high);
+      if (slack.high > 0) sim.alloc_estimated("allocator slack at the prefill peak (caching-allocator model)", slack.central, slack.low, slack.high);
       min_free_end = std::min(min_free_end, sim.free());
       if (rw.rank == 0) {
         pool_end_free = pool_end;
@@ -437,7 +439,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
 
   if (tokens > 0 && graph.central > 0 && max_cap > 0)
     out.notes.push_back("estimated: " + init.basis + "; " + ws.basis + (moe_residue.central > 0 ? "; " + moe_residue.basis : "") + "; " +
-                        graph.basis + "; " + act.basis);
+                        graph.basis + "; " + act.basis + "; " + slack.basis);
 
   // --- the lines SGLang prints (rank 0, local values) ----------------------------------------
   if (opt.detail) {
