@@ -127,6 +127,9 @@ enum class TensorRole : uint8_t {
   Mtp, Vision, Other
 };
 
+// The component a tensor role counts under in reports: "attention", "experts", "mlp", ...
+std::string_view tensor_role_component(TensorRole r);
+
 struct TensorInfo {
   std::string name;
   std::vector<int64_t> shape;

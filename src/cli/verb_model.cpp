@@ -24,28 +24,7 @@ constexpr std::string_view kUsage =
     "Parameters, checkpoint bytes (by component and dtype), and per GPU rank the weight bytes and\n"
     "KV-cache bytes per token as the engine lays them out. Catalog ids: data/models (case-insensitive).\n";
 
-std::string_view role_component(TensorRole r) {
-  switch (r) {
-    case TensorRole::Embedding: return "embedding";
-    case TensorRole::LmHead: return "lm_head";
-    case TensorRole::Norm: return "norms";
-    case TensorRole::AttnQ:
-    case TensorRole::AttnKV:
-    case TensorRole::AttnO:
-    case TensorRole::AttnLowRank: return "attention";
-    case TensorRole::Indexer: return "indexer";
-    case TensorRole::LinearAttn: return "linear_attention";
-    case TensorRole::MlpColumn:
-    case TensorRole::MlpRow: return "mlp";
-    case TensorRole::ExpertColumn:
-    case TensorRole::ExpertRow: return "experts";
-    case TensorRole::Router: return "router";
-    case TensorRole::Mtp: return "mtp";
-    case TensorRole::Vision: return "vision";
-    case TensorRole::Other: return "other";
-  }
-  return "other";
-}
+std::string_view role_component(TensorRole r) { return tensor_role_component(r); }
 
 std::string gb(int64_t b) { return fmt::format("{:.2f} GB", static_cast<double>(b) / 1e9); }
 std::string billions(int64_t p) { return fmt::format("{:.2f}B", static_cast<double>(p) / 1e9); }

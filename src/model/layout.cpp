@@ -27,25 +27,9 @@
 #include "headroom/layout.h"
 
 namespace headroom {
-namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-int64_t numel(const TensorInfo& t) {
-  int64_t n = 1;
-  for (int64_t d : t.shape) n *= d;
-  return n;
-}
-
-// bytes / parts, rounded up to whole elements.
-int64_t split(const TensorInfo& t, int64_t parts) {
-  if (parts <= 1 || numel(t) <= 1) return t.bytes;
-  int64_t el = std::max<int64_t>(1, t.bytes / std::max<int64_t>(1, numel(t)));
-  return ceil_div(numel(t), parts) * el;
-}
-
-std::string_view component(const TensorInfo& t) {
-  switch (t.role) {
+std::string_view tensor_role_component(TensorRole r) {
+  switch (r) {
     case TensorRole::Embedding: return "embedding";
     case TensorRole::LmHead: return "lm_head";
     case TensorRole::Norm: return "norms";
@@ -66,6 +50,24 @@ std::string_view component(const TensorInfo& t) {
   }
   return "other";
 }
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int64_t numel(const TensorInfo& t) {
+  int64_t n = 1;
+  for (int64_t d : t.shape) n *= d;
+  return n;
+}
+
+// bytes / parts, rounded up to whole elements.
+int64_t split(const TensorInfo& t, int64_t parts) {
+  if (parts <= 1 || numel(t) <= 1) return t.bytes;
+  int64_t el = std::max<int64_t>(1, t.bytes / std::max<int64_t>(1, numel(t)));
+  return ceil_div(numel(t), parts) * el;
+}
+
+std::string_view component(const TensorInfo& t) { return tensor_role_component(t.role); }
 
 struct Ctx {
   const ModelConfig& c;
