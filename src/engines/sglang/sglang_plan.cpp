@@ -331,9 +331,16 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   const int64_t max_cap = capture.empty() ? 0 : capture.back();
 
   // --- play every rank ---------------------------------------------------------------------
-  const int64_t pool_bytes = tokens > 0 ? (tokens + page) * full_cell + (hybrid_swa ? (swa_tokens + page) * swa_cell : 0) : 0;
-  const int64_t pool_best = tokens_best > 0 ? (tokens_best + page) * full_cell + (hybrid_swa ? (tokens_best * 4 / 5 + page) * swa_cell : 0) : 0;
-  const int64_t pool_worst = tokens_worst > 0 ? (tokens_worst + page) * full_cell + (hybrid_swa ? (tokens_worst * 4 / 5 + page) * swa_cell : 0) : 0;
+  // Pool bytes for a token count: (tokens + page) rows per full layer, and the SWA pool at
+  // --swa-full-tokens-ratio of it, page-floored (memory_pool.py / HybridSWAPoolConfigurator).
+  auto pool_bytes_for = [&](int64_t t) -> int64_t {
+    if (t <= 0) return 0;
+    const int64_t swa_t = hybrid_swa ? static_cast<int64_t>(static_cast<double>(t) * swa_ratio) / page * page : 0;
+    return (t + page) * full_cell + (hybrid_swa ? (swa_t + page) * swa_cell : 0);
+  };
+  const int64_t pool_bytes = pool_bytes_for(tokens);
+  const int64_t pool_best = pool_bytes_for(tokens_best);
+  const int64_t pool_worst = pool_bytes_for(tokens_worst);
   const Estimate ws = backend_workspace(backend);
   const Estimate moe_residue = fp4_moe_warmup_residue(c, d.gpu);
   const int64_t wrappers = hybrid_swa ? 2 : 1;
