@@ -207,7 +207,7 @@ class Converter {
     const Node* raw = doc_.get(d, "PYTORCH_CUDA_ALLOC_CONF");
     if (raw && raw->kind == Kind::Str && !raw->s.empty()) c = parse_alloc_conf(raw->s, std::string(source_) + " allocator_settings");
     if (const Node* n = doc_.get(d, "max_split_size"); n && n->kind == Kind::Int)
-      c.max_split_size = (n->big || n->i >= kNoLimit) ? kNoLimit : n->i;
+      c.max_split_size = (n->big || n->i < 0 || n->i >= kNoLimit) ? kNoLimit : n->i;  // torch 2.11 writes -1 for unlimited
     if (const Node* n = doc_.get(d, "garbage_collection_threshold"); n && (n->kind == Kind::Float || n->kind == Kind::Int))
       c.garbage_collection_threshold = n->kind == Kind::Float ? n->f : static_cast<double>(n->i);
     if (const Node* n = doc_.get(d, "expandable_segments"); n && (n->kind == Kind::Bool || n->kind == Kind::Int))
