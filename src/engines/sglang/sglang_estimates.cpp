@@ -77,10 +77,20 @@ Estimate graph_capture(const ModelConfig& c, int tp, int64_t max_bs, int64_t n_g
     // capture (nsa_backend: max_seqlen_k = page_table width) - logits + top-k workspace.
     per_token += 2.0 * static_cast<double>(c.max_position_embeddings) * 4.0;
   }
+  // Graph objects: measured ~3 KiB per captured kernel node on an H200 (torch 2.11; 80 KiB per graph
+  // per layer for a 27-kernel layer, docs/measurements/h200-2026-11-30.md). Kernels per decode layer
+  // are ESTIMATED from SGLang's fused sequence: norm, qkv, rope, KV store, attention, o-proj, two
+  // all-reduces, norm, gate_up, act, down (~12); a MoE block adds router, top-k, align, two grouped
+  // GEMMs, activation, combine and the shared expert (~10); MLA adds the low-rank q/kv projections
+  // and norms (~8); a DSA indexer its own projections, scores and top-k (~6).
+  double kernels_per_layer = 12.0;
+  if (c.is_moe()) kernels_per_layer += 10.0;
+  if (c.mla) kernels_per_layer += 8.0;
+  if (c.has_indexer()) kernels_per_layer += 6.0;
   const double layers = static_cast<double>(c.num_layers);
-  double central = 0.25 * GiB + static_cast<double>(n_graphs) * layers * 24.0 * KiB + 2.0 * tokens * per_token;
+  double central = 0.25 * GiB + static_cast<double>(n_graphs) * layers * kernels_per_layer * 3.0 * KiB + 2.0 * tokens * per_token;
   return {static_cast<int64_t>(central), static_cast<int64_t>(central * 0.7), static_cast<int64_t>(central * 1.4),
-          "GUESS: 0.25 GiB + 24 KiB per graph and layer + 2x the largest batch's activations (calibration: sglang-036/038, PR #8579)"};
+          "GUESS: 0.25 GiB + ~3 KiB per kernel node per graph (measured, H200) + 2x the largest batch's activations (calibration: sglang-036/038, PR #8579)"};
 }
 
 Estimate prefill_activations(const ModelConfig& c, int tp, int64_t tokens, int64_t context_len) {
