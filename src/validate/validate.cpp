@@ -3,6 +3,7 @@
 #include "headroom/validate.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fmt/format.h>
 #include <fstream>
@@ -59,6 +60,21 @@ std::optional<int64_t> free_after(const RankForecast& r, std::string_view name) 
   return std::nullopt;
 }
 
+// The number that follows `key` in `text` ("... is 190272." -> 190272; "(22.5 GiB" -> 22.5).
+std::optional<double> find_number_after(const std::string& text, std::string_view key) {
+  size_t at = text.find(key);
+  if (at == std::string::npos) return std::nullopt;
+  size_t i = at + key.size(), j = i;
+  while (j < text.size() && (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == '.')) ++j;
+  while (j > i && text[j - 1] == '.') --j;  // a sentence's full stop
+  if (j == i) return std::nullopt;
+  try {
+    return std::stod(text.substr(i, j - i));
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
 struct Metric {
   std::vector<double> errs;
   void add(double pred, double obs) {
@@ -107,6 +123,9 @@ J validate_corpus(const std::string& path) {
   std::ifstream in(path);
   if (!in) fail_input(path, "", "cannot open the corpus file");
   Metric kv, weights, post_weights, graph;
+  // vLLM "... the estimated maximum model length is M": the forecast's M (refusals it predicts)
+  // and M recomputed from the log's own "available KV cache memory (X GiB)".
+  Metric max_len, max_len_given;
   Agreement outcome, given_memory, doctor_stage, doctor_fix;
   J rows = J::array();
   int cases = 0, covered = 0;
@@ -211,6 +230,37 @@ J validate_corpus(const std::string& path) {
           if (exact) ++given_memory.agree;
           pred["kv_tokens_given_memory"] = g.kv_tokens;
         }
+        // vLLM's estimated maximum model length (kv_cache_utils.py estimate_max_model_len).
+        if (d.engine == EngineKind::VLLM) {
+          const std::string text = str(c, "raw").value_or("") + "\n" + str(obs, "error_message").value_or("");
+          auto logged = find_number_after(text, "estimated maximum model length is ");
+          if (logged) {
+            if (f.failure) {
+              if (auto m = find_number_after(f.failure->message, "estimated maximum model length is ")) {
+                pred["max_model_len"] = static_cast<int64_t>(*m);
+                max_len.add(*m, *logged);
+              }
+            }
+            // Given memory: vLLM checks against exactly --kv-cache-memory-bytes, so the logged
+            // available figure (2 decimals) replayed through it isolates the page arithmetic.
+            if (auto avail = find_number_after(text, "available KV cache memory (")) {
+              try {
+                auto a2 = args;
+                a2.insert(a2.end(), {"--kv-cache-memory-bytes", std::to_string(gib_to_bytes(*avail))});
+                PlanOptions o3;
+                o3.detail = false;
+                Forecast g = plan(parse_deployment(Args::parse(a2)), o3);
+                if (g.failure)
+                  if (auto m = find_number_after(g.failure->message, "estimated maximum model length is ")) {
+                    pred["max_model_len_given_memory"] = static_cast<int64_t>(*m);
+                    max_len_given.add(*m, *logged);
+                  }
+              } catch (const InputError&) {
+                // versions before 0.10.2 have no --kv-cache-memory-bytes: nothing to replay
+              }
+            }
+          }
+        }
         row["predicted"] = pred;
         row["verdict"] = verdict_name(f.verdict);
       } catch (const InputError& e) {
@@ -274,6 +324,8 @@ J validate_corpus(const std::string& path) {
            {"weights_gib", weights.json()},
            {"post_weights_avail", post_weights.json()},
            {"graph_gib", graph.json()},
+           {"max_model_len", max_len.json()},
+           {"max_model_len_given_memory", max_len_given.json()},
            {"outcome", outcome.json()},
            {"kv_tokens_given_memory", given_memory.json()},
            {"doctor_stage", doctor_stage.json()},
