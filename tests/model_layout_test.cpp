@@ -154,3 +154,29 @@ TEST(KvPerToken, IssueTargetsThroughDispatcher) {
   EXPECT_EQ(kv_per_token(llama->config, EngineKind::SGLang, eight, "bfloat16", 90).total(), 40'960);
   EXPECT_THROW(kv_per_token(llama->config, EngineKind::LlamaCpp, eight, "auto", 90), InputError);
 }
+
+TEST(KvPerToken, Gemma4PerLayerHeadDimAndKvHeads) {
+  // vLLM gemma4.py Gemma4DecoderLayer: full-attention layers use global_head_dim 512 and, with
+  // attention_k_eq_v, num_global_key_value_heads; sliding layers head_dim 256 and num_key_value_heads.
+  // vLLM's Attention still caches K and V for k_eq_v layers (V = K), so both count.
+  // gemma-4-26B-A4B bf16: full 5 layers x 2 heads x (512 + 512) x 2 B = 20,480 B;
+  //                       sliding 25 layers x 8 heads x (256 + 256) x 2 B = 204,800 B (window 1024).
+  auto m = load_model("google/gemma-4-26B-A4B");
+  auto k = kv_per_token(m->config, EngineKind::VLLM, tp(1), "auto", 90);
+  EXPECT_EQ(k.full_bytes, 20'480);
+  EXPECT_EQ(k.swa_bytes, 204'800);
+  // TP 2: 2 global KV heads -> 1 per rank; 8 sliding -> 4 per rank: both halve.
+  auto k2 = kv_per_token(m->config, EngineKind::VLLM, tp(2), "auto", 90);
+  EXPECT_EQ(k2.full_bytes, 10'240);
+  EXPECT_EQ(k2.swa_bytes, 102'400);
+}
+
+TEST(WeightsPerRank, Gemma4KEqVLayersGetAVSlotInVllm) {
+  // The checkpoint has no v_proj on the 5 full-attention layers; vLLM's QKVParallelLinear allocates
+  // the V slot and loads k_proj into it: + 5 x (2 x 512 x 2816 x 2 B) = 28,835,840 B at TP 1.
+  auto m = load_model("google/gemma-4-26B-A4B");
+  auto v = weights_per_rank(*m, EngineKind::VLLM, tp(1));
+  auto s = weights_per_rank(*m, EngineKind::SGLang, tp(1));
+  EXPECT_EQ(s[0].bytes, m->checkpoint_bytes);  // vocab 262144 is a multiple of 64: no padding
+  EXPECT_EQ(v[0].bytes, m->checkpoint_bytes + 28'835'840);
+}

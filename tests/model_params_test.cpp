@@ -142,3 +142,54 @@ TEST(ModelParams, EveryCatalogModelLoadsOrSaysWhy) {
   EXPECT_GE(loaded, 85);
   EXPECT_LE(unsupported, 20);
 }
+
+TEST(ModelParams, Gemma4_31B_DenseHybridAttentionAndVision) {
+  // nvidia/Gemma-4-31B-IT-NVFP4 config (text_config): hidden 5376, 60 layers (layer_types: full at
+  // 5, 11, ..., 59 = 10 layers, 50 sliding), 32 heads, sliding head_dim 256 x 16 KV heads, full layers
+  // global_head_dim 512 x num_global_key_value_heads 4 with attention_k_eq_v (no v_proj), MLP 21504,
+  // vocab 262144 tied. Layer shapes from vLLM gemma4.py / transformers modeling_gemma4.py.
+  //   sliding layer: q 32*256*5376 = 44,040,192; k = v = 16*256*5376 = 22,020,096; o 44,040,192;
+  //     q_norm + k_norm 512; mlp 3*21504*5376 = 346,816,512; 4 norms 21,504; layer_scalar 1 -> 478,959,105
+  //   full layer: q 32*512*5376 = 88,080,384; k 4*512*5376 = 11,010,048; o 88,080,384; norms 1,024;
+  //     mlp 346,816,512; 4 norms 21,504; layer_scalar 1 -> 534,009,857
+  //   text = 262144*5376 + 50*478,959,105 + 10*534,009,857 + 5376 = 30,697,345,340
+  //   vision (27 layers, hidden 1152, 16 heads x 72, MLP 4304, patch 16, 10240 positions, standardize):
+  //     1152*768 + 2*10240*1152 + 27*(4*1152*1152 + 144 + 3*1152*4304 + 4*1152) + 2*1152 + 5376*1152
+  //     = 575,743,536  -> total 31,273,088,876 ("31B").
+  auto m = load_model("nvidia/Gemma-4-31B-IT-NVFP4");
+  const auto& c = m->config;
+  EXPECT_EQ(c.family, "gemma4");
+  EXPECT_EQ(c.count_layers(AttnKind::Full), 10);
+  EXPECT_EQ(c.count_layers(AttnKind::Sliding), 50);
+  EXPECT_EQ(c.sliding_window, 1024);
+  EXPECT_TRUE(c.attention_k_eq_v);
+  EXPECT_EQ(c.layers[5].head_dim, 512);
+  EXPECT_EQ(c.layers[5].kv_heads, 4);
+  EXPECT_EQ(c.layers[0].head_dim, 0);  // model value (256)
+  EXPECT_FALSE(c.is_moe());
+  EXPECT_EQ(c.vision.params, 575'743'536);
+  EXPECT_EQ(m->params_total, 31'273'088'876);
+  EXPECT_EQ(m->params_active, 31'273'088'876 - 575'743'536);  // vision tower not counted as active
+  // Checkpoint: NVFP4 MLPs (hf_quant_config excludes self_attn of every layer, lm_head, vision):
+  //   per MLP linear 21504 x 5376: U8 weight 57,802,752 + F8 scales (1/16) 7,225,344 + 2 F32 scalars 8
+  //   = 65,028,104 B, x 3 x 60 = 11,705,058,720 B; BF16 rest (embedding, attention, norms) 19,776,709,240 B;
+  //   vision 1,151,487,072 B -> 32,633,255,032 B (30.39 GiB).
+  EXPECT_EQ(m->checkpoint_bytes, 32'633'255'032);
+}
+
+TEST(ModelParams, Gemma4_26B_A4B_MoeBlockBesideDenseMlp) {
+  // google/gemma-4-26B-A4B text_config: hidden 2816, 30 layers (5 full, 25 sliding), 16 heads, KV 8 x 256
+  // sliding / 2 x 512 full (k_eq_v), dense MLP 2112 in every layer plus a MoE block of 128 experts
+  // (moe_intermediate_size 704, top_k_experts 8): router proj 128*2816 + scale 2816 + per_expert_scale 128,
+  // 3 more norms, experts gate_up [128, 1408, 2816] + down [128, 2816, 704].
+  //   moe block = 360,448 + 2,816 + 128 + 8,448 + 2 * 128 * 704 * 2816 (= 507,510,784) = 507,882,624
+  //   text total = 25,233,141,790; vision tower as the 31B's but embed_vision 2816 x 1152:
+  //   575,743,536 - (5376 - 2816) * 1152 = 572,794,416 -> 25,805,936,206.
+  //   active = text - 30 layers x 120 unrouted experts x 3 x 704 x 2816 = 3,822,530,590.
+  auto m = load_model("google/gemma-4-26B-A4B");
+  EXPECT_EQ(m->config.num_experts, 128);
+  EXPECT_EQ(m->config.experts_per_token, 8);
+  EXPECT_TRUE(m->config.layers[0].moe);
+  EXPECT_EQ(m->params_total, 25'805'936'206);
+  EXPECT_EQ(m->params_active, 3'822'530'590);
+}

@@ -57,6 +57,9 @@ struct VisionTower {
   std::string kind;  // "qwen3_vl" when modelled tensor by tensor; empty when only present
   int64_t in_channels = 3, patch_size = 0, temporal_patch_size = 0, spatial_merge_size = 0;
   int64_t out_hidden = 0, num_position_embeddings = 0, deepstack_mergers = 0;
+  // Gemma-4 vision tower ("gemma4"): attention heads and head_dim, standardize buffers.
+  int64_t heads = 0, kv_heads = 0, head_dim = 0;
+  bool standardize = false;
 };
 
 struct ModelConfig {
@@ -95,6 +98,10 @@ struct ModelConfig {
   int64_t mamba_conv_kernel = 0, mamba_d_inner = 0;
 
   int64_t num_nextn_predict_layers = 0;  // MTP layers stored in the checkpoint
+
+  // Gemma-4: full-attention layers store k_proj only and reuse K as V (attention_k_eq_v); their
+  // head_dim / KV heads are in layers[i].head_dim / kv_heads (global_head_dim, num_global_key_value_heads).
+  bool attention_k_eq_v = false;
 
   std::vector<LayerInfo> layers;  // num_layers entries
   Quantization quant;

@@ -41,6 +41,7 @@ constexpr ArchRow kArchs[] = {
     {"Llama4ForCausalLM", "llama4"},        {"Gemma2ForCausalLM", "gemma2"},
     {"Gemma3ForCausalLM", "gemma3"},        {"Gemma3ForConditionalGeneration", "gemma3"},
     {"MiniMaxM2ForCausalLM", "minimax_m2"}, {"NemotronHForCausalLM", "nemotron_h"},
+    {"Gemma4ForConditionalGeneration", "gemma4"}, {"Gemma4ForCausalLM", "gemma4"},
 };
 
 std::string supported_list() {
@@ -60,6 +61,28 @@ AttnKind attn_from_type(std::string_view t, std::string_view source, size_t i) {
   if (t == "chunked_attention") return AttnKind::Chunked;
   if (t == "linear_attention" || t == "mamba") return AttnKind::Linear;
   fail_input(source, fmt::format("layer_types[{}]", i), fmt::format("unknown layer type '{}'", t));
+}
+
+// Gemma-4 per-layer attention geometry, as vLLM's Gemma4DecoderLayer builds it (model_executor/models/
+// gemma4.py): full_attention layers use global_head_dim; with attention_k_eq_v they store no v_proj (K
+// is reused as V) and use num_global_key_value_heads KV heads, sliding layers use head_dim and
+// num_key_value_heads. KV sharing (num_kv_shared_layers) and per-layer embeddings (hidden_size_per_layer_input,
+// the E2B/E4B variants) change which layers own a KV cache and add tensors this reader does not model:
+// refused rather than guessed.
+void gemma4_layers(ModelConfig& c, const std::vector<const json*>& s, const std::string& tsrc) {
+  if (!find_key(s, "layer_types")) fail_input(tsrc, "layer_types", "missing (Gemma-4 lists sliding/full attention per layer)");
+  if (auto n = get_int(s, "num_kv_shared_layers", tsrc, 0, kMaxLayers); n && *n > 0)
+    fail_input(tsrc, "num_kv_shared_layers", fmt::format("{}: Gemma-4 KV sharing across layers is not modelled (E2B/E4B variants)", *n));
+  if (auto n = get_int(s, "hidden_size_per_layer_input", tsrc, 0, kMaxDim); n && *n > 0)
+    fail_input(tsrc, "hidden_size_per_layer_input", fmt::format("{}: Gemma-4 per-layer embeddings are not modelled (E2B/E4B variants)", *n));
+  const int64_t global_hd = get_int(s, "global_head_dim", tsrc, 1, kMaxDim).value_or(c.head_dim);
+  c.attention_k_eq_v = get_bool(s, "attention_k_eq_v", tsrc).value_or(false);
+  const int64_t global_kv = get_int(s, "num_global_key_value_heads", tsrc, 1, kMaxHeads).value_or(c.num_kv_heads);
+  for (auto& li : c.layers) {
+    if (li.attn != AttnKind::Full) continue;
+    if (global_hd != c.head_dim) li.head_dim = global_hd;
+    if (c.attention_k_eq_v && global_kv != c.num_kv_heads) li.kv_heads = global_kv;
+  }
 }
 
 }  // namespace
@@ -99,7 +122,7 @@ ModelConfig parse_model_config(std::string_view config_json, std::string_view so
   // Checkpoint naming of the decoder (module prefixes as the checkpoints name them).
   if (c.architecture == "Qwen3VLForConditionalGeneration" || c.architecture == "Qwen3VLMoeForConditionalGeneration" ||
       c.architecture == "Qwen3_5ForConditionalGeneration" || c.architecture == "Qwen3_5MoeForConditionalGeneration" ||
-      c.architecture == "Gemma3ForConditionalGeneration") {
+      c.architecture == "Gemma3ForConditionalGeneration" || c.architecture == "Gemma4ForConditionalGeneration") {
     c.text_prefix = "model.language_model.";
   } else if (c.architecture == "Llama4ForConditionalGeneration" || c.architecture == "KimiK25ForConditionalGeneration") {
     c.text_prefix = "language_model.model.";
@@ -147,20 +170,23 @@ ModelConfig parse_model_config(std::string_view config_json, std::string_view so
     c.head_dim = c.hidden_size / c.num_attention_heads;
   }
   c.v_head_dim = opt({"v_head_dim"}, 1, kMaxDim).value_or(c.head_dim);
-  c.tie_word_embeddings = get_bool(s, "tie_word_embeddings", src).value_or(c.family == "gemma2" || c.family == "gemma3");
+  c.tie_word_embeddings = get_bool(s, "tie_word_embeddings", src).value_or(c.family == "gemma2" || c.family == "gemma3" || c.family == "gemma4");
   c.attention_bias = get_bool(s, "attention_bias", tsrc).value_or(c.architecture == "Qwen2ForCausalLM" || c.architecture == "Qwen2MoeForCausalLM");
   c.mlp_bias = get_bool(s, "mlp_bias", tsrc).value_or(false);
   c.intermediate_size = opt({"intermediate_size_mlp"}, 1, kMaxDim).value_or(0);  // Llama-4 dense layers
   if (c.intermediate_size == 0) c.intermediate_size = opt({"intermediate_size", "ffn_hidden_size", "n_inner"}, 1, kMaxDim).value_or(0);
   c.qk_norm = c.architecture == "Qwen3ForCausalLM" || c.architecture == "Qwen3MoeForCausalLM" ||
               c.architecture == "Qwen3VLForConditionalGeneration" || c.architecture == "Qwen3VLMoeForConditionalGeneration" ||
-              c.family == "qwen3_next" || c.family == "gemma3" || c.architecture == "Olmo2ForCausalLM" ||
+              c.family == "qwen3_next" || c.family == "gemma3" || c.family == "gemma4" || c.architecture == "Olmo2ForCausalLM" ||
               c.family == "minimax_m2" || get_bool(s, "use_qk_norm", tsrc).value_or(false);
   // OLMo-2 and MiniMax-M2 normalize q/k over all heads at once (q_norm weight [heads*head_dim]).
   c.partial_qk_norm = c.architecture == "Olmo2ForCausalLM" || c.family == "minimax_m2";
   if (c.family == "glm4_moe") c.qk_norm = get_bool(s, "use_qk_norm", tsrc).value_or(false);
   if (c.family == "llama4") c.qk_norm = false;  // Llama-4's qk norm has no weights (L2Norm)
 
+  // Gemma-4 (vLLM model_executor/models/gemma4.py, transformers modeling_gemma4.py): the MoE block
+  // exists only with enable_moe_block; configs of dense variants still carry num_experts keys.
+  const bool gemma4_moe = c.family == "gemma4" && get_bool(s, "enable_moe_block", tsrc).value_or(false);
   // Mixture of experts.
   c.num_experts = opt({"n_routed_experts", "num_local_experts", "num_experts", "moe_num_experts"}, 0, 1'000'000).value_or(0);
   c.experts_per_token = opt({"num_experts_per_tok", "experts_per_token", "top_k_experts", "moe_topk"}, 0, 1'000'000).value_or(0);
@@ -172,6 +198,7 @@ ModelConfig parse_model_config(std::string_view config_json, std::string_view so
   }
   if (c.num_experts > 0 && c.experts_per_token == 0) fail_input(tsrc, "num_experts_per_tok", "missing for a mixture-of-experts model");
   if (c.experts_per_token > c.num_experts) fail_input(tsrc, "num_experts_per_tok", fmt::format("{} exceeds the {} experts", c.experts_per_token, c.num_experts));
+  if (c.family == "gemma4" && !gemma4_moe) c.num_experts = c.experts_per_token = c.moe_intermediate_size = 0;
   c.num_shared_experts = opt({"n_shared_experts", "num_shared_experts"}, 0, 1024).value_or(0);
   c.shared_expert_intermediate_size = opt({"shared_expert_intermediate_size", "moe_shared_expert_intermediate_size"}, 0, kMaxDim).value_or(0);
   if (c.shared_expert_intermediate_size > 0 && c.num_shared_experts == 0) c.num_shared_experts = 1;
@@ -298,9 +325,10 @@ ModelConfig parse_model_config(std::string_view config_json, std::string_view so
              (c.architecture == "MistralForCausalLM" || c.family == "mixtral" || c.family == "phi3")) {
     for (auto& li : c.layers) li.attn = AttnKind::Sliding;  // every layer windowed (Mistral-7B-v0.1 style)
   }
+  if (c.family == "gemma4") gemma4_layers(c, s, tsrc);
   if (c.count_layers(AttnKind::Sliding) == 0 && c.count_layers(AttnKind::Chunked) == 0) {
     // A window without windowed layers is irrelevant (Qwen2 sets sliding_window but use_sliding_window=false).
-    if (c.family != "gemma2" && c.family != "gemma3") c.sliding_window = 0;
+    if (c.family != "gemma2" && c.family != "gemma3" && c.family != "gemma4") c.sliding_window = 0;
   } else if (c.count_layers(AttnKind::Sliding) > 0 && c.sliding_window == 0) {
     fail_input(tsrc, "sliding_window", "missing although some layers use sliding-window attention");
   }

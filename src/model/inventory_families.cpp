@@ -407,6 +407,76 @@ void qwen3_vl_vision(InventoryBuilder& b) {
   for (int k = 0; k < v.deepstack_mergers; ++k) merger(fmt::format("{}deepstack_merger_list.{}.", p, k), m);
 }
 
+// Gemma-4 (transformers models/gemma4/modeling_gemma4.py checkpoint names; vLLM
+// model_executor/models/gemma4.py load_weights): per layer q/k/v/o (full-attention layers with
+// attention_k_eq_v store no v_proj) with that layer's head_dim and KV heads, q_norm/k_norm [head_dim]
+// (v_norm has no weight), gated MLP, four RMSNorms and layer_scalar [1]; with enable_moe_block a
+// router (proj [E, H], scale [H], per_expert_scale [E]), experts fused as experts.gate_up_proj
+// [E, 2I, H] / experts.down_proj [E, H, I] (unquantized) or one module per expert
+// (experts.{e}.gate_proj/up_proj/down_proj) when quantized, and three more RMSNorms.
+void gemma4_family(InventoryBuilder& b) {
+  const auto& c = b.config();
+  const int64_t H = c.hidden_size;
+  for (int i = 0; i < c.num_layers; ++i) {
+    const std::string p = L(c, i);
+    const auto& li = c.layers[i];
+    const int64_t hd = li.head_dim > 0 ? li.head_dim : c.head_dim;
+    const int64_t kv = li.kv_heads > 0 ? li.kv_heads : c.num_kv_heads;
+    const bool k_eq_v = c.attention_k_eq_v && li.attn == AttnKind::Full;
+    for (const char* n : {"input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm", "post_feedforward_layernorm"})
+      b.norm(p + n, H, i);
+    b.plain(p + "layer_scalar", {1}, R::Norm, i);
+    b.linear(p + "self_attn.q_proj", c.num_attention_heads * hd, H, R::AttnQ, i, -1, c.attention_bias);
+    b.linear(p + "self_attn.k_proj", kv * hd, H, R::AttnKV, i, -1, c.attention_bias);
+    if (!k_eq_v) b.linear(p + "self_attn.v_proj", kv * hd, H, R::AttnKV, i, -1, c.attention_bias);
+    b.linear(p + "self_attn.o_proj", H, c.num_attention_heads * hd, R::AttnO, i, -1, c.attention_bias);
+    b.norm(p + "self_attn.q_norm", hd, i);
+    b.norm(p + "self_attn.k_norm", hd, i);
+    gated_mlp(b, p + "mlp.", c.intermediate_size, i);
+    if (!li.moe) continue;
+    const int64_t E = c.num_experts, I = c.moe_intermediate_size;
+    b.linear(p + "router.proj", E, H, R::Router, i, -1, false, /*never_quantized=*/true);
+    b.plain(p + "router.scale", {H}, R::Router, i);
+    b.plain(p + "router.per_expert_scale", {E}, R::Router, i);
+    for (const char* n : {"post_feedforward_layernorm_1", "post_feedforward_layernorm_2", "pre_feedforward_layernorm_2"}) b.norm(p + n, H, i);
+    if (quant_for_module(c.quant, p + "experts.0.gate_proj") == QuantMethod::None) {
+      b.plain(p + "experts.gate_up_proj", {E, 2 * I, H}, R::ExpertColumn, i);
+      b.plain(p + "experts.down_proj", {E, H, I}, R::ExpertRow, i);
+    } else {
+      for (int e = 0; e < E; ++e) gated_mlp(b, fmt::format("{}experts.{}.", p, e), I, i, R::ExpertColumn, R::ExpertRow, e);
+    }
+  }
+}
+
+// Gemma-4 vision tower + embed_vision projector (see parse_gemma4_vision in vision.cpp), unquantized
+// (the NVFP4 checkpoints exclude model.vision_tower* and model.embed_vision*).
+void gemma4_vision(InventoryBuilder& b) {
+  const auto& v = b.config().vision;
+  const std::string p = "model.vision_tower.";
+  const int64_t h = v.hidden, hd = v.head_dim;
+  b.plain(p + "patch_embedder.input_proj.weight", {h, 3 * v.patch_size * v.patch_size}, R::Vision, -1);
+  b.plain(p + "patch_embedder.position_embedding_table", {2, v.num_position_embeddings, h}, R::Vision, -1);
+  for (int k = 0; k < v.layers; ++k) {
+    const std::string q = fmt::format("{}encoder.layers.{}.", p, k);
+    b.plain(q + "self_attn.q_proj.linear.weight", {v.heads * hd, h}, R::Vision, -1);
+    b.plain(q + "self_attn.k_proj.linear.weight", {v.kv_heads * hd, h}, R::Vision, -1);
+    b.plain(q + "self_attn.v_proj.linear.weight", {v.kv_heads * hd, h}, R::Vision, -1);
+    b.plain(q + "self_attn.o_proj.linear.weight", {h, v.heads * hd}, R::Vision, -1);
+    b.plain(q + "self_attn.q_norm.weight", {hd}, R::Vision, -1);
+    b.plain(q + "self_attn.k_norm.weight", {hd}, R::Vision, -1);
+    b.plain(q + "mlp.gate_proj.linear.weight", {v.intermediate, h}, R::Vision, -1);
+    b.plain(q + "mlp.up_proj.linear.weight", {v.intermediate, h}, R::Vision, -1);
+    b.plain(q + "mlp.down_proj.linear.weight", {h, v.intermediate}, R::Vision, -1);
+    for (const char* n : {"input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm", "post_feedforward_layernorm"})
+      b.plain(q + n + ".weight", {h}, R::Vision, -1);
+  }
+  if (v.standardize) {
+    b.plain(p + "std_bias", {h}, R::Vision, -1);
+    b.plain(p + "std_scale", {h}, R::Vision, -1);
+  }
+  b.plain("model.embed_vision.embedding_projection.weight", {v.out_hidden, h}, R::Vision, -1);
+}
+
 }  // namespace
 
 void add_family_tensors(InventoryBuilder& b) {
@@ -428,11 +498,13 @@ void add_family_tensors(InventoryBuilder& b) {
   else if (f == "gpt_oss") gpt_oss_family(b);
   else if (f == "llama4") llama4_family(b);
   else if (f == "nemotron_h") nemotron_h_family(b);
+  else if (f == "gemma4") gemma4_family(b);
   else fail_input(c.source, "architectures", "no tensor layout for family " + f);
   if (c.family == "nemotron_h") b.plain("backbone.norm_f.weight", {H}, R::Norm, -1);
   else if (c.architecture != "OlmoForCausalLM") b.plain(c.text_prefix + "norm.weight", {H}, R::Norm, -1);
   if (!c.tie_word_embeddings) b.plain(c.lm_head_name + ".weight", {V, H}, R::LmHead, -1);
   if (c.vision.kind == "qwen3_vl") qwen3_vl_vision(b);
+  if (c.vision.kind == "gemma4") gemma4_vision(b);
 }
 
 }  // namespace headroom::model_detail

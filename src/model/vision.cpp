@@ -6,6 +6,41 @@
 
 namespace headroom::model_detail {
 
+namespace {
+// Gemma-4 vision tower (transformers models/gemma4/modeling_gemma4.py: Gemma4VisionModel =
+// Gemma4VisionPatchEmbedder (input_proj [H, 3 p^2], position_embedding_table [2, P, H]) + encoder layers
+// (q/k/v/o Gemma4ClippableLinear without bias, q_norm/k_norm [head_dim], four RMSNorms [H], gated MLP)
+// + std_bias/std_scale buffers when standardize) and the embed_vision projector
+// (Gemma4MultimodalEmbedder.embedding_projection [text H, H]; its norm has no weight).
+VisionTower parse_gemma4_vision(const std::vector<const json*>& s, int64_t text_hidden, std::string_view source) {
+  VisionTower v;
+  v.present = true;
+  auto req = [&](std::string_view k, int64_t lo, int64_t hi) {
+    auto x = get_int(s, k, source, lo, hi);
+    if (!x) fail_input(source, k, "missing");
+    return *x;
+  };
+  v.kind = "gemma4";
+  v.layers = req("num_hidden_layers", 1, 10'000);
+  v.hidden = req("hidden_size", 1, 1'000'000);
+  v.intermediate = req("intermediate_size", 1, 10'000'000);
+  v.heads = req("num_attention_heads", 1, 100'000);
+  v.kv_heads = get_int(s, "num_key_value_heads", source, 1, 100'000).value_or(v.heads);
+  v.head_dim = get_int(s, "head_dim", source, 1, 1'000'000).value_or(v.hidden / v.heads);
+  v.patch_size = req("patch_size", 1, 1024);
+  v.num_position_embeddings = req("position_embedding_size", 1, 100'000'000);
+  v.standardize = get_bool(s, "standardize", source).value_or(false);
+  v.out_hidden = text_hidden;
+  const int64_t h = v.hidden, i = v.intermediate, hd = v.head_dim;
+  int64_t p = h * 3 * v.patch_size * v.patch_size + 2 * v.num_position_embeddings * h;  // patch embedder
+  p += v.layers * (h * v.heads * hd * 2 + h * v.kv_heads * hd * 2 + 2 * hd + 3 * h * i + 4 * h);
+  if (v.standardize) p += 2 * h;
+  p += text_hidden * h;  // embed_vision.embedding_projection
+  v.params = p;
+  return v;
+}
+}  // namespace
+
 VisionTower parse_vision(const json* vc, std::string_view arch, int64_t text_hidden, std::string_view source) {
   VisionTower v;
   if (!vc) return v;
@@ -13,8 +48,9 @@ VisionTower parse_vision(const json* vc, std::string_view arch, int64_t text_hid
   v.present = true;
   bool qwen = arch == "Qwen3VLForConditionalGeneration" || arch == "Qwen3VLMoeForConditionalGeneration" ||
               arch == "Qwen3_5ForConditionalGeneration" || arch == "Qwen3_5MoeForConditionalGeneration";
-  if (!qwen) return v;
   std::vector<const json*> s{vc};
+  if (arch == "Gemma4ForConditionalGeneration") return parse_gemma4_vision(s, text_hidden, source);
+  if (!qwen) return v;
   auto req = [&](std::string_view k, int64_t lo, int64_t hi) {
     auto x = get_int(s, k, source, lo, hi);
     if (!x) fail_input(source, k, "missing");
