@@ -1,7 +1,10 @@
 // doctor on the seed crash (shared/seed) and on the corpus crash logs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include "headroom/cli.h"
@@ -57,17 +60,122 @@ TEST(DoctorCorpus, StageAndFixDirection) {
     auto j = validate_corpus(std::string(HEADROOM_TEST_DATA) + file);
     const auto& st = j["doctor_stage"];
     ASSERT_GT(st["n"].get<int>(), 0) << file;
-    // Measured 2026-11-30: sglang 6/7, vllm 19/23 (the misses are logs cut before any stage or
-    // error line). The issue's target is 0.9; this pins today's level so it cannot regress.
-    EXPECT_GE(st["agreement"].get<double>(), 0.8) << file;
-    std::cout << file << ": doctor stage " << st.dump() << ", fix direction " << j["doctor_fix_direction"].dump() << "\n";
+    // Measured 2026-11-30 (after the bare-OOM logs went to "unknown"): sglang 5/7 with 2 unknown
+    // (sglang-012, sglang-033: a lone OOM report, no model), 5/5 where a stage is named; vllm
+    // 20/23 with 1 unknown (vllm-068), 20/22 where named (vllm-029 and vllm-094 are excerpts that
+    // end at KV sizing; the runtime failure is not in them). These pin today's level.
+    EXPECT_GE(j["doctor_stage_decided"]["agreement"].get<double>(), 0.9) << file;
+    EXPECT_GE(st["agreement"].get<double>(), 0.7) << file;
+    std::cout << file << ": doctor stage " << st.dump() << ", named " << j["doctor_stage_decided"].dump() << ", fix direction "
+              << j["doctor_fix_direction"].dump() << "\n";
+    if (std::string(file) == "/corpus/vllm.jsonl") EXPECT_GE(j["doctor_fix_direction"]["agreement"].get<double>(), 0.9);
+    for (const auto& r : j["per_case"]) {
+      if (!r.contains("doctor") || r["doctor"].contains("error")) continue;
+      const std::string id = r["id"];
+      // vllm-023: V0 under Ray, the capture line of one worker printed before another worker's
+      // deduplicated ("[repeated 30x across cluster]") profiling lines: the startup reached capture.
+      if (id == "vllm-023") EXPECT_EQ(r["doctor"]["stage"], "cuda_graph");
+      // vllm-067: "reserved 49.0 GiB memory for KV Cache as specified by kv_cache_memory_bytes"
+      // (gpu_worker.py determine_available_memory), then "EngineCore failed to start.".
+      if (id == "vllm-067") EXPECT_EQ(r["doctor"]["stage"], "kv_pool");
+      // vllm-068: a lone OOM report, no model: the stage is not in the log.
+      if (id == "vllm-068") EXPECT_EQ(r["doctor"]["stage"], "unknown");
+    }
   }
 }
 
-TEST(DoctorInput, MissingEmptyAndBinaryLogsAreInputErrors) {
-  EXPECT_THROW(scan_log_file("/nonexistent/log.txt"), InputError);
-  EXPECT_THROW(scan_log_text("", "empty"), InputError);
-  std::string junk(4096, '\0');
-  for (size_t i = 0; i < junk.size(); ++i) junk[i] = static_cast<char>((i * 131) % 256);
-  EXPECT_THROW(scan_log_text(junk, "junk"), InputError);
+TEST(DoctorBareOom, StageUnknownWithAFixForEachReading) {
+  // A lone PyTorch 2.1+ report (the form of corpus vllm-068) and no deployment options: nothing
+  // places it, so the stage is "unknown" and the fixes cover both readings.
+  LogScan scan = scan_log_text(
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1008.00 MiB. GPU 2 has a total capacity of 139.81 GiB "
+      "of which 993.44 MiB is free. Including non-PyTorch memory, this process has 138.83 GiB memory in use.\n",
+      "bare");
+  Diagnosis d = diagnose(scan, Args::parse({"--engine", "vllm", "--gpu-memory-utilization", "0.95", "--tensor-parallel-size", "8"}));
+  EXPECT_EQ(d.stage, "unknown");
+  EXPECT_EQ(d.cause, "oom_stage_unknown");
+  ASSERT_EQ(d.fixes.size(), 2u);
+  EXPECT_EQ(d.fixes[0].flag, "--gpu-memory-utilization");
+  // 0.95 - (1 GiB margin + 1008 MiB request) / 139.81 GiB = 0.95 - 0.0141 = 0.9359 -> floor to 0.93
+  EXPECT_EQ(d.fixes[0].value, "0.93");
+  EXPECT_EQ(d.fixes[1].flag, "--tensor-parallel-size");
+  EXPECT_EQ(d.fixes[1].value, "16");
+  // 0.95 x 139.81 GiB = 132.82 GiB budget; the process held 138.83 GiB.
+  bool budget = false;
+  for (const auto& a : d.arithmetic) budget = budget || a.find("132.82 GiB") != std::string::npos;
+  EXPECT_TRUE(budget);
+  EXPECT_EQ(diagnosis_json(d)["stage"], "unknown");
+}
+
+TEST(DoctorTruncated, LogEndingWithoutAnErrorSaysSo) {
+  // The shape of corpus vllm-029: a V1 startup that stops after KV sizing, no error line.
+  LogScan scan = scan_log_text(
+      "(EngineCore pid=4108) INFO 05-28 08:00:26 [gpu_worker.py:462] Available KV cache memory: 6.37 GiB\n"
+      "(EngineCore pid=4108) INFO 05-28 08:00:26 [kv_cache_utils.py:1710] GPU KV cache size: 46,368 tokens\n",
+      "cut");
+  Diagnosis d = diagnose(scan, Args::parse({"--engine", "vllm"}));
+  EXPECT_EQ(d.stage, "kv_pool");  // where the startup stopped (said in gaps)
+  EXPECT_EQ(d.cause, "no_error_in_log");
+  // The fixes, if any, are those of an OOM where it stopped, and say so.
+  for (const auto& f : d.fixes) EXPECT_EQ(f.effect.rfind("if it ran out of memory there", 0), 0u) << f.effect;
+  bool said = false;
+  for (const auto& g : d.gaps) said = said || g.find("without an error line") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+TEST(DoctorCli, BadLogsExitTwoWithOneLine) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "headroom_doctor_cli_test";
+  fs::create_directories(dir);
+  const std::string empty = (dir / "empty.log").string(), junk = (dir / "junk.log").string();
+  { std::ofstream(empty, std::ios::binary); }
+  {
+    std::ofstream j(junk, std::ios::binary);
+    for (int i = 0; i < 8192; ++i) j.put(static_cast<char>((i * 131) % 256));
+  }
+  for (const std::string& f : {std::string("/nonexistent/crash.log"), empty, junk}) {
+    std::ostringstream out, err;
+    EXPECT_EQ(run_cli({"doctor", f}, out, err), kExitBadInput) << f;
+    const std::string e = err.str();
+    EXPECT_FALSE(e.empty()) << f;
+    EXPECT_EQ(std::count(e.begin(), e.end(), '\n'), 1) << e;  // one line
+    EXPECT_NE(e.find(f), std::string::npos) << e;              // names the file
+  }
+  fs::remove_all(dir);
+}
+
+TEST(DoctorCli, HealthyLogGivesACalibrationReport) {
+  // A healthy SGLang start of the seed deployment at --mem-fraction-static 0.88 (the seed's
+  // working setting, DESIGN.md: "captured graphs up to batch 64 and held a ~425K-token KV
+  // cache"). The lines follow SGLang's model_runner.py / cuda_graph_runner.py wording; the
+  // free-memory figures are illustrative, the KV count is the seed's reported ~425K.
+  const std::string log =
+      "[2026-01-10 10:00:01 TP0] Load weight begin. avail mem=93.30 GB\n"
+      "[2026-01-10 10:09:40 TP0] Load weight end. type=GlmMoeDsaForCausalLM, dtype=torch.bfloat16, avail mem=38.54 GB, "
+      "mem usage=54.76 GB.\n"
+      "[2026-01-10 10:09:41 TP0] KV Cache is allocated. #tokens: 425000, KV size: 24.33 GB\n"
+      "[2026-01-10 10:09:41 TP0] Memory pool end. avail mem=11.20 GB\n"
+      "[2026-01-10 10:09:45 TP0] Capture cuda graph begin. This can take up to several minutes. avail mem=9.10 GB\n"
+      "[2026-01-10 10:10:30 TP0] Capture cuda graph end. Time elapsed: 45.00 s. mem usage=1.50 GB. avail mem=7.60 GB.\n"
+      "[2026-01-10 10:10:40] The server is fired up and ready to roll!\n";
+  LogScan scan = scan_log_text(log, "healthy");
+  EXPECT_EQ(scan.outcome, "ok");
+  Diagnosis d = diagnose(scan, Args::parse({"--engine", "sglang", "--model", "nvidia/GLM-5-NVFP4", "--gpu", "rtx-pro-6000", "--tp", "8",
+                                            "--mem-fraction-static", "0.88"}));
+  EXPECT_EQ(d.stage, "none");
+  EXPECT_EQ(d.cause, "not_oom");
+  bool kv = false, weights = false;
+  for (const auto& l : d.calibration) {
+    kv = kv || (l.find("KV cache tokens") != std::string::npos && l.find("425000") != std::string::npos);
+    weights = weights || l.find("weights") != std::string::npos;
+  }
+  EXPECT_TRUE(kv);
+  EXPECT_TRUE(weights);
+  ASSERT_TRUE(d.forecast_after_fix.has_value());
+  std::ostringstream out, err;
+  std::string path = (std::filesystem::temp_directory_path() / "headroom_doctor_healthy.log").string();
+  { std::ofstream(path) << log; }
+  EXPECT_EQ(run_cli({"doctor", path, "--model", "nvidia/GLM-5-NVFP4", "--gpu", "rtx-pro-6000", "--tp", "8", "--mem-fraction-static", "0.88"}, out, err),
+            kExitOk);
+  std::filesystem::remove(path);
 }

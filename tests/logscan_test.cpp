@@ -669,7 +669,7 @@ TEST(LogScanVllm, WorkerPrefixesAndRefusalOverLines) {
   EXPECT_EQ(s.ranks[1].rank.label, "EngineCore_DP0");  // no TP index: sorted by its DP index
   EXPECT_EQ(s.ranks[1].rank.dp, 0);
   EXPECT_EQ(s.ranks[2].rank.label, "Worker_TP7_EP7");
-  EXPECT_EQ(s.ranks[3].rank.label, "RayWorkerWrapper");
+  EXPECT_EQ(s.ranks[3].rank.label, "RayWorkerWrapper pid=1463574, ip=192.168.10.60");  // rank-less: one process per pid
   EXPECT_EQ(s.summary.kv_bytes->value, gib(35.70));  // TP0
   EXPECT_EQ(s.summary.kv_bytes->line, 2);
   ASSERT_EQ(s.errors.size(), 1u);
@@ -683,6 +683,39 @@ TEST(LogScanVllm, WorkerPrefixesAndRefusalOverLines) {
   EXPECT_EQ(ec.kv_bytes->value, gib(22.5));
   EXPECT_EQ(ec.estimated_max_model_len->value, 190272);
   EXPECT_EQ(s.outcome, "refused_kv");
+}
+
+TEST(LogScanVllm, RayWorkersAreTheirPidsAndDedupLinesDoNotRewindTheStage) {
+  // corpus vllm-023 (V0 under Ray): worker A's capture line, then Ray's deduplicated summary of
+  // the profiling lines (printed after the fact, "[repeated 30x across cluster]"), once under
+  // worker B's prefix and once under A's.
+  LogScan s = scan_log_text(
+      "(RayWorkerWrapper pid=1861983) INFO 03-27 10:29:03 [model_runner.py:1442] Capturing cudagraphs for decoding.\n"
+      "(RayWorkerWrapper pid=1463574, ip=192.168.10.60) INFO 03-27 10:29:01 [worker.py:267] model weights take 20.64GiB; "
+      "non_torch_memory takes 0.28GiB; PyTorch activation peak memory takes 1.52GiB; the rest of the memory reserved for KV "
+      "Cache is 21.20GiB. [repeated 30x across cluster]\n"
+      "(RayWorkerWrapper pid=1861983) INFO 03-27 10:29:01 [worker.py:267] model weights take 20.64GiB; non_torch_memory "
+      "takes 0.28GiB; PyTorch activation peak memory takes 1.52GiB; the rest of the memory reserved for KV Cache is "
+      "21.20GiB. [repeated 2x across cluster]\n",
+      "t");
+  ASSERT_EQ(s.ranks.size(), 2u);
+  for (const auto& r : s.ranks) {
+    if (r.rank.label == "RayWorkerWrapper pid=1861983") EXPECT_EQ(r.stage, "cuda_graph");
+    else EXPECT_EQ(r.stage, "kv_pool");
+  }
+  EXPECT_EQ(s.summary.kv_bytes->value, gib(21.20));
+}
+
+TEST(LogScanVllm, KvCacheMemoryBytesLineIsTheKvStage) {
+  // corpus vllm-067: gpu_worker.py determine_available_memory() with --kv-cache-memory-bytes.
+  LogScan s = scan_log_text(
+      "(EngineCore pid=83) INFO 07-26 12:29:34 [gpu_worker.py:479] Initial free memory 93.88 GiB, reserved 49.0 GiB memory "
+      "for KV Cache as specified by kv_cache_memory_bytes config and skipped memory profiling.\n",
+      "t");
+  ASSERT_EQ(s.ranks.size(), 1u);
+  EXPECT_EQ(s.ranks[0].stage, "kv_pool");
+  EXPECT_EQ(s.summary.init_avail->value, gib(93.88));
+  EXPECT_EQ(s.summary.kv_bytes->value, gib(49.0));
 }
 
 TEST(LogScanVllm, HealthyStartIsOk) {

@@ -171,6 +171,8 @@ struct LogError {
   // "cuda_error"                  "CUDA error: ..." other than out of memory
   // "exception"                   any other Python exception line "XxxError: ..." / "Exception: ..."
   // "scheduler_exception"         SGLang "Scheduler hit an exception"
+  // "error_line"                  vLLM: the first worker line at ERROR level when no other error was read
+  //                               (its message may be cut); it says a failure happened, not which
   std::string kind;
   int64_t line = 0;
   LogRank rank;

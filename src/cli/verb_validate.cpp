@@ -35,6 +35,27 @@ int verb_validate(const Args& args, std::ostream& out, std::ostream& err) {
                        g("predicted", "kv_tokens"), g("observed", "kv_tokens"), g("predicted", "weights_gib"), g("observed", "weights_gib"),
                        g("predicted", "outcome"), g("observed", "outcome"), r.contains("reason") ? r["reason"].get<std::string>().substr(0, 70) : "");
   }
+  // The doctor on each crash case's own log: the stage it names against the observed outcome's,
+  // its cause, and whether a fix moves the thread's flag the thread's way.
+  bool doctor_header = false;
+  for (const auto& r : j["per_case"]) {
+    if (!r.contains("doctor")) continue;
+    if (!doctor_header) {
+      out << fmt::format("\n{:<12} {:<11} {:<11} {:<24} {:<6}  {}\n", "doctor", "stage", "observed", "cause", "fix", "fixes");
+      doctor_header = true;
+    }
+    const auto& d = r["doctor"];
+    if (d.contains("error")) {
+      out << fmt::format("{:<12} error: {}\n", r["id"].get<std::string>(), d["error"].get<std::string>().substr(0, 100));
+      continue;
+    }
+    std::string fixes;
+    for (const auto& f : d["fixes"]) fixes += (fixes.empty() ? "" : " ") + f.get<std::string>();
+    std::string agree = d.contains("fix_agrees") ? (d["fix_agrees"].get<bool>() ? "agree" : "differ") : "-";
+    std::string mark = d["stage"] == d["want_stage"] ? "" : " *";
+    out << fmt::format("{:<12} {:<11} {:<11} {:<24} {:<6}  {}\n", r["id"].get<std::string>(), d["stage"].get<std::string>() + mark,
+                       d["want_stage"].get<std::string>(), d["cause"].get<std::string>(), agree, fixes.substr(0, 90));
+  }
   out << fmt::format("\n{} cases, {} covered\n", j["cases"].get<int>(), j["covered"].get<int>());
   out << fmt::format("{:<24} {:>4}  {:>16}  {:>16}\n", "metric", "n", "median |err| %", "p90 |err| %");
   for (const char* m : {"kv_tokens", "weights_gib", "post_weights_avail", "graph_gib", "max_model_len", "max_model_len_given_memory"}) {
@@ -42,9 +63,12 @@ int verb_validate(const Args& args, std::ostream& out, std::ostream& err) {
     auto f = [](const nlohmann::ordered_json& v) { return v.is_null() ? std::string("-") : fmt::format("{:.2f}", v.get<double>()); };
     out << fmt::format("{:<24} {:>4}  {:>16}  {:>16}\n", m, x["n"].get<int>(), f(x["median_abs_pct_err"]), f(x["p90_abs_pct_err"]));
   }
-  for (const char* m : {"outcome", "kv_tokens_given_memory", "doctor_stage", "doctor_fix_direction"}) {
+  for (const char* m : {"outcome", "kv_tokens_given_memory", "doctor_stage", "doctor_stage_decided", "doctor_fix_direction"}) {
     const auto& x = j[m];
-    out << fmt::format("{:<24} {:>4}  agreement {:.1f}%\n", m, x["n"].get<int>(), 100.0 * x["agreement"].get<double>());
+    out << fmt::format("{:<24} {:>4}  agreement {:.1f}%{}\n", m, x["n"].get<int>(), 100.0 * x["agreement"].get<double>(),
+                       std::string(m) == "doctor_stage" ? fmt::format("  ({} stage unknown: the log does not place the failure)",
+                                                                      j["doctor_stage_unknown"].get<int>())
+                                                        : "");
   }
   return kExitOk;
 }

@@ -156,7 +156,10 @@ Diagnosis diagnose(const LogScan& scan, const Args& args) {
   std::optional<Forecast> forecast;
   if (dep) try { forecast = plan(*dep); } catch (const InputError&) {}
   sc.outcome = effective_outcome(sc, forecast, dx.gaps);
-  dx.stage = sc.failure_stage.empty() ? "none" : sc.failure_stage;
+  // "none": a healthy start (or a log that shows neither a failure nor a finished startup);
+  // "unknown": a failure the log does not place in a stage.
+  if (!sc.failure_stage.empty()) dx.stage = sc.failure_stage;
+  else dx.stage = sc.outcome.empty() || sc.outcome == "ok" ? "none" : "unknown";
   classify(sc, dep, dx);
   collect_evidence(sc, dx);
   if (dep) plan_fixes(sc, *dep, dx);
@@ -219,15 +222,17 @@ std::string effective_outcome(LogScan& sc, const std::optional<Forecast>& foreca
     } else if (!reached.empty()) {
       sc.failure_stage = "runtime";
     } else if (oom) {
-      // A bare OOM report: no startup lines and no forecast. SGLang with a static fraction of
-      // 0.9 or more runs out after its pools (capture / warm-up); otherwise the likeliest
-      // moment is loading the weights. A GUESS, said in gaps.
-      double f = 0;
-      for (const char* k : {"--mem-fraction-static"})
-        if (auto it = sc.flags.find(k); it != sc.flags.end()) try { f = std::stod(it->second); } catch (...) {}
-      sc.failure_stage = (sc.engine == LogEngine::SGLang || sc.flags.count("--mem-fraction-static")) && f >= 0.9 ? "cuda_graph" : "weights";
-      gaps.push_back("the log is a bare out-of-memory report with no startup lines: stage '" + sc.failure_stage +
-                     "' is a guess (give --model and --gpu to let the forecast decide)");
+      // A bare OOM report: no startup line, no traceback frame and no wording that places it,
+      // and no forecast that fails. Its numbers do not tell the stage either: at any stage the
+      // failing process holds about total - free, so weights that overflow the device and a
+      // capture that overflows the fraction's headroom print the same picture. The stage
+      // stays unknown; the diagnosis gives the fix for each reading.
+      sc.failure_stage.clear();
+      gaps.push_back(forecast ? "the log is a bare out-of-memory report with no startup lines, and the forecast of this deployment "
+                                "fits: the stage is unknown"
+                              : "the log is a bare out-of-memory report with no startup lines: the stage is unknown "
+                                "(give --model and --gpu so the forecast can place it)");
+      return "oom";
     } else {
       return sc.outcome.empty() ? "" : sc.outcome;
     }

@@ -70,6 +70,19 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
     dx.explanation = "The log shows a healthy start: no out-of-memory error and no refusal. Below, each figure the engine printed is held against headroom's forecast for the same deployment.";
     return;
   }
+  if (scan.ooms.empty() && scan.errors.empty() && scan.failure_line == 0) {
+    // effective_outcome placed the failure where the startup stopped; nothing says why.
+    int64_t last = 0;
+    for (const auto& r : scan.ranks) last = std::max(last, r.stage_line);
+    dx.cause = "no_error_in_log";
+    dx.explanation = fmt::format(
+        "The log stops during {}{} without an error line: the failure, if there was one, is not in it. Either the log was cut "
+        "before the error (include the lines after this point), or the process was killed from outside (the host's OOM killer, "
+        "a container memory limit, a scheduler's time limit), which leaves no Python error. Below, the figures the log does "
+        "show are held against the forecast.",
+        dx.stage, last > 0 ? fmt::format(" (its last startup line is line {})", last) : "");
+    return;
+  }
   if (outcome == "other_error") {
     dx.cause = "not_oom";
     const LogError* e = scan.errors.empty() ? nullptr : &scan.errors.front();
@@ -85,6 +98,37 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
                                  "Stop it, or budget for it: the engine's fraction applies to memory it believes is its own.",
                                  doctor_gib(others));
     dx.will_not_help.push_back("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: the memory is held by another process, not fragmented");
+    return;
+  }
+
+  if (outcome == "oom") {
+    // An OOM report that nothing in the log places in a stage (effective_outcome).
+    if (oom && oom->reserved_unallocated > 0 && oom->request > 0 && oom->reserved_unallocated >= oom->request &&
+        oom->total > 0 && oom->reserved_unallocated >= oom->total / 20) {
+      dx.cause = "fragmentation";
+      dx.explanation = fmt::format("The request of {} failed although {} sat reserved but unallocated: free memory existed, split into "
+                                   "blocks too small for it. The log does not say at which stage. Expandable segments let PyTorch grow "
+                                   "one segment instead.",
+                                   doctor_gib(oom->request), doctor_gib(oom->reserved_unallocated));
+      return;
+    }
+    dx.cause = "oom_stage_unknown";
+    dx.explanation = fmt::format(
+        "The log holds an out-of-memory report but no line that places it in the startup (no stage line, traceback frame or "
+        "engine message before it), so which stage ran out is not known, and the fix depends on it. If it came after the static "
+        "pools were allocated (CUDA-graph capture, warm-up, serving), the engine's budget left too little outside it: lower {}. "
+        "If it came while loading the weights, they do not fit: spread them over more GPUs. Give --model and --gpu (and the flags "
+        "the log does not show) so the forecast can place it, or include the startup lines before the error.",
+        knob);
+    if (oom && frac && oom->total > 0) {
+      const int64_t held = oom->process_in_use >= 0 ? oom->process_in_use : oom->total - std::max<int64_t>(0, oom->free);
+      A(fmt::format("the engine's budget {} x {} = {}; the process held {} when the request failed", *frac, doctor_gib(oom->total),
+                    doctor_gib(static_cast<int64_t>(*frac * static_cast<double>(oom->total))), doctor_gib(held)));
+    }
+    if (oom && oom->request > 0 && oom->reserved_unallocated >= 0 && oom->reserved_unallocated < oom->request)
+      dx.will_not_help.push_back(fmt::format("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: only {} was reserved but unallocated, "
+                                             "less than the {} requested, so defragmenting cannot satisfy it",
+                                             doctor_gib(oom->reserved_unallocated), doctor_gib(oom->request)));
     return;
   }
 
@@ -107,6 +151,22 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
                                    maxlen->value ? fmt::format(" (it estimates the longest that fits at {} tokens)", *maxlen->value) : "");
       if (maxlen->value) A(fmt::format("vLLM's own estimate of the maximum model length: {} tokens", *maxlen->value));
       dx.will_not_help.push_back("--max-num-seqs: one request at the full length must fit however few run at once");
+      dx.will_not_help.push_back("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: nothing failed to allocate; vLLM refused by arithmetic");
+      return;
+    }
+    bool kv_bytes_given = false;  // vLLM sized the KV cache from --kv-cache-memory-bytes, not from the fraction
+    for (const auto& e : scan.evidence) kv_bytes_given = kv_bytes_given || e.kind == "vllm.kv_cache_memory_bytes";
+    if (dx.engine == "vllm" && kv_bytes_given && s.kv_bytes && s.kv_bytes->value > 0) {
+      // vllm/v1/core/kv_cache_utils.py get_kv_cache_configs(): with a positive fixed budget the
+      // one refusal left is _check_enough_kv_cache_memory, one request at --max-model-len.
+      dx.cause = "kv_too_small_for_context";
+      dx.explanation = fmt::format("vLLM reserved the {} that --kv-cache-memory-bytes asks for (memory profiling and "
+                                   "--gpu-memory-utilization skipped) and then failed: with a fixed positive budget the refusal "
+                                   "that follows is the check that one request at --max-model-len fits in it. Lower --max-model-len "
+                                   "or raise --kv-cache-memory-bytes.",
+                                   doctor_gib(s.kv_bytes->value));
+      A(fmt::format("KV budget {} (line {}), fixed by --kv-cache-memory-bytes", doctor_gib(s.kv_bytes->value), s.kv_bytes->line));
+      dx.will_not_help.push_back("--gpu-memory-utilization: vLLM ignores it when --kv-cache-memory-bytes is given");
       dx.will_not_help.push_back("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: nothing failed to allocate; vLLM refused by arithmetic");
       return;
     }

@@ -94,6 +94,15 @@ std::string launch_command(const Deployment& d, const std::vector<DoctorFix>& fi
 
 }  // namespace
 
+// The cause an out-of-memory failure at `stage` would have (classify's mapping), for a log that
+// stops there without an error.
+std::string stage_cause(const std::string& stage) {
+  if (stage == "init" || stage == "weights") return "weights_do_not_fit";
+  if (stage == "kv_pool" || stage == "cuda_graph") return "static_fraction_too_high";
+  if (stage == "warmup" || stage == "runtime") return "activation_peak";
+  return "";
+}
+
 void plan_fixes(const LogScan& scan, const Deployment& dep, Diagnosis& dx) {
   const auto& s = scan.summary;
   PlanOptions o;
@@ -128,7 +137,8 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, Diagnosis& dx) {
   auto calibrated = try_plan(dep, o);
   if (calibrated) base = calibrated;
 
-  if (dx.stage == "none") {
+  const bool no_error = dx.cause == "no_error_in_log";
+  if (dx.stage == "none" || no_error) {
     auto cmp = [&](const char* what, std::optional<LogFigure> logged, std::optional<int64_t> forecast, bool bytes) {
       if (!logged || !forecast) return;
       double l = static_cast<double>(logged->value), f = static_cast<double>(*forecast);
@@ -156,7 +166,18 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, Diagnosis& dx) {
       cmp("free at memory pool end", s.pool_end_avail, free_after("kv_pool"), true);
       cmp("free at capture begin", s.graph_begin_avail, free_after("workspaces"), true);
       cmp("CUDA-graph memory", s.graph_bytes, sum("cuda_graph"), true);
+      if (dep.engine == EngineKind::VLLM) cmp("KV cache memory", s.kv_bytes, sum("kv_pool"), true);
     }
+    if (no_error) {  // the forecast says whether this deployment should start; the fixes below are conditional
+      if (pure && pure->failure)
+        dx.arithmetic.push_back(fmt::format("headroom's forecast of this deployment fails at stage '{}' on rank {}: {}", pure->failure->stage,
+                                            pure->failure->rank, pure->failure->message));
+      else if (pure)
+        dx.arithmetic.push_back(fmt::format("headroom's forecast of this deployment starts ({}, KV cache {} tokens): the log's stop is not "
+                                            "explained by the startup's own memory", verdict_name(pure->verdict), pure->kv_tokens));
+    }
+  }
+  if (dx.stage == "none") {
     if (auto best = best_fraction(dep, o); best) {
       const std::string knob = knob_of(dep.engine);
       double cur = 0;
@@ -171,17 +192,37 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, Diagnosis& dx) {
     return;
   }
 
+  if (dx.cause == "oom_stage_unknown") {  // the forecast fits: the fix for each reading, from the log's numbers
+    static_fixes(scan, dx);
+    dx.forecast_after_fix = *base;
+    dx.command = launch_command(dep, {});
+    return;
+  }
   const std::string knob = knob_of(dep.engine);
   const bool sglang = dep.engine == EngineKind::SGLang;
+  // A log that stops without an error: the fixes for running out of memory where it stopped,
+  // each said to depend on that.
+  const std::string if_oom = no_error ? "if it ran out of memory there: " : "";
   auto add = [&](const std::string& flag, const std::string& value, const Forecast& f, const std::string& why) {
-    dx.fixes.push_back({flag, value, why + "; " + effect_of(f)});
+    dx.fixes.push_back({flag, value, if_oom + why + "; " + effect_of(f)});
     if (!dx.forecast_after_fix) dx.forecast_after_fix = f;
   };
   auto best = best_fraction(dep, o);
+  const std::string cause = no_error ? stage_cause(dx.stage) : dx.cause;
+  // Causes whose cure is a smaller static share: a "fix" that raises the fraction (the forecast
+  // fitting where the log failed) would point the wrong way, so it is not offered.
+  const bool lower_only = cause == "static_fraction_too_high" || cause == "graph_capture_headroom" || cause == "other_process" ||
+                          cause == "activation_peak";
+  double cur_frac = 0;
+  if (const std::string* v = base->setting(knob)) try { cur_frac = std::stod(*v); } catch (...) {}
   auto add_fraction = [&](const std::string& why) {
-    if (best) add(knob, fmt_frac(best->first), best->second, why);
+    if (!best) return;
+    if (lower_only && cur_frac > 0 && best->first >= cur_frac) {
+      dx.gaps.push_back(fmt::format("the forecast fits at {} {} where the log failed: no lower value is computed", knob, fmt_frac(cur_frac)));
+      return;
+    }
+    add(knob, fmt_frac(best->first), best->second, why);
   };
-  const std::string& cause = dx.cause;
 
   if (cause == "fragmentation") {
     dx.fixes.push_back({"PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True",
@@ -263,7 +304,7 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, Diagnosis& dx) {
     d2.gpus = std::max(d2.gpus, d2.par.tp * d2.par.pp);
     if (auto f = try_plan(d2, o)) add(sglang ? "--tp-size" : "--tensor-parallel-size", std::to_string(d2.par.tp), *f, "spread the weights over twice as many GPUs");
   }
-  if (dx.fixes.empty()) {
+  if (dx.fixes.empty() && !no_error) {
     dx.gaps.push_back("no setting of the engine's knobs fits in the forecast; see the forecast below");
     dx.forecast_after_fix = *base;
   }
@@ -279,12 +320,37 @@ void static_fixes(const LogScan& scan, Diagnosis& dx) {
   if (auto it = scan.flags.find(knob); it != scan.flags.end()) try { frac = std::stod(it->second); } catch (...) {}
   if (s.mem_fraction_static && !frac) frac = s.mem_fraction_static->value;
   if (s.gpu_memory_utilization && !frac) frac = s.gpu_memory_utilization->value;
+  // Neither given nor printed: vLLM's default (CacheConfig.gpu_memory_utilization = 0.9 in every
+  // version). SGLang's default depends on the GPU, the parallelism and the version: not assumed.
+  if (!frac && dx.engine == "vllm") frac = 0.9;
   const std::string note = " (from the log's numbers alone; give --model and --gpu for a planned value and its forecast)";
-  auto add = [&](const std::string& flag, const std::string& value, const std::string& effect) { dx.fixes.push_back({flag, value, effect + note}); };
-  const std::string& cause = dx.cause;
+  const bool no_error = dx.cause == "no_error_in_log";
+  const std::string if_oom = no_error ? "if it ran out of memory there: " : "";
+  auto add = [&](const std::string& flag, const std::string& value, const std::string& effect) {
+    dx.fixes.push_back({flag, value, if_oom + effect + note});
+  };
+  const std::string cause = no_error ? stage_cause(dx.stage) : dx.cause;
   int64_t total = oom && oom->total > 0 ? oom->total : (s.total ? s.total->value : 0);
 
   if (cause == "fragmentation") add("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True", "reuses the reserved-but-unallocated memory");
+  if (cause == "oom_stage_unknown") {
+    // One fix per reading of the stage (classify explains why the log does not decide).
+    if (frac) {
+      int64_t need = GiB;  // margin for the rest of capture and runtime peaks (GUESS)
+      if (oom && oom->request > 0) need += oom->request;
+      double base = total > 0 ? static_cast<double>(total) : 80.0 * GiB;
+      double v = std::floor((*frac - static_cast<double>(need) / base) * 100.0) / 100.0;
+      add(knob, fmt_frac(std::max(0.3, v)),
+          fmt::format("if the OOM came after the static pools (capture, warm-up, serving): frees about {} outside the engine's budget",
+                      doctor_gib(static_cast<int64_t>((*frac - std::max(0.3, v)) * base))));
+    }
+    int tp = 1;
+    for (const char* k : {"--tp-size", "--tensor-parallel-size", "--tp"})
+      if (auto it = scan.flags.find(k); it != scan.flags.end()) try { tp = std::stoi(it->second); } catch (...) {}
+    add(sglang ? "--tp-size" : "--tensor-parallel-size", std::to_string(tp * 2),
+        "if the OOM came while loading the weights: spreads them over twice as many GPUs");
+    return;
+  }
   if ((cause == "static_fraction_too_high" || cause == "graph_capture_headroom" || cause == "other_process") && frac) {
     int64_t need = GiB;  // margin for the rest of capture and runtime peaks (GUESS)
     if (oom && oom->request > 0) need += oom->request;
@@ -314,7 +380,9 @@ void static_fixes(const LogScan& scan, Diagnosis& dx) {
   } else if (cause == "kv_too_small_for_context") {
     for (const auto& e : scan.errors)
       if (e.kind == "vllm_max_seq_len" && e.value) { add("--max-model-len", std::to_string(*e.value), "vLLM's own estimate of the longest context that fits"); break; }
-    if (frac) add(knob, fmt_frac(std::min(0.98, *frac + 0.03)), "or more memory for the KV cache");
+    bool kv_bytes_given = false;  // the fraction is ignored then (classify)
+    for (const auto& e : scan.evidence) kv_bytes_given = kv_bytes_given || e.kind == "vllm.kv_cache_memory_bytes";
+    if (frac && !kv_bytes_given) add(knob, fmt_frac(std::min(0.98, *frac + 0.03)), "or more memory for the KV cache");
   } else if (cause == "activation_peak") {
     if (sglang) add("--chunked-prefill-size", "4096", "smaller prefill chunks");
     else {

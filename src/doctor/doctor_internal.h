@@ -29,6 +29,8 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, Diagnosis& dx);
 void static_fixes(const LogScan& scan, Diagnosis& dx);
 
 std::string doctor_gib(int64_t bytes);
+// The cause an out-of-memory failure at `stage` would have (for a log that stops there silently).
+std::string stage_cause(const std::string& stage);
 std::string effective_outcome(LogScan& sc, const std::optional<Forecast>& forecast, std::vector<std::string>& gaps);
 // The first OOM report of the failing rank (or the first at all).
 const LogOom* first_oom(const LogScan& scan);

@@ -79,6 +79,7 @@ constexpr KwText kKeywords[] = {
     {kVInitEngine, "init engine (profile"},
     {kVStartupComplete, "application startup complete"},
     {kVReservedKv, "memory for kv cache as specified"},
+    {kVErrorLevel, ") error "},  // "(Worker_TP7_EP7 pid=7475) ERROR 10-23 08:05:13 [...]"
     // TensorRT-LLM (cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp, _torch/pyexecutor/_util.py)
     {kTMemUsageChange, "[memusagechange]"},
     {kTMemCalc, "memory usage when calculating max tokens"},

@@ -246,7 +246,11 @@ LogRank parse_rank(std::string_view line) {
         if (take_int(t, v) && t.empty()) r.dp = static_cast<int>(v);
       }
     }
-    r.label = std::string(name);
+    // A process name without a rank or TP/DP tags ("RayWorkerWrapper", "VllmWorkerProcess",
+    // "EngineCore") is one process per pid (Ray workers on other nodes add ", ip=..."): the pid
+    // tells them apart, so that one worker's stage is not overwritten by another's lines.
+    if (r.worker < 0 && r.tp < 0 && r.dp < 0 && r.pp < 0 && r.ep < 0) r.label = std::string(in);
+    else r.label = std::string(name);
     return r;
   }
   // Brackets: SGLang "[time TP0]" / "[TP4]" / "[gpu_id=0]", PyTorch "[rank1]:".

@@ -159,9 +159,13 @@ void read_vllm(Ctx& c, const Line& l) {
         }
       }
       if (k[kVReservedKv]) {
+        // vllm/v1/worker/gpu_worker.py determine_available_memory(): --kv-cache-memory-bytes
+        // given, profiling skipped; the KV budget is decided here (kv_pool stage), and the
+        // engine's next step is get_kv_cache_configs() with its max-model-len check.
         if (auto r = size_after(b, "reserved", GiB)) set_first(f.kv_bytes, *r, l.no);
+        c.stage(l, "kv_pool");
       }
-      c.keep(l, "vllm.initial_free_memory");
+      c.keep(l, k[kVReservedKv] ? "vllm.kv_cache_memory_bytes" : "vllm.initial_free_memory");
       c.score_vllm += 2;
     }
   }
@@ -372,6 +376,16 @@ void read_vllm(Ctx& c, const Line& l) {
     c.keep(l, "vllm.load_failed");
     c.fatal(l, "vllm_load_failed", "weights", "oom_weights");
     c.score_vllm += 3;
+  }
+  if (k[kVErrorLevel] && c.scan.errors.empty() && !l.rank.label.empty() && l.text.size() > l.body.size()) {
+    // A worker's line at ERROR level (vllm/logger.py format "(Proc pid=N) ERROR MM-DD hh:mm:ss
+    // [file:line] ..."), e.g. a message cut by the excerpt: the first one marks that something
+    // failed there, even when its text does not say what.
+    std::string_view head = l.text.substr(0, l.text.size() - l.body.size());
+    if (head.find(") ERROR ") != std::string_view::npos) {
+      c.error(l, "error_line");
+      c.keep(l, "error.vllm_error_line");
+    }
   }
   if (k[kVEngineFailed]) {
     c.error(l, "vllm_engine_failed");

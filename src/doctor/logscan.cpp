@@ -72,8 +72,20 @@ void Ctx::keep(const Line& l, std::string_view kind) {
   scan.evidence.push_back(LogEvidence{l.no, std::string(kind), std::string(l.text.substr(0, opt.max_evidence_text))});
 }
 
+namespace {
+int stage_rank(std::string_view s) {
+  static const char* order[] = {"init", "weights", "kv_pool", "cuda_graph", "warmup", "ready"};
+  for (int i = 0; i < 6; ++i) if (s == order[i]) return i;
+  return -1;
+}
+}  // namespace
+
 void Ctx::stage(const Line& l, std::string_view st) {
   auto& m = rank_mem(l.rank);
+  // Ray's log deduplication prints "... [repeated 30x across cluster]" after the fact, carrying
+  // an earlier message of other workers under this worker's prefix: it must not move the
+  // worker's stage back (ray/_private/ray_logging.py, LogDeduplicator).
+  if (icontains(l.text, "x across cluster]") && stage_rank(st) < stage_rank(m.stage)) return;
   m.stage = std::string(st);
   m.stage_line = l.no;
   last_stage = std::string(st);

@@ -126,7 +126,8 @@ J validate_corpus(const std::string& path) {
   // vLLM "... the estimated maximum model length is M": the forecast's M (refusals it predicts)
   // and M recomputed from the log's own "available KV cache memory (X GiB)".
   Metric max_len, max_len_given;
-  Agreement outcome, given_memory, doctor_stage, doctor_fix;
+  Agreement outcome, given_memory, doctor_stage, doctor_fix, doctor_decided;
+  int doctor_unknown = 0;
   J rows = J::array();
   int cases = 0, covered = 0;
   std::string line;
@@ -290,7 +291,17 @@ J validate_corpus(const std::string& path) {
         Diagnosis dx = diagnose(scan, Args::parse(hints));
         ++doctor_stage.n;
         if (dx.stage == want_stage) ++doctor_stage.agree;
-        row["doctor"] = J{{"stage", dx.stage}, {"cause", dx.cause}};
+        // "unknown": the log does not place the failure (a miss above); the stages the doctor
+        // did name are scored apart, so that abstaining and naming the wrong stage can be told apart.
+        if (dx.stage == "unknown") ++doctor_unknown;
+        else {
+          ++doctor_decided.n;
+          if (dx.stage == want_stage) ++doctor_decided.agree;
+        }
+        row["doctor"] = J{{"stage", dx.stage}, {"want_stage", want_stage}, {"cause", dx.cause}};
+        J fx = J::array();
+        for (const auto& f : dx.fixes) fx.push_back(f.flag + "=" + f.value);
+        row["doctor"]["fixes"] = std::move(fx);
         const J fix = c.contains("fix") && c["fix"].is_object() && c["fix"].contains("flags") ? c["fix"]["flags"] : J();
         if (fix.is_object() && !fix.empty()) {
           ++doctor_fix.n;
@@ -329,6 +340,8 @@ J validate_corpus(const std::string& path) {
            {"outcome", outcome.json()},
            {"kv_tokens_given_memory", given_memory.json()},
            {"doctor_stage", doctor_stage.json()},
+           {"doctor_stage_decided", doctor_decided.json()},
+           {"doctor_stage_unknown", doctor_unknown},
            {"doctor_fix_direction", doctor_fix.json()},
            {"per_case", std::move(rows)}};
 }
