@@ -60,11 +60,11 @@ TEST(DoctorCorpus, StageAndFixDirection) {
     auto j = validate_corpus(std::string(HEADROOM_TEST_DATA) + file);
     const auto& st = j["doctor_stage"];
     ASSERT_GT(st["n"].get<int>(), 0) << file;
-    // Measured 2026-11-30 (after the bare-OOM logs went to "unknown"): sglang 5/7 with 2 unknown
-    // (sglang-012, sglang-033: a lone OOM report, no model), 5/5 where a stage is named; vllm
-    // 20/23 with 1 unknown (vllm-068), 20/22 where named (vllm-029 and vllm-094 are excerpts that
-    // end at KV sizing; the runtime failure is not in them). These pin today's level.
-    EXPECT_GE(j["doctor_stage_decided"]["agreement"].get<double>(), 0.9) << file;
+    // Measured 2026-11-30: sglang 5/7, the 2 others "unknown" (sglang-012, sglang-033: a lone
+    // OOM report, no model), 5/5 where a stage is named; vllm 19/23, 4 "unknown" (vllm-068: a
+    // lone OOM report; vllm-023, -029, -094: excerpts that end mid-startup with no error line),
+    // 19/19 where named. Every stage the doctor names is right; these pin that.
+    EXPECT_GE(j["doctor_stage_decided"]["agreement"].get<double>(), 0.99) << file;
     EXPECT_GE(st["agreement"].get<double>(), 0.7) << file;
     std::cout << file << ": doctor stage " << st.dump() << ", named " << j["doctor_stage_decided"].dump() << ", fix direction "
               << j["doctor_fix_direction"].dump() << "\n";
@@ -73,8 +73,9 @@ TEST(DoctorCorpus, StageAndFixDirection) {
       if (!r.contains("doctor") || r["doctor"].contains("error")) continue;
       const std::string id = r["id"];
       // vllm-023: V0 under Ray, the capture line of one worker printed before another worker's
-      // deduplicated ("[repeated 30x across cluster]") profiling lines: the startup reached capture.
-      if (id == "vllm-023") EXPECT_EQ(r["doctor"]["stage"], "cuda_graph");
+      // deduplicated ("[repeated 30x across cluster]") profiling lines: the startup reached
+      // capture (logscan_test), but no error line follows, so no failure is placed.
+      if (id == "vllm-023") EXPECT_EQ(r["doctor"]["stage"], "unknown");
       // vllm-067: "reserved 49.0 GiB memory for KV Cache as specified by kv_cache_memory_bytes"
       // (gpu_worker.py determine_available_memory), then "EngineCore failed to start.".
       if (id == "vllm-067") EXPECT_EQ(r["doctor"]["stage"], "kv_pool");
@@ -114,7 +115,8 @@ TEST(DoctorTruncated, LogEndingWithoutAnErrorSaysSo) {
       "(EngineCore pid=4108) INFO 05-28 08:00:26 [kv_cache_utils.py:1710] GPU KV cache size: 46,368 tokens\n",
       "cut");
   Diagnosis d = diagnose(scan, Args::parse({"--engine", "vllm"}));
-  EXPECT_EQ(d.stage, "kv_pool");  // where the startup stopped (said in gaps)
+  EXPECT_EQ(d.stage, "unknown");  // no failure in the log to place
+  EXPECT_EQ(d.reached_stage, "kv_pool");
   EXPECT_EQ(d.cause, "no_error_in_log");
   // The fixes, if any, are those of an OOM where it stopped, and say so.
   for (const auto& f : d.fixes) EXPECT_EQ(f.effect.rfind("if it ran out of memory there", 0), 0u) << f.effect;

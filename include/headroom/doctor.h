@@ -22,7 +22,9 @@ struct DoctorFix {
 
 struct Diagnosis {
   std::string engine;               // "sglang" | "vllm" | "trtllm" | "unknown"
-  std::string stage = "none";       // CONTRACT stages, or "none" for a healthy start
+  std::string stage = "none";       // CONTRACT stages, "none" for a healthy start, "unknown" when the
+                                    // log shows a failure it does not place, or no failure and no finished start
+  std::string reached_stage;        // the furthest startup stage the log shows ("" if none)
   int rank = -1;
   std::string cause;                // stable code (CONTRACT doctor)
   std::string explanation;          // one paragraph

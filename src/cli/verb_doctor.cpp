@@ -23,7 +23,9 @@ int verb_doctor(const Args& args, std::ostream& out, std::ostream& err) {
   Diagnosis d = diagnose(scan, args);
   if (args.has("--json")) out << diagnosis_json(d).dump(2) << "\n";
   else print_diagnosis(out, d, scan);
-  return d.stage == "none" ? kExitOk : kExitFails;
+  // 1 when the diagnosis finds a failure; a log with no failure in it (healthy, or cut before
+  // any error) is 0.
+  return d.stage == "none" || d.cause == "no_error_in_log" ? kExitOk : kExitFails;
 }
 
 }  // namespace headroom

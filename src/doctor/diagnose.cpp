@@ -38,6 +38,7 @@ bool loadable_model(const std::string& spec) {
 }
 
 std::string fmt_gib(int64_t b) { return fmt::format("{:.2f} GiB", to_gib(b)); }
+int stage_order(const std::string& s);  // below
 
 }  // namespace
 
@@ -160,6 +161,8 @@ Diagnosis diagnose(const LogScan& scan, const Args& args) {
   // "unknown": a failure the log does not place in a stage.
   if (!sc.failure_stage.empty()) dx.stage = sc.failure_stage;
   else dx.stage = sc.outcome.empty() || sc.outcome == "ok" ? "none" : "unknown";
+  for (const auto& r : sc.ranks)
+    if (stage_order(r.stage) > stage_order(dx.reached_stage)) dx.reached_stage = r.stage;
   classify(sc, dep, dx);
   collect_evidence(sc, dx);
   if (dep) plan_fixes(sc, *dep, dx);
@@ -239,9 +242,12 @@ std::string effective_outcome(LogScan& sc, const std::optional<Forecast>& foreca
     return outcome_for_stage(sc.failure_stage, refusal);
   }
   if (!reached.empty() && reached != "ready" && reached != "runtime") {
-    sc.failure_stage = reached;
-    gaps.push_back("the log ends during " + reached + " without an error line: assuming the failure happened there");
-    return outcome_for_stage(reached, false);
+    // No error line and no finished startup: an excerpt cut mid-startup, or a process killed
+    // from outside. Placing a failure at the last stage line would be a guess (on the corpus,
+    // most such logs are healthy startups cut by whoever posted them): the stage stays unknown.
+    gaps.push_back("the log ends during " + reached + " without an error line and without a finished startup: no failure is "
+                   "placed (include the lines after it, or the error)");
+    return "no_error";
   }
   return sc.outcome;
 }

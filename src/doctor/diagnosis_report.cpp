@@ -15,6 +15,7 @@ nlohmann::ordered_json diagnosis_json(const Diagnosis& d) {
   for (const auto& f : d.fixes) fix.push_back({{"flag", f.flag}, {"value", f.value}, {"effect", f.effect}});
   return J{{"engine", d.engine},
            {"stage", d.stage},
+           {"reached_stage", d.reached_stage.empty() ? J(nullptr) : J(d.reached_stage)},
            {"rank", d.rank},
            {"cause", d.cause},
            {"explanation", d.explanation},
@@ -32,6 +33,8 @@ void print_diagnosis(std::ostream& out, const Diagnosis& d, const LogScan& scan)
   out << fmt::format("headroom doctor: {} ({} lines read)\n", scan.source, scan.stats.lines);
   out << fmt::format("engine: {}{}\n", d.engine, scan.engine_version.empty() ? "" : " " + scan.engine_version);
   if (d.stage == "none") out << "stage:  none (healthy start)\n";
+  else if (d.stage == "unknown" && !d.reached_stage.empty())
+    out << fmt::format("stage:  unknown (the log reaches {})\n", d.reached_stage);
   else out << fmt::format("stage:  {}{}\n", d.stage, d.rank >= 0 ? fmt::format(" (GPU {})", d.rank) : "");
   out << fmt::format("cause:  {}\n\n{}\n", d.cause, d.explanation);
   if (!d.arithmetic.empty()) {

@@ -70,17 +70,18 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
     dx.explanation = "The log shows a healthy start: no out-of-memory error and no refusal. Below, each figure the engine printed is held against headroom's forecast for the same deployment.";
     return;
   }
-  if (scan.ooms.empty() && scan.errors.empty() && scan.failure_line == 0) {
-    // effective_outcome placed the failure where the startup stopped; nothing says why.
+  if (outcome == "no_error") {
+    // effective_outcome: no error line, no finished startup.
     int64_t last = 0;
     for (const auto& r : scan.ranks) last = std::max(last, r.stage_line);
     dx.cause = "no_error_in_log";
     dx.explanation = fmt::format(
-        "The log stops during {}{} without an error line: the failure, if there was one, is not in it. Either the log was cut "
-        "before the error (include the lines after this point), or the process was killed from outside (the host's OOM killer, "
-        "a container memory limit, a scheduler's time limit), which leaves no Python error. Below, the figures the log does "
-        "show are held against the forecast.",
-        dx.stage, last > 0 ? fmt::format(" (its last startup line is line {})", last) : "");
+        "The log stops during {}{} without an error line and without a finished startup: no failure is in it, and where one "
+        "happened (if one did) is unknown. Either the log was cut (include the lines after this point, or the error), or the "
+        "process was killed from outside (the host's OOM killer, a container memory limit, a scheduler's time limit), which "
+        "leaves no Python error. Below, the figures the log does show are held against the forecast; the fixes, if any, are "
+        "those of running out of memory in {}.",
+        dx.reached_stage, last > 0 ? fmt::format(" (its last startup line is line {})", last) : "", dx.reached_stage);
     return;
   }
   if (outcome == "other_error") {
