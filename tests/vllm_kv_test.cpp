@@ -244,3 +244,62 @@ TEST(VllmLog, NumberFormats) {
   EXPECT_EQ(gib_fmt(0), "0.0");
   EXPECT_EQ(gib_fmt(static_cast<int64_t>(27.85 * GiB) + 1), "27.85");
 }
+
+TEST(VllmKv, EstimatedMaxModelLenMatchesVllm012) {
+  // vllm-012 (vLLM 0.29.1rc1, MiniMax-M2.7 AWQ, TP2 over two DGX Sparks): "To serve at least one
+  // request with the model's max seq len (196608), 23.25 GiB KV cache is needed, which is larger
+  // than the available KV cache memory (22.5 GiB). Based on the available memory, the estimated
+  // maximum model length is 190272."
+  // MiniMax-M2.7: 62 layers, 8 KV heads x 128 (data/models/MiniMaxAI/MiniMax-M2.7/config.json);
+  // TP2 -> 4 heads x (128 + 128) x 2 B = 2,048 B/token/layer; page 16 x 2,048 = 32,768 B.
+  // Needed: 62 x cdiv(196,608, 16) x 32,768 = 62 x 12,288 x 32,768 = 24,964,497,408 B = 23.25 GiB exactly.
+  ModelConfig c = dense(62, 48, 8, 128, 3072);
+  Parallel p;
+  p.tp = 2;
+  Era era = era_for_version("0.29.1rc1.dev17+gd2d649e67.d20260913");
+  KvLayout l = kv_layout(layer_specs(c, p, bf16(), 0), 16, false, era);
+  EXPECT_EQ(l.page_bytes, 32768);
+  EXPECT_EQ(needed_bytes(l, 196608, 2048), 24964497408LL);
+  EXPECT_EQ(gib_fmt(needed_bytes(l, 196608, 2048)), "23.25");
+  // Binary search over L with the page rule: needed(L) = 62 x cdiv(L, 16) x 32,768 <= avail, so
+  // M = floor(avail / 2,031,616) x 16. 190,272 = 11,892 blocks needs avail >= 24,159,977,472 B
+  // (22.5007 GiB, printed "22.5"); exactly 22.5 GiB (the log's rounded figure) gives 11,891 blocks
+  // -> 190,256, 0.008% below the logged M (the rounding of the printed memory, not the rule).
+  EXPECT_EQ(estimate_max_model_len(l, 24159977472LL, 196608, 2048), 190272);
+  EXPECT_EQ(estimate_max_model_len(l, 24159977471LL, 196608, 2048), 190256);
+  EXPECT_EQ(estimate_max_model_len(l, static_cast<int64_t>(22.5 * GiB), 196608, 2048), 190256);
+  // The search never goes above the configured length, and returns 0 when one block does not fit.
+  EXPECT_EQ(estimate_max_model_len(l, 30LL * GiB, 196608, 2048), 196608);
+  EXPECT_EQ(estimate_max_model_len(l, 2031615, 196608, 2048), 0);
+}
+
+TEST(VllmKv, EstimatedMaxModelLenForAMambaHybrid) {
+  // Qwen3-Next TP2 (layout of vllm-048): page 557,056 B; 12 attention layers of 544-token blocks
+  // plus 36 GDN layers holding one state block per request:
+  // needed(L) = 12 x cdiv(L, 544) x 557,056 + 36 x 557,056. With 1 GiB: 1,073,741,824 / 557,056 =
+  // 1,927.5 pages -> 12 x cdiv(L, 544) <= 1,891 -> cdiv <= 157 -> M = 157 x 544 = 85,408.
+  ModelConfig c = qwen3_next();
+  Parallel p;
+  p.tp = 2;
+  Era era = era_for_version("0.10.2");
+  KvLayout l = kv_layout(layer_specs(c, p, bf16(), 0), 16, false, era);
+  EXPECT_EQ(needed_bytes(l, 544, 8192), (12 + 36) * 557056LL);
+  EXPECT_EQ(estimate_max_model_len(l, 1LL * GiB, 262144, 8192), 85408);
+}
+
+TEST(VllmEstimates, GraphMemoryPerGraphAndLayer) {
+  // ESTIMATE fitted to captured-graph figures (vllm_estimates.cpp): 0.19 MiB per (graph x attention
+  // layer), 1.88 MiB / tp per (graph x GDN layer), + 16 MiB.
+  // Qwen3-Next TP2, 0.10.2, 67 piecewise graphs, 12 attention + 36 GDN layers:
+  // 67 x 12 x 0.19 + 67 x 36 x 0.94 + 16 = 152.76 + 2,267.28 + 16 = 2,436.04 MiB = 2.38 GiB (logged "took 2.37 GiB", vllm-048).
+  ModelConfig c = qwen3_next();
+  EXPECT_NEAR(to_gib(cuda_graph_memory(c, 48, 36, 67, 0, 2).central), 2.379, 0.001);
+  // Qwen3.5-35B-A3B TP4, 51 + 35 graphs, 10 + 30 layers: 86 x 10 x 0.19 + 86 x 30 x 0.47 + 16 = 1,392.0 MiB
+  // = 1.36 GiB (logged 1.34, vllm-071).
+  EXPECT_NEAR(to_gib(cuda_graph_memory(c, 40, 30, 51, 35, 4).central), 1.359, 0.001);
+  // Qwen3-8B, 86 graphs x 36 layers: 604.2 MiB = 0.59 GiB (the 0.21 estimator logged 0.52, vllm-029: +13%).
+  Estimate q = cuda_graph_memory(c, 36, 0, 51, 35, 1);
+  EXPECT_NEAR(to_gib(q.central), 0.590, 0.001);
+  EXPECT_LT(q.low, static_cast<int64_t>(0.52 * GiB));  // the logged figure lies inside the range
+  EXPECT_GT(q.high, static_cast<int64_t>(0.52 * GiB));
+}

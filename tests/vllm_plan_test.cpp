@@ -134,3 +134,41 @@ TEST(VllmPlan, MaxModelLenAutoFitsTheLongestContext) {
   EXPECT_EQ(f.context_len, 7280);
   EXPECT_TRUE(has_line(f, "Auto-fit max_model_len: reduced from 40960 to 7280 to fit in available GPU memory (1.0 GiB available for KV cache)"));
 }
+
+TEST(VllmPlan, MaxLenRefusalReplaysVllm012) {
+  // vllm-012: the refusal with the logged figures when the available KV memory is the log's
+  // (22.5 GiB printed; 24,161,000,000 B = 22.5016 GiB lies inside its rounding interval).
+  // Needed 62 x 12,288 x 32,768 B = 23.25 GiB; M = floor(24,161,000,000 / 2,031,616) x 16 = 190,272.
+  Forecast f = run({"--engine", "vllm@0.29.1rc1.dev17+gd2d649e67.d20260913", "--model", "MiniMaxAI/MiniMax-M2.7", "--gpu", "dgx-spark", "--tp", "2",
+                    "--gpu-memory-utilization", "0.8", "--max-model-len", "196608", "--kv-cache-memory-bytes", "24161000000"});
+  ASSERT_TRUE(f.failure.has_value());
+  EXPECT_EQ(f.verdict, Verdict::Refused);
+  EXPECT_EQ(f.failure->stage, "kv_pool");
+  EXPECT_NE(f.failure->message.find("To serve at least one request with the model's max seq len (196608), (23.25 GiB KV cache is needed, which is "
+                                    "larger than the available KV cache memory (22.5 GiB). Based on the available memory, the estimated maximum "
+                                    "model length is 190272. "),
+            std::string::npos)
+      << f.failure->message;
+}
+
+TEST(VllmPlan, MoreFlagErrorsInVllmWords) {
+  std::vector<std::string> base{"--engine", "vllm", "--model", "Qwen/Qwen3-8B", "--gpu", "h100"};
+  auto with = [&](std::vector<std::string> extra) {
+    auto v = base;
+    v.insert(v.end(), extra.begin(), extra.end());
+    return input_error(v);
+  };
+  // CacheConfig gpu_memory_utilization: Field(gt=0, le=1).
+  EXPECT_NE(with({"--gpu-memory-utilization", "0"}).find("Input should be greater than 0"), std::string::npos);
+  EXPECT_NE(with({"--gpu-memory-utilization", "-0.5"}).find("Input should be greater than 0"), std::string::npos);
+  EXPECT_EQ(with({"--gpu-memory-utilization", "1"}), "");  // 1.0 is allowed (le=1)
+  // SchedulerConfig without chunked prefill: max_num_batched_tokens must cover max_model_len.
+  EXPECT_NE(with({"--no-enable-chunked-prefill", "--max-num-batched-tokens", "2048", "--max-model-len", "8192"})
+                .find("max_num_batched_tokens (2048) is smaller than max_model_len (8192)"),
+            std::string::npos);
+  // With chunked prefill (V1's default) the same pair is accepted.
+  EXPECT_EQ(with({"--max-num-batched-tokens", "2048", "--max-model-len", "8192"}), "");
+  EXPECT_NE(with({"--max-model-len", "0"}).find("max_model_len (0) must be a positive integer"), std::string::npos);
+  EXPECT_NE(with({"--kv-cache-memory-bytes", "0"}).find("Input should be greater than 0"), std::string::npos);
+  EXPECT_NE(with({"--max-num-seqs", "0"}).find("Input should be greater than or equal to 1"), std::string::npos);
+}
