@@ -180,3 +180,13 @@ TEST(WeightsPerRank, Gemma4KEqVLayersGetAVSlotInVllm) {
   EXPECT_EQ(s[0].bytes, m->checkpoint_bytes);  // vocab 262144 is a multiple of 64: no padding
   EXPECT_EQ(v[0].bytes, m->checkpoint_bytes + 28'835'840);
 }
+
+TEST(KvPerToken, MiMoV2FlashSlidingLayersHaveMoreKvHeads) {
+  // vLLM mimo_v2_flash.py: K head_dim 192, V head_dim 128 (FlashAttentionDiffKVBackend, head_size_v).
+  // bf16, TP 1: full 9 layers x 4 heads x (192 + 128) x 2 B = 23,040 B;
+  //             sliding 39 layers x 8 heads x 320 x 2 B = 199,680 B (window 128).
+  auto m = load_model("XiaomiMiMo/MiMo-V2-Flash");
+  auto k = kv_per_token(m->config, EngineKind::VLLM, tp(1), "bfloat16", 90);
+  EXPECT_EQ(k.full_bytes, 23'040);
+  EXPECT_EQ(k.swa_bytes, 199'680);
+}

@@ -193,3 +193,25 @@ TEST(ModelParams, Gemma4_26B_A4B_MoeBlockBesideDenseMlp) {
   EXPECT_EQ(m->params_total, 25'805'936'206);
   EXPECT_EQ(m->params_active, 3'822'530'590);
 }
+
+TEST(ModelParams, MiMoV2Flash_309B_15B) {
+  // XiaomiMiMo/MiMo-V2-Flash README: 309B total, 15B active. Config: 48 layers, hidden 4096, 64 heads,
+  // head_dim 192 / v_head_dim 128; hybrid_layer_pattern: 39 sliding (8 KV heads, sink bias [64]) and 9 full
+  // (4 KV heads); moe_layer_freq: layer 0 dense (16384), 47 MoE layers of 256 experts (2048), top-8.
+  //   attention: q 64*192*4096 = 50,331,648; o 4096*64*128 = 33,554,432; k/v = kv*(192 + 128)*4096
+  //   MoE layer: gate 256*4096 + bias 256 + 256 experts x 3 x 2048 x 4096 = 6,443,499,776
+  //   total (with 2 x 152576 x 4096 embedding/lm_head) = 308,778,780,864; active = 15,445,936,320.
+  auto m = load_model("XiaomiMiMo/MiMo-V2-Flash");
+  const auto& c = m->config;
+  EXPECT_EQ(c.family, "mimo_v2");
+  EXPECT_EQ(c.count_layers(AttnKind::Sliding), 39);
+  EXPECT_EQ(c.sliding_window, 128);
+  EXPECT_EQ(c.layers[1].kv_heads, 8);
+  EXPECT_EQ(c.layers[0].kv_heads, 0);  // full layer: the model's 4
+  EXPECT_FALSE(c.layers[0].moe);
+  EXPECT_TRUE(c.layers[1].moe);
+  EXPECT_EQ(m->params_total, 308'778'780'864);
+  EXPECT_EQ(m->params_active, 15'445'936'320);
+  EXPECT_DOUBLE_EQ(round_to(billions(m->params_total), 0), 309);
+  EXPECT_DOUBLE_EQ(round_to(billions(m->params_active), 0), 15);
+}

@@ -102,6 +102,7 @@ struct ModelConfig {
   // Gemma-4: full-attention layers store k_proj only and reuse K as V (attention_k_eq_v); their
   // head_dim / KV heads are in layers[i].head_dim / kv_heads (global_head_dim, num_global_key_value_heads).
   bool attention_k_eq_v = false;
+  bool mimo_swa_sink_bias = false;  // MiMo-V2-Flash add_swa_attention_sink_bias: per-head sink on sliding layers
 
   std::vector<LayerInfo> layers;  // num_layers entries
   Quantization quant;

@@ -42,6 +42,7 @@ constexpr ArchRow kArchs[] = {
     {"Gemma3ForCausalLM", "gemma3"},        {"Gemma3ForConditionalGeneration", "gemma3"},
     {"MiniMaxM2ForCausalLM", "minimax_m2"}, {"NemotronHForCausalLM", "nemotron_h"},
     {"Gemma4ForConditionalGeneration", "gemma4"}, {"Gemma4ForCausalLM", "gemma4"},
+    {"MiMoV2FlashForCausalLM", "mimo_v2"},
 };
 
 std::string supported_list() {
@@ -82,6 +83,36 @@ void gemma4_layers(ModelConfig& c, const std::vector<const json*>& s, const std:
     if (li.attn != AttnKind::Full) continue;
     if (global_hd != c.head_dim) li.head_dim = global_hd;
     if (c.attention_k_eq_v && global_kv != c.num_kv_heads) li.kv_heads = global_kv;
+  }
+}
+
+// MiMo-V2-Flash (vLLM model_executor/models/mimo_v2_flash.py MiMoV2FlashDecoderLayer):
+// hybrid_layer_pattern[i] == 1 is a sliding-window layer (sliding_window_size) with
+// swa_num_attention_heads / swa_num_key_value_heads / swa_head_dim / swa_v_head_dim, otherwise a full
+// layer with the model's heads, head_dim and v_head_dim. Only the KV-head count differs between the two
+// in the catalog config; other per-layer differences have no field here and are refused.
+void mimo_v2_layers(ModelConfig& c, const std::vector<const json*>& s, const std::string& tsrc) {
+  const json* pat = find_key(s, "hybrid_layer_pattern");
+  if (!pat || !pat->is_array() || static_cast<int64_t>(pat->size()) != c.num_layers)
+    fail_input(tsrc, "hybrid_layer_pattern", fmt::format("must list one 0/1 entry per layer ({})", c.num_layers));
+  auto same = [&](std::string_view k, int64_t model_value) {
+    if (auto v = get_int(s, k, tsrc, 1, kMaxDim); v && *v != model_value)
+      fail_input(tsrc, k, fmt::format("{} differs from the full-attention layers' {}: not modelled", *v, model_value));
+  };
+  same("swa_num_attention_heads", c.num_attention_heads);
+  same("swa_head_dim", c.head_dim);
+  same("swa_v_head_dim", c.v_head_dim);
+  if (auto w = get_int(s, "sliding_window_size", tsrc, 1, int64_t{1} << 40)) c.sliding_window = *w;
+  const int64_t swa_kv = get_int(s, "swa_num_key_value_heads", tsrc, 1, kMaxHeads).value_or(c.num_kv_heads);
+  for (int64_t i = 0; i < c.num_layers; ++i) {
+    if (!(*pat)[i].is_number_integer()) fail_input(tsrc, "hybrid_layer_pattern", "must list integers");
+    auto& li = c.layers[i];
+    if ((*pat)[i].get<int64_t>() == 1) {
+      li.attn = AttnKind::Sliding;
+      if (swa_kv != c.num_kv_heads) li.kv_heads = swa_kv;
+    } else {
+      li.attn = AttnKind::Full;
+    }
   }
 }
 
@@ -210,7 +241,8 @@ ModelConfig parse_model_config(std::string_view config_json, std::string_view so
     c.shared_expert_intermediate_size = c.moe_intermediate_size;
   }
   c.first_k_dense = opt({"first_k_dense_replace"}, 0, kMaxLayers).value_or(0);
-  c.moe_layer_freq = opt({"moe_layer_freq"}, 1, kMaxLayers).value_or(1);
+  // MiMo-V2-Flash lists moe_layer_freq per layer (a 0/1 list, read with the layer pattern below).
+  if (c.family != "mimo_v2") c.moe_layer_freq = opt({"moe_layer_freq"}, 1, kMaxLayers).value_or(1);
 
   // MLA.
   c.kv_lora_rank = opt({"kv_lora_rank"}, 1, kMaxDim).value_or(0);
@@ -326,9 +358,13 @@ ModelConfig parse_model_config(std::string_view config_json, std::string_view so
     for (auto& li : c.layers) li.attn = AttnKind::Sliding;  // every layer windowed (Mistral-7B-v0.1 style)
   }
   if (c.family == "gemma4") gemma4_layers(c, s, tsrc);
+  if (c.family == "mimo_v2") {
+    mimo_v2_layers(c, s, tsrc);
+    c.mimo_swa_sink_bias = get_bool(s, "add_swa_attention_sink_bias", tsrc).value_or(false);
+  }
   if (c.count_layers(AttnKind::Sliding) == 0 && c.count_layers(AttnKind::Chunked) == 0) {
     // A window without windowed layers is irrelevant (Qwen2 sets sliding_window but use_sliding_window=false).
-    if (c.family != "gemma2" && c.family != "gemma3" && c.family != "gemma4") c.sliding_window = 0;
+    if (c.family != "gemma2" && c.family != "gemma3" && c.family != "gemma4" && c.family != "mimo_v2") c.sliding_window = 0;
   } else if (c.count_layers(AttnKind::Sliding) > 0 && c.sliding_window == 0) {
     fail_input(tsrc, "sliding_window", "missing although some layers use sliding-window attention");
   }
@@ -339,7 +375,16 @@ ModelConfig parse_model_config(std::string_view config_json, std::string_view so
 
   // MoE layers.
   if (c.num_experts > 0 && c.family != "nemotron_h") {
-    if (const json* mlt = find_key(s, "mlp_layer_types")) {  // GLM-5.2: "dense" / "sparse"
+    if (c.family == "mimo_v2") {
+      // moe_layer_freq[i] != 0 marks a MoE layer (vLLM mimo_v2_flash.py is_moe_layer).
+      const json* f = find_key(s, "moe_layer_freq");
+      if (!f || !f->is_array() || static_cast<int64_t>(f->size()) != L)
+        fail_input(tsrc, "moe_layer_freq", fmt::format("must list one 0/1 entry per layer ({})", L));
+      for (int64_t i = 0; i < L; ++i) {
+        if (!(*f)[i].is_number_integer()) fail_input(tsrc, "moe_layer_freq", "must list integers");
+        c.layers[i].moe = (*f)[i].get<int64_t>() != 0;
+      }
+    } else if (const json* mlt = find_key(s, "mlp_layer_types")) {  // GLM-5.2: "dense" / "sparse"
       auto types = get_string_list(mlt, "mlp_layer_types", tsrc);
       if (static_cast<int64_t>(types.size()) != L)
         fail_input(tsrc, "mlp_layer_types", fmt::format("has {} entries, num_hidden_layers is {}", types.size(), L));

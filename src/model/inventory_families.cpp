@@ -448,6 +448,37 @@ void gemma4_family(InventoryBuilder& b) {
   }
 }
 
+// MiMo-V2-Flash (vLLM model_executor/models/mimo_v2_flash.py load_weights names): q/k proj with
+// head_dim, v proj with v_head_dim, o_proj from heads x v_head_dim, the layer's KV heads (sliding
+// layers: swa_num_key_value_heads), attention_sink_bias [heads] on sliding layers
+// (add_swa_attention_sink_bias), MoE gate + e_score_correction_bias (vLLM allocates both in
+// moe_router_dtype, float32 by default; the checkpoint's dtype for them is a guess: F32) and one module per
+// expert, or a dense MLP where moe_layer_freq is 0. MTP weights ("mtp" names) are skipped by vLLM's
+// loader and are not listed (the config has no count for them).
+void mimo_v2_family(InventoryBuilder& b, bool sink_bias) {
+  const auto& c = b.config();
+  const int64_t H = c.hidden_size, nh = c.num_attention_heads, hd = c.head_dim, vd = c.v_head_dim;
+  for (int i = 0; i < c.num_layers; ++i) {
+    const std::string p = L(c, i);
+    const auto& li = c.layers[i];
+    const int64_t kv = li.kv_heads > 0 ? li.kv_heads : c.num_kv_heads;
+    b.norm(p + "input_layernorm", H, i);
+    b.norm(p + "post_attention_layernorm", H, i);
+    b.linear(p + "self_attn.q_proj", nh * hd, H, R::AttnQ, i, -1, c.attention_bias);
+    b.linear(p + "self_attn.k_proj", kv * hd, H, R::AttnKV, i, -1, c.attention_bias);
+    b.linear(p + "self_attn.v_proj", kv * vd, H, R::AttnKV, i, -1, c.attention_bias);
+    b.linear(p + "self_attn.o_proj", H, nh * vd, R::AttnO, i);
+    if (sink_bias && li.attn == AttnKind::Sliding) b.plain(p + "self_attn.attention_sink_bias", {nh}, R::AttnO, i);
+    if (li.moe) {
+      b.plain_dtype(p + "mlp.gate.weight", {c.num_experts, H}, DType::F32, R::Router, i);
+      b.plain_dtype(p + "mlp.gate.e_score_correction_bias", {c.num_experts}, DType::F32, R::Router, i);
+      per_expert_mlps(b, p + "mlp.", i);
+    } else {
+      gated_mlp(b, p + "mlp.", c.intermediate_size, i);
+    }
+  }
+}
+
 // Gemma-4 vision tower + embed_vision projector (see parse_gemma4_vision in vision.cpp), unquantized
 // (the NVFP4 checkpoints exclude model.vision_tower* and model.embed_vision*).
 void gemma4_vision(InventoryBuilder& b) {
@@ -499,6 +530,7 @@ void add_family_tensors(InventoryBuilder& b) {
   else if (f == "llama4") llama4_family(b);
   else if (f == "nemotron_h") nemotron_h_family(b);
   else if (f == "gemma4") gemma4_family(b);
+  else if (f == "mimo_v2") mimo_v2_family(b, c.mimo_swa_sink_bias);
   else fail_input(c.source, "architectures", "no tensor layout for family " + f);
   if (c.family == "nemotron_h") b.plain("backbone.norm_f.weight", {H}, R::Norm, -1);
   else if (c.architecture != "OlmoForCausalLM") b.plain(c.text_prefix + "norm.weight", {H}, R::Norm, -1);
