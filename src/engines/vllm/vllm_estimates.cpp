@@ -107,6 +107,12 @@ Estimate activation_peak(const Era& era, const ModelConfig& c, const Parallel& p
   // Llama-3.2-1B, vllm-019; Qwen3-30B-A3B TP4 at u = 0.7 on A10s allocated a KV cache,
   // vllm-073, which needs k <= ~4). The deployment does not say which, so when the sampler
   // term sets the peak the favourable end of the range is the FlashInfer path (0.4 x).
+  // Observed, NOT applied (too few cases to tell the cause): the bytes per logit entry track the
+  // dummy request count, ~14 B at 256 requests (vllm-019) against ~38 B at 1,024 (vllm-004/005/048)
+  // in 2025, and <= 10 B at 256 (vllm-053), ~17 B at 256 (vllm-029, LMCache) against ~23 B at 1,024
+  // (vllm-071, Qwen3.5 TP4, 5.66 GiB logged vs 2.43 forecast) in 2026. The 256-request cases are
+  // all on Ampere/Ada GPUs and the 1,024 ones on Hopper (the default max_num_seqs follows the GPU),
+  // so the sampler path per GPU is as likely a cause as the request count.
   double lo = (era.version < 2100 && sampler > forward) ? 0.4 : 0.6;
   return range(central, lo, 1.6,
                fmt::format("profile_run torch peak at max_num_batched_tokens={} (forward {:.2f} GiB, sampler {:.2f} GiB for {} requests)",
