@@ -175,6 +175,11 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, Diagnosis& dx) {
       else if (pure)
         dx.arithmetic.push_back(fmt::format("headroom's forecast of this deployment starts ({}, KV cache {} tokens): the log's stop is not "
                                             "explained by the startup's own memory", verdict_name(pure->verdict), pure->kv_tokens));
+      if (pure && !pure->failure) {  // nothing failed in the log, nothing fails in the forecast: no fix to offer
+        dx.forecast_after_fix = *base;
+        dx.command = launch_command(dep, {});
+        return;
+      }
     }
   }
   if (dx.stage == "none") {
