@@ -303,3 +303,21 @@ TEST(VllmEstimates, GraphMemoryPerGraphAndLayer) {
   EXPECT_LT(q.low, static_cast<int64_t>(0.52 * GiB));  // the logged figure lies inside the range
   EXPECT_GT(q.high, static_cast<int64_t>(0.52 * GiB));
 }
+
+TEST(VllmKv, CapacityCheckCountsGroupPaddingFrom2026) {
+  // 4 full + 9 sliding (window 1,024) layers, 8 KV heads x 128, bf16: page 16 x 4,096 = 65,536 B.
+  // group_size = min(4, 9) = 4 (9 >= 1.5 x 4): groups full x1, sliding x3 -> 3 padding layers.
+  // L = 32,768, mnbt 2,048: full layer cdiv(32,768, 16) = 2,048 blocks = 134,217,728 B;
+  // sliding layer cdiv(min(1,023 + 2,048, 32,768), 16) + 1 = 193 blocks = 12,648,448 B.
+  // 2025 (sum over the model's layers): 4 x 134,217,728 + 9 x 12,648,448 = 650,706,944 B.
+  // 2026 (sum over padded groups):      4 x 134,217,728 + 12 x 12,648,448 = 688,652,288 B.
+  ModelConfig c = dense(13, 8, 8, 128, 1024);
+  c.sliding_window = 1024;
+  for (int i = 0; i < 13; ++i) c.layers[i].attn = (i % 3 == 0 && i < 12) ? AttnKind::Full : AttnKind::Sliding;
+  KvLayout l25 = kv_layout(layer_specs(c, Parallel{}, bf16(), 0), 16, false, era_for_version("0.10.2"));
+  KvLayout l26 = kv_layout(layer_specs(c, Parallel{}, bf16(), 0), 16, false, era_for_version("0.26.0"));
+  EXPECT_EQ(l25.padding_layers, 3);
+  EXPECT_EQ(l26.num_groups, 4);
+  EXPECT_EQ(needed_bytes(l25, 32768, 2048), 650706944LL);
+  EXPECT_EQ(needed_bytes(l26, 32768, 2048), 688652288LL);
+}

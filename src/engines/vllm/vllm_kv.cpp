@@ -177,6 +177,11 @@ int64_t group_max_memory(const KvLayout::Group& g, int64_t page, int64_t L, int6
 KvLayout kv_layout(const std::vector<LayerSpec>& specs, int64_t block_size, bool block_size_given, const Era& era) {
   KvLayout l;
   l.block_size = block_size;
+  // 2025 (bbf906a8) check_enough_kv_cache_memory summed max_memory_usage_bytes over the layer
+  // specs; the 2026 planner (_max_memory_usage_bytes_from_groups, "correctly accounts for
+  // padding in hybrid models") sums over the padded groups. Boundary INFERRED: the 2026 code
+  // (same bracket as the group_size rule below).
+  l.needed_counts_padding = era.version >= 1400;
   if (specs.empty()) {
     l.attention_free = true;
     l.tensors = 0;
@@ -232,7 +237,7 @@ KvLayout kv_layout(const std::vector<LayerSpec>& specs, int64_t block_size, bool
     l.uniform = true;
     l.tensors = n;
     l.num_groups = 1;
-    l.groups.push_back({s.kind, blk[0], s.window, n});
+    l.groups.push_back({s.kind, blk[0], s.window, n, n});
     return l;
   }
   // All of one kind with different sizes: UniformTypeKVCacheSpecs (one group, one tensor per
@@ -249,7 +254,7 @@ KvLayout kv_layout(const std::vector<LayerSpec>& specs, int64_t block_size, bool
     l.uniform = false;
     l.tensors = static_cast<int64_t>(specs.size());
     l.num_groups = 1;
-    l.groups.push_back({buckets[0].first.kind, *std::min_element(blk.begin(), blk.end()), buckets[0].first.window, l.tensors});
+    l.groups.push_back({buckets[0].first.kind, *std::min_element(blk.begin(), blk.end()), buckets[0].first.window, l.tensors, l.tensors});
     return l;
   }
   // Hybrid: _get_kv_cache_groups_uniform_page_size. group_size = min layer count per type;
@@ -263,7 +268,8 @@ KvLayout kv_layout(const std::vector<LayerSpec>& specs, int64_t block_size, bool
     int64_t n = buckets[i].second;
     int64_t g = cdiv(n, group_size);
     l.padding_layers += g * group_size - n;
-    for (int64_t j = 0; j < g; ++j) l.groups.push_back({buckets[i].first.kind, blk[i], buckets[i].first.window, group_size});
+    for (int64_t j = 0; j < g; ++j)
+      l.groups.push_back({buckets[i].first.kind, blk[i], buckets[i].first.window, group_size, std::min(group_size, n - j * group_size)});
     groups += g;
   }
   l.num_groups = groups;
@@ -280,7 +286,8 @@ int64_t needed_bytes(const KvLayout& l, int64_t L, int64_t mnbt) {
   // Sum over layers of max_memory_usage_bytes; groups are padded to group_size layers (2026
   // _check_enough_kv_cache_memory counts the padding; 2025 summed real layers only).
   int64_t total = 0;
-  for (const auto& g : l.groups) total += g.layers * group_max_memory(g, l.page_bytes, L, mnbt);
+  for (const auto& g : l.groups)
+    total += (l.needed_counts_padding ? g.layers : g.real_layers) * group_max_memory(g, l.page_bytes, L, mnbt);
   return total;
 }
 

@@ -95,7 +95,12 @@ struct KvLayout {
   bool uniform = true;            // one group of identical full-attention layers
   bool hybrid = false;
   int64_t padding_layers = 0;     // L12 warning
-  struct Group { SpecKind kind; int64_t block_size; int64_t window; int64_t layers; };
+  // layers: the group's layer count as allocated (group_size, padding included);
+  // real_layers: the model's layers in it (the last group of a type may be short).
+  struct Group { SpecKind kind; int64_t block_size; int64_t window; int64_t layers; int64_t real_layers = 0; };
+  // The capacity check's per-request sum counts the padding layers (2026 _max_memory_usage_
+  // bytes_from_groups) or only the model's layers (2025 max_memory_usage_bytes over the specs).
+  bool needed_counts_padding = true;
   std::vector<Group> groups;
   std::vector<std::string> notes; // L21 lines etc.
   bool attention_free = false;
