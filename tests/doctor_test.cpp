@@ -125,6 +125,19 @@ TEST(DoctorTruncated, LogEndingWithoutAnErrorSaysSo) {
   EXPECT_TRUE(said);
 }
 
+TEST(DoctorVllm, CutErrorLineDuringCaptureIsACaptureFailure) {
+  // corpus vllm-075 (label oom_graph): the startup was capturing CUDA graphs when a worker
+  // printed an ERROR line (cut by the excerpt).
+  LogScan scan = scan_log_text(
+      "(Worker_TP7_EP7 pid=7475) INFO 10-23 08:04:01 [gpu_worker.py:298] Available KV cache memory: 35.68 GiB\n"
+      "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE): 100%|...| 67/67 [01:08<00:00,  1.02s/it]\n"
+      "(Worker_TP7_EP7 pid=7475) ERROR 10-23 08:05:13 [multiproc_\n",
+      "cut-error");
+  Diagnosis d = diagnose(scan, Args::parse({"--engine", "vllm"}));
+  EXPECT_EQ(d.stage, "cuda_graph");
+  EXPECT_NE(d.cause, "no_error_in_log");
+}
+
 TEST(DoctorCli, BadLogsExitTwoWithOneLine) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / "headroom_doctor_cli_test";

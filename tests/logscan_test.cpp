@@ -718,6 +718,22 @@ TEST(LogScanVllm, KvCacheMemoryBytesLineIsTheKvStage) {
   EXPECT_EQ(s.summary.kv_bytes->value, gib(49.0));
 }
 
+TEST(LogScanVllm, ErrorLevelLineIsAFailureMarker) {
+  // corpus vllm-075: capture progress (tqdm, no prefix), then a worker's ERROR line cut by the excerpt.
+  LogScan s = scan_log_text(
+      "(Worker_TP7_EP7 pid=7475) INFO 10-23 08:04:01 [gpu_worker.py:298] Available KV cache memory: 35.68 GiB\n"
+      "Capturing CUDA graphs (decode, FULL):   9%|...| 3/35 [00:00<00:09,  3.30it/s]\n"
+      "(Worker_TP7_EP7 pid=7475) ERROR 10-23 08:05:13 [multiproc_\n"
+      "(Worker_TP7_EP7 pid=7475) ERROR 10-23 08:05:13 [multiproc_executor.py:470] more of the same\n",
+      "t");
+  ASSERT_EQ(s.errors.size(), 1u);  // the first ERROR line only
+  EXPECT_EQ(s.errors[0].kind, "error_line");
+  EXPECT_EQ(s.errors[0].line, 3);
+  // An INFO line that merely contains ") error " in its text is not one.
+  LogScan t = scan_log_text("(EngineCore pid=1) INFO 10-23 08:04:01 [x.py:1] retry (attempt 2) error rate 0\n", "t");
+  EXPECT_TRUE(t.errors.empty());
+}
+
 TEST(LogScanVllm, HealthyStartIsOk) {
   // corpus vllm-019 (real log): a finished startup.
   for (const auto& c : corpus()) {
