@@ -278,7 +278,9 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, Diagnosis& dx) {
     if (found > 0)
       if (auto f = try_plan(with_flag(dep, lenflag, std::to_string(found)), o))
         add(lenflag, std::to_string(found), *f, "the longest context one request can hold");
-    add_fraction(fmt::format("or keep the length and give the KV cache more memory with {}", knob));
+    bool kv_bytes_given = dep.flag("--kv-cache-memory-bytes") != nullptr;  // vLLM then ignores the fraction
+    for (const auto& e : scan.evidence) kv_bytes_given = kv_bytes_given || e.kind == "vllm.kv_cache_memory_bytes";
+    if (!kv_bytes_given) add_fraction(fmt::format("or keep the length and give the KV cache more memory with {}", knob));
   } else if (cause == "activation_peak") {
     if (sglang) {
       auto cp = int_flag(dep, *base, "--chunked-prefill-size");
