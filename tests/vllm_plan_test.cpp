@@ -4,11 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
 
 #include "headroom/deployment.h"
 #include "headroom/engine.h"
 #include "headroom/error.h"
 #include "headroom/units.h"
+#include "headroom/validate.h"
 
 using namespace headroom;
 
@@ -171,4 +174,25 @@ TEST(VllmPlan, MoreFlagErrorsInVllmWords) {
   EXPECT_NE(with({"--max-model-len", "0"}).find("max_model_len (0) must be a positive integer"), std::string::npos);
   EXPECT_NE(with({"--kv-cache-memory-bytes", "0"}).find("Input should be greater than 0"), std::string::npos);
   EXPECT_NE(with({"--max-num-seqs", "0"}).find("Input should be greater than or equal to 1"), std::string::npos);
+}
+
+TEST(VllmPlan, ValidateMeasuresTheEstimatedMaxModelLen) {
+  // validate's max_model_len_given_memory on one case shaped like vllm-012 with its model named
+  // (the corpus record leaves the model null): the log's "available KV cache memory (22.5 GiB)"
+  // replayed through --kv-cache-memory-bytes gives floor(22.5 GiB / 2,031,616) x 16 = 190,256
+  // against the logged 190,272: |err| = 16 / 190,272 = 0.0084% (the printed memory's rounding).
+  std::string path = ::testing::TempDir() + "vllm_maxlen_corpus.jsonl";
+  {
+    std::ofstream out(path);
+    out << R"({"id": "maxlen-1", "engine": "vllm", "engine_version": "0.29.1rc1.dev17+gd2d649e67.d20260913", "model": "MiniMaxAI/MiniMax-M2.7", )"
+        << R"("gpu": "dgx-spark", "gpu_total_gib": null, "tp": 2, "flags": {"--gpu-memory-utilization": "0.8", "--max-model-len": "196608"}, )"
+        << R"("observed": {"kv_gib": 22.5, "outcome": "refused_kv"}, "raw": "ValueError: To serve at least one request with the model's max seq len )"
+        << R"((196608), (23.25 GiB KV cache is needed, which is larger than the available KV cache memory (22.5 GiB). Based on the available )"
+        << R"(memory, the estimated maximum model length is 190272."})" << "\n";
+  }
+  auto j = validate_corpus(path);
+  std::remove(path.c_str());
+  ASSERT_EQ(j["max_model_len_given_memory"]["n"].get<int>(), 1);
+  EXPECT_NEAR(j["max_model_len_given_memory"]["median_abs_pct_err"].get<double>(), 0.01, 0.001);
+  EXPECT_EQ(j["per_case"][0]["predicted"]["max_model_len_given_memory"].get<int64_t>(), 190256);
 }
