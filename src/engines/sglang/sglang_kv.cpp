@@ -53,15 +53,24 @@ KvPerToken sglang_kv_per_token(const ModelConfig& c, const Parallel& par, std::s
     k.swa_layers = 0;
     return k;
   }
+  // Full layers take the model's KV heads / head_dim, SWA layers swa_num_key_value_heads /
+  // swa_head_dim (model_runner_kv_cache_mixin.get_cell_size_per_token, is_hybrid_swa); the model
+  // reader records a layer's own values where they differ (Gemma-4 global, MiMo-V2 sliding).
   const int attn_tp = std::max(1, par.attn_tp());
-  const int64_t n = std::max<int64_t>(1, c.num_kv_heads / attn_tp);
-  const int64_t hd = c.head_dim, vhd = c.v_head_dim > 0 ? c.v_head_dim : c.head_dim;
-  auto cell = [&](int64_t layers) {
-    if (fp4) return (n * (hd + vhd) * layers * e) / 2 + (n * hd * layers * 2 * e) / 16;
-    return n * (hd + vhd) * layers * e;
+  auto cell = [&](const LayerInfo* l) {
+    const int64_t n = std::max<int64_t>(1, (l && l->kv_heads > 0 ? l->kv_heads : c.num_kv_heads) / attn_tp);
+    const int64_t hd = l && l->head_dim > 0 ? l->head_dim : c.head_dim;
+    const int64_t vhd = l && l->head_dim > 0 ? l->head_dim : (c.v_head_dim > 0 ? c.v_head_dim : c.head_dim);
+    if (fp4) return (n * (hd + vhd) * e) / 2 + (n * hd * 2 * e) / 16;
+    return n * (hd + vhd) * e;
   };
-  k.full_bytes = cell(full);
-  k.swa_bytes = cell(swa);
+  k.full_bytes = 0;
+  k.swa_bytes = 0;
+  for (int i = first; i < last && i < static_cast<int>(c.layers.size()); ++i) {
+    const LayerInfo& l = c.layers[static_cast<size_t>(i)];
+    if (l.attn == AttnKind::Full) k.full_bytes += cell(&l);
+    else if (l.attn == AttnKind::Sliding || l.attn == AttnKind::Chunked) k.swa_bytes += cell(&l);
+  }
   if (linear > 0) {
     // Gated DeltaNet (Qwen3-Next/3.5) per request per layer: conv state (conv_dim/tp x
     // (kernel-1)) in the model dtype + SSM state (v_heads/tp x k_dim x v_dim) in float32
