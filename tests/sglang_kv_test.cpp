@@ -51,3 +51,12 @@ TEST(SglangKvCell, Qwen3MoeFp8) {
   EXPECT_EQ(cell("Qwen/Qwen3-235B-A22B-FP8", 4, "auto"), 48128);
   EXPECT_EQ(cell("Qwen/Qwen3-235B-A22B-FP8", 4, "fp8_e4m3"), 24064);
 }
+
+TEST(SglangKvCell, Gemma4GlobalLayersUseTheirOwnHeads) {
+  // Gemma-4-31B (config: 60 layers, 10 full / 50 sliding; sliding 16 KV heads x head_dim 256,
+  // global num_global_key_value_heads 4 x global_head_dim 512), fp8 KV (hf_quant_config):
+  // TP1: 50 x 16 x (256 + 256) x 1 + 10 x 4 x (512 + 512) x 1 = 409,600 + 40,960 = 450,560 B.
+  EXPECT_EQ(cell("nvidia/Gemma-4-31B-IT-NVFP4", 1, "fp8_e4m3"), 450560);
+  // TP2 halves both head counts: 204,800 + 20,480 = 225,280 B (a single head shape gave 245,760).
+  EXPECT_EQ(cell("nvidia/Gemma-4-31B-IT-NVFP4", 2, "fp8_e4m3"), 225280);
+}
