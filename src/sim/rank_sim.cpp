@@ -1,6 +1,7 @@
 // RankSim: plays one rank's allocations stage by stage against the device capacity, keeping a
 // central estimate and the [best, worst] range that the estimated terms span.
 #include <fmt/format.h>
+#include <utility>
 
 #include "headroom/sim.h"
 #include "headroom/units.h"
@@ -56,7 +57,7 @@ void RankSim::release(std::string what, int64_t bytes) {
 
 RankForecast RankSim::finish() {
   close_stage();
-  return out_;
+  return std::move(out_);  // the simulation ends here: hand the stages over, do not copy them
 }
 
 Verdict verdict_from_ranks(const std::vector<RankForecast>& ranks, const std::optional<Failure>& failure) {
