@@ -47,6 +47,7 @@ struct LayerInfo {
   bool has_mlp = true;   // false for Nemotron-H mamba/attention-only blocks
   int64_t kv_heads = 0;  // this layer's KV heads when it differs from the model's (Gemma-4 global layers); 0 = model value
   int64_t head_dim = 0;  // this layer's head_dim when it differs; 0 = model value
+  int compress_ratio = 0;  // DeepSeek-V4 compress_ratios[i]: 0 = sliding window only, 4 = CSA (+ indexer), 128 = HCA
 };
 
 struct VisionTower {
@@ -103,6 +104,11 @@ struct ModelConfig {
   // head_dim / KV heads are in layers[i].head_dim / kv_heads (global_head_dim, num_global_key_value_heads).
   bool attention_k_eq_v = false;
   bool mimo_swa_sink_bias = false;  // MiMo-V2-Flash add_swa_attention_sink_bias: per-head sink on sliding layers
+
+  // DeepSeek-V4 (family "deepseek_v4"): grouped low-rank output projection, hyper-connections,
+  // hash-routed first layers, experts stored as MXFP4 when expert_dtype is "fp4".
+  int64_t o_lora_rank = 0, o_groups = 0, hc_mult = 0, num_hash_layers = 0;
+  bool expert_fp4 = false;
 
   std::vector<LayerInfo> layers;  // num_layers entries
   Quantization quant;

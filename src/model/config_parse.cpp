@@ -42,7 +42,7 @@ constexpr ArchRow kArchs[] = {
     {"Gemma3ForCausalLM", "gemma3"},        {"Gemma3ForConditionalGeneration", "gemma3"},
     {"MiniMaxM2ForCausalLM", "minimax_m2"}, {"NemotronHForCausalLM", "nemotron_h"},
     {"Gemma4ForConditionalGeneration", "gemma4"}, {"Gemma4ForCausalLM", "gemma4"},
-    {"MiMoV2FlashForCausalLM", "mimo_v2"},
+    {"MiMoV2FlashForCausalLM", "mimo_v2"},  {"DeepseekV4ForCausalLM", "deepseek_v4"},
 };
 
 std::string supported_list() {
@@ -155,6 +155,11 @@ ModelConfig parse_model_config(std::string_view config_json, std::string_view so
       c.architecture == "Qwen3_5ForConditionalGeneration" || c.architecture == "Qwen3_5MoeForConditionalGeneration" ||
       c.architecture == "Gemma3ForConditionalGeneration" || c.architecture == "Gemma4ForConditionalGeneration") {
     c.text_prefix = "model.language_model.";
+  } else if (c.family == "deepseek_v4") {
+    // DeepSeek-V4 checkpoints keep the reference names (embed., layers., norm., head., mtp.): vLLM's
+    // deepseek_v4.py WeightsMapper maps "layers." -> "model.layers.", "head.weight" -> "lm_head.weight".
+    c.text_prefix = "";
+    c.lm_head_name = "head";
   } else if (c.architecture == "Llama4ForConditionalGeneration" || c.architecture == "KimiK25ForConditionalGeneration") {
     c.text_prefix = "language_model.model.";
     c.lm_head_name = "language_model.lm_head";
@@ -293,6 +298,30 @@ ModelConfig parse_model_config(std::string_view config_json, std::string_view so
 
   c.num_nextn_predict_layers = opt({"num_nextn_predict_layers", "mtp_num_hidden_layers"}, 0, 64).value_or(0);
 
+  // DeepSeek-V4 (vLLM model_executor/models/deepseek_v4.py DeepseekV4Attention / DeepseekV4MoE): one
+  // latent KV head of head_dim (nope = head_dim - qk_rope_head_dim), wo_a/wo_b grouped output LoRA,
+  // hc_mult hyper-connection streams, compress_ratios per layer. expert_dtype absent means "fp4" in vLLM
+  // (DeepseekV4FP8Config); the sgl-project *-FP8 re-quantized configs (model_type deepseek_ref) omit it
+  // and store FP8 experts (SGLang runs them with SGLANG_DSV4_FP4_EXPERTS=0), so only model_type
+  // deepseek_v4 takes vLLM's default.
+  if (c.family == "deepseek_v4") {
+    c.qk_rope_head_dim = req({"qk_rope_head_dim"}, 1, kMaxDim);
+    if (c.qk_rope_head_dim >= c.head_dim) fail_input(tsrc, "qk_rope_head_dim", "must be below head_dim");
+    c.qk_nope_head_dim = c.head_dim - c.qk_rope_head_dim;
+    c.q_lora_rank = req({"q_lora_rank"}, 1, kMaxDim);
+    c.o_lora_rank = req({"o_lora_rank"}, 1, kMaxDim);
+    c.o_groups = req({"o_groups"}, 1, kMaxHeads);
+    c.hc_mult = req({"hc_mult"}, 1, 64);
+    c.num_hash_layers = opt({"num_hash_layers"}, 0, kMaxLayers).value_or(0);
+    if (c.num_attention_heads % c.o_groups != 0)
+      fail_input(tsrc, "o_groups", fmt::format("{} does not divide num_attention_heads {}", c.o_groups, c.num_attention_heads));
+    if (c.num_kv_heads != 1) fail_input(tsrc, "num_key_value_heads", fmt::format("{}: DeepSeek-V4 has one latent KV head", c.num_kv_heads));
+    if (c.num_experts == 0) fail_input(tsrc, "n_routed_experts", "missing (DeepSeek-V4 is a mixture of experts)");
+    auto ed = get_string(s, "expert_dtype", tsrc);
+    if (ed && *ed != "fp4" && *ed != "fp8") fail_input(tsrc, "expert_dtype", fmt::format("'{}' (vLLM accepts fp4 or fp8)", *ed));
+    c.expert_fp4 = ed ? *ed == "fp4" : c.model_type == "deepseek_v4";
+  }
+
   // Per-layer pattern.
   const int64_t L = c.num_layers;
   c.layers.assign(static_cast<size_t>(L), LayerInfo{});
@@ -358,13 +387,28 @@ ModelConfig parse_model_config(std::string_view config_json, std::string_view so
     for (auto& li : c.layers) li.attn = AttnKind::Sliding;  // every layer windowed (Mistral-7B-v0.1 style)
   }
   if (c.family == "gemma4") gemma4_layers(c, s, tsrc);
+  if (c.family == "deepseek_v4") {
+    const json* cr = find_key(s, "compress_ratios");
+    // The list may carry one more entry (the MTP layer's); vLLM reads compress_ratios[layer_id] for the
+    // main layers and uses 1 for MTP layers.
+    if (!cr || !cr->is_array() || static_cast<int64_t>(cr->size()) < L)
+      fail_input(tsrc, "compress_ratios", fmt::format("must list one entry per layer ({})", L));
+    for (int64_t i = 0; i < L; ++i) {
+      if (!(*cr)[i].is_number_integer()) fail_input(tsrc, "compress_ratios", "must list integers");
+      int64_t r = (*cr)[i].get<int64_t>();
+      if (r != 0 && r != 1 && r != 4 && r != 128)
+        fail_input(tsrc, fmt::format("compress_ratios[{}]", i), fmt::format("{}: vLLM and SGLang support 0/1, 4 and 128", r));
+      c.layers[i].compress_ratio = r <= 1 ? 0 : static_cast<int>(r);
+    }
+  }
   if (c.family == "mimo_v2") {
     mimo_v2_layers(c, s, tsrc);
     c.mimo_swa_sink_bias = get_bool(s, "add_swa_attention_sink_bias", tsrc).value_or(false);
   }
   if (c.count_layers(AttnKind::Sliding) == 0 && c.count_layers(AttnKind::Chunked) == 0) {
     // A window without windowed layers is irrelevant (Qwen2 sets sliding_window but use_sliding_window=false).
-    if (c.family != "gemma2" && c.family != "gemma3" && c.family != "gemma4" && c.family != "mimo_v2") c.sliding_window = 0;
+    if (c.family != "gemma2" && c.family != "gemma3" && c.family != "gemma4" && c.family != "mimo_v2" && c.family != "deepseek_v4")
+      c.sliding_window = 0;
   } else if (c.count_layers(AttnKind::Sliding) > 0 && c.sliding_window == 0) {
     fail_input(tsrc, "sliding_window", "missing although some layers use sliding-window attention");
   }
@@ -389,7 +433,7 @@ ModelConfig parse_model_config(std::string_view config_json, std::string_view so
       if (static_cast<int64_t>(types.size()) != L)
         fail_input(tsrc, "mlp_layer_types", fmt::format("has {} entries, num_hidden_layers is {}", types.size(), L));
       for (int64_t i = 0; i < L; ++i) c.layers[i].moe = types[i] == "sparse";
-    } else if (c.family == "deepseek" || c.family == "glm4_moe") {
+    } else if (c.family == "deepseek" || c.family == "glm4_moe" || c.family == "deepseek_v4") {
       // DeepseekV3: MoE when i >= first_k_dense_replace and i % moe_layer_freq == 0.
       for (int64_t i = 0; i < L; ++i) c.layers[i].moe = i >= c.first_k_dense && i % c.moe_layer_freq == 0;
     } else if (c.family == "qwen_moe" || c.family == "qwen3_next") {
@@ -423,6 +467,9 @@ ModelConfig parse_model_config(std::string_view config_json, std::string_view so
       if (static_cast<int64_t>(types.size()) != L)
         fail_input(tsrc, "indexer_types", fmt::format("has {} entries, num_hidden_layers is {}", types.size(), L));
       for (int64_t i = 0; i < L; ++i) c.layers[i].indexer = types[i] == "full";
+    } else if (c.family == "deepseek_v4") {
+      // Only compress-ratio-4 (CSA) layers own an indexer (vLLM DeepseekV4Attention: "Only C4A uses sparse attention").
+      for (auto& li : c.layers) li.indexer = li.compress_ratio == 4;
     } else {
       for (auto& li : c.layers) li.indexer = true;
     }

@@ -139,6 +139,125 @@ void deepseek_family(InventoryBuilder& b) {
 
 void glm4_moe_family(InventoryBuilder& b) { deepseek_family(b); }
 
+// DeepSeek-V4 (DeepseekV4ForCausalLM). Modules and shapes from vLLM model_executor/models/deepseek_v4.py
+// (DeepseekV4Attention, DeepseekV4DecoderLayer, DeepseekV4MoE, DeepseekV4Model), layers/deepseek_v4_attention.py
+// (DeepseekV4Indexer), layers/deepseek_compressor.py (DeepseekCompressor) and models/deepseek_v4_mtp.py;
+// checkpoint names are the reference names vLLM's WeightsMapper translates from (layers.{i}.attn.wq_a,
+// .ffn.experts.{e}.w1, ".scale" for block scales, mtp.{k}.).
+//  - FP8 block linears: weight F8_E4M3 [out, in] + scale [ceil(out/128), ceil(in/128)]; the scale is
+//    E8M0 (1 byte) in FP4-expert checkpoints and F32 in FP8-expert ones (DeepseekV4FP8Config.is_scale_e8m0).
+//  - FP4 experts (expert_dtype "fp4", Mxfp4MoEMethod): packed weight [out, in/2] (2 values per byte) +
+//    E8M0 scale [out, in/32].
+//  - Compressor wkv/wgate and indexer weights_proj are built with quant_config=None: BF16.
+//  - Guesses (said in Model notes): router gate weight stored in the model dtype, hash table tid2eid
+//    as I32 (vLLM allocates int32 without MegaMoE), MTP layer sharing embed/head with the main model
+//    (no copies stored), indexer k_norm (built by vLLM, not read by its forward) absent.
+void v4_fp8_linear(InventoryBuilder& b, const std::string& m, int64_t out, int64_t in, R role, int i, int e = -1) {
+  const auto& c = b.config();
+  if (c.quant.method == QuantMethod::None) {
+    b.plain(m + ".weight", {out, in}, role, i, e);
+    return;
+  }
+  auto cdiv = [](int64_t a, int64_t d) { return (a + d - 1) / d; };
+  const int64_t bn = c.quant.block_n > 0 ? c.quant.block_n : 128, bk = c.quant.block_k > 0 ? c.quant.block_k : 128;
+  b.raw(m + ".weight", {out, in}, DType::F8_E4M3, role, i, e, out * in);
+  b.raw(m + ".scale", {cdiv(out, bn), cdiv(in, bk)}, c.expert_fp4 ? DType::F8_E8M0 : DType::F32, role, i, e, 0);
+}
+
+void v4_expert(InventoryBuilder& b, const std::string& m, int64_t out, int64_t in, R role, int i, int e) {
+  const auto& c = b.config();
+  if (!c.expert_fp4) {
+    v4_fp8_linear(b, m, out, in, role, i, e);
+    return;
+  }
+  b.raw(m + ".weight", {out, in / 2}, DType::I8, role, i, e, out * in);
+  b.raw(m + ".scale", {out, (in + 31) / 32}, DType::F8_E8M0, role, i, e, 0);
+}
+
+void v4_compressor(InventoryBuilder& b, const std::string& m, int64_t ratio, int64_t hd, R role, int i) {
+  const auto& c = b.config();
+  const int64_t coff = ratio == 4 ? 2 : 1;  // CSA overlaps two windows
+  b.plain_dtype(m + "ape", {ratio, coff * hd}, DType::F32, role, i);
+  b.plain(m + "wkv.weight", {coff * hd, c.hidden_size}, role, i);
+  b.plain(m + "wgate.weight", {coff * hd, c.hidden_size}, role, i);
+  b.plain(m + "norm.weight", {hd}, role, i);
+}
+
+void v4_hc(InventoryBuilder& b, const std::string& p, const char* what, int64_t rows, int64_t scales, int i) {
+  const auto& c = b.config();
+  b.plain_dtype(fmt::format("{}hc_{}_fn", p, what), {rows, c.hc_mult * c.hidden_size}, DType::F32, R::Other, i);
+  b.plain_dtype(fmt::format("{}hc_{}_base", p, what), {rows}, DType::F32, R::Other, i);
+  b.plain_dtype(fmt::format("{}hc_{}_scale", p, what), {scales}, DType::F32, R::Other, i);
+}
+
+void v4_block(InventoryBuilder& b, const std::string& p, int i, int ratio, bool hash) {
+  const auto& c = b.config();
+  const int64_t H = c.hidden_size, nh = c.num_attention_heads, hd = c.head_dim, I = c.moe_intermediate_size;
+  const std::string a = p + "attn.";
+  b.norm(p + "attn_norm", H, i);
+  b.norm(p + "ffn_norm", H, i);
+  const int64_t mix = (2 + c.hc_mult) * c.hc_mult;
+  v4_hc(b, p, "attn", mix, 3, i);
+  v4_hc(b, p, "ffn", mix, 3, i);
+  // Attention: wq_a / wkv replicated (fused_wqa_wkv, disable_tp), wq_b and wo_a column, wo_b row parallel.
+  v4_fp8_linear(b, a + "wq_a", c.q_lora_rank, H, R::AttnLowRank, i);
+  v4_fp8_linear(b, a + "wkv", hd, H, R::AttnLowRank, i);
+  b.norm(a + "q_norm", c.q_lora_rank, i);
+  b.norm(a + "kv_norm", hd, i);
+  v4_fp8_linear(b, a + "wq_b", nh * hd, c.q_lora_rank, R::AttnQ, i);
+  v4_fp8_linear(b, a + "wo_a", c.o_groups * c.o_lora_rank, nh * hd / c.o_groups, R::AttnO, i);
+  v4_fp8_linear(b, a + "wo_b", H, c.o_groups * c.o_lora_rank, R::AttnO, i);
+  b.plain_dtype(a + "attn_sink", {nh}, DType::F32, R::AttnQ, i);
+  if (ratio > 1) v4_compressor(b, a + "compressor.", ratio, hd, R::AttnLowRank, i);
+  if (ratio == 4) {
+    const std::string x = a + "indexer.";
+    v4_fp8_linear(b, x + "wq_b", c.index_n_heads * c.index_head_dim, c.q_lora_rank, R::Indexer, i);
+    b.plain(x + "weights_proj.weight", {c.index_n_heads, H}, R::Indexer, i);
+    v4_compressor(b, x + "compressor.", ratio, c.index_head_dim, R::Indexer, i);
+  }
+  // MoE: router (hash layers route by a token -> experts table instead of a score bias).
+  const std::string f = p + "ffn.";
+  b.plain(f + "gate.weight", {c.num_experts, H}, R::Router, i);
+  if (hash) b.plain_dtype(f + "gate.tid2eid", {c.vocab_size, c.experts_per_token}, DType::I32, R::Router, i);
+  else b.plain_dtype(f + "gate.bias", {c.num_experts}, DType::F32, R::Router, i);
+  for (int e = 0; e < c.num_experts; ++e) {
+    const std::string m = fmt::format("{}experts.{}.", f, e);
+    v4_expert(b, m + "w1", I, H, R::ExpertColumn, i, e);
+    v4_expert(b, m + "w3", I, H, R::ExpertColumn, i, e);
+    v4_expert(b, m + "w2", H, I, R::ExpertRow, i, e);
+  }
+  if (c.num_shared_experts > 0) {
+    const int64_t S = c.shared_expert_intermediate_size;
+    v4_fp8_linear(b, f + "shared_experts.w1", S, H, R::MlpColumn, i);
+    v4_fp8_linear(b, f + "shared_experts.w3", S, H, R::MlpColumn, i);
+    v4_fp8_linear(b, f + "shared_experts.w2", H, S, R::MlpRow, i);
+  }
+}
+
+void deepseek_v4_family(InventoryBuilder& b) {
+  const auto& c = b.config();
+  const int64_t H = c.hidden_size;
+  if (c.quant.method != QuantMethod::None && c.quant.method != QuantMethod::Fp8Block)
+    fail_input(c.source, "quantization_config", fmt::format("DeepSeek-V4 with {} linears is not modelled (FP8 block or none)",
+                                                            quant_method_name(c.quant.method)));
+  for (int i = 0; i < c.num_layers; ++i)
+    v4_block(b, fmt::format("layers.{}.", i), i, c.layers[i].compress_ratio, i < c.num_hash_layers);
+  v4_hc(b, "", "head", c.hc_mult, 1, -1);
+  // MTP layers (deepseek_v4_mtp.py): enorm/hnorm, e_proj/h_proj (FP8, replicated), a decoder block with
+  // compress ratio 1 (no compressor/indexer), shared_head.norm, its own hc_head.
+  for (int k = 0; k < c.num_nextn_predict_layers; ++k) {
+    const int i = static_cast<int>(c.num_layers) + k;
+    const std::string p = fmt::format("mtp.{}.", k);
+    v4_block(b, p, i, 0, false);
+    b.norm(p + "enorm", H, i);
+    b.norm(p + "hnorm", H, i);
+    v4_fp8_linear(b, p + "e_proj", H, H, R::Mtp, i);
+    v4_fp8_linear(b, p + "h_proj", H, H, R::Mtp, i);
+    b.norm(p + "norm", H, i);
+    v4_hc(b, p, "head", c.hc_mult, 1, i);
+  }
+}
+
 // Llama / Mistral / Qwen2 / Qwen3 / OLMo / Phi-3 / Gemma-2/3 dense decoder layers.
 void dense_family(InventoryBuilder& b) {
   const auto& c = b.config();
@@ -516,6 +635,8 @@ void add_family_tensors(InventoryBuilder& b) {
   // Embedding, final norm, lm_head (embeddings/lm_head are never quantized by these formats).
   if (c.family == "nemotron_h") {
     b.plain("backbone.embeddings.weight", {V, H}, R::Embedding, -1);
+  } else if (c.family == "deepseek_v4") {
+    b.plain("embed.weight", {V, H}, R::Embedding, -1);
   } else {
     b.plain(c.text_prefix + "embed_tokens.weight", {V, H}, R::Embedding, -1);
   }
@@ -531,6 +652,7 @@ void add_family_tensors(InventoryBuilder& b) {
   else if (f == "nemotron_h") nemotron_h_family(b);
   else if (f == "gemma4") gemma4_family(b);
   else if (f == "mimo_v2") mimo_v2_family(b, c.mimo_swa_sink_bias);
+  else if (f == "deepseek_v4") deepseek_v4_family(b);
   else fail_input(c.source, "architectures", "no tensor layout for family " + f);
   if (c.family == "nemotron_h") b.plain("backbone.norm_f.weight", {H}, R::Norm, -1);
   else if (c.architecture != "OlmoForCausalLM") b.plain(c.text_prefix + "norm.weight", {H}, R::Norm, -1);

@@ -43,6 +43,9 @@ void add_guess_notes(Model& m) {
     m.notes.push_back("Nemotron-H MTP / latent-MoE projections are not in the derived inventory");
   if (c.family == "mimo_v2")
     m.notes.push_back("guess: MiMo-V2-Flash router gate and e_score_correction_bias stored as F32 (vLLM allocates them in float32); MTP weights not listed (vLLM skips them)");
+  if (c.family == "deepseek_v4")
+    m.notes.push_back("guess: DeepSeek-V4 router gate stored in the model dtype, hash table tid2eid as I32, MTP layer sharing embed/head with the main model, no indexer k_norm; experts " +
+                      std::string(c.expert_fp4 ? "MXFP4 (expert_dtype fp4)" : "FP8 block (no expert_dtype fp4)"));
   if (c.family == "gemma4" && c.attention_k_eq_v)
     m.notes.push_back("Gemma-4 k_eq_v layers: vLLM's V slot (a copy of k_proj) is added to vLLM per-rank weights; SGLang's loader not checked (checkpoint bytes used)");
 }

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "engines/sglang/sglang_rules.h"
+#include "headroom/error.h"
 #include "headroom/kv.h"
 #include "headroom/layout.h"
 
@@ -21,6 +22,9 @@ int64_t kv_elem_bytes(const std::string& dt) {
 }  // namespace
 
 KvPerToken sglang_kv_per_token(const ModelConfig& c, const Parallel& par, std::string_view kv_dtype, int sm, int pp_rank) {
+  if (c.family == "deepseek_v4")
+    fail_input(c.hf_id.empty() ? c.source : c.hf_id, "architectures",
+               "DeepSeek-V4 KV pools (DSV4PoolConfigurator: full/SWA/c4/c128 sub-pools) are not modelled for SGLang yet");
   KvPerToken k;
   k.kv_dtype = sglang::resolve_kv_dtype(c, std::string(kv_dtype), sm);
   const bool fp4 = k.kv_dtype == "fp4_e2m1";
