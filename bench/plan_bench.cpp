@@ -36,3 +36,28 @@ static void BM_PlanSglangLlama70bTp8(benchmark::State& st) {
   for (auto _ : st) benchmark::DoNotOptimize(plan(d, o));
 }
 BENCHMARK(BM_PlanSglangLlama70bTp8)->Unit(benchmark::kMicrosecond);
+
+static void BM_PlanVllmLlama70bTp8(benchmark::State& st) {
+  Deployment d = parse_deployment(Args::parse({"--engine", "vllm", "--model", "meta-llama/Llama-3.1-70B-Instruct", "--gpu", "h100", "--tp", "8"}));
+  PlanOptions o;
+  o.detail = false;
+  plan(d, o);
+  for (auto _ : st) benchmark::DoNotOptimize(plan(d, o));
+}
+BENCHMARK(BM_PlanVllmLlama70bTp8)->Unit(benchmark::kMicrosecond);
+
+static void BM_PlanVllmLlama70bTp8Detail(benchmark::State& st) {
+  Deployment d = parse_deployment(Args::parse({"--engine", "vllm", "--model", "meta-llama/Llama-3.1-70B-Instruct", "--gpu", "h100", "--tp", "8"}));
+  plan(d);
+  for (auto _ : st) benchmark::DoNotOptimize(plan(d));
+}
+BENCHMARK(BM_PlanVllmLlama70bTp8Detail)->Unit(benchmark::kMicrosecond);
+
+static void BM_PlanTrtllmLlama70bTp8(benchmark::State& st) {
+  Deployment d = parse_deployment(Args::parse({"--engine", "trtllm", "--model", "meta-llama/Llama-3.1-70B-Instruct", "--gpu", "h100", "--tp", "8"}));
+  PlanOptions o;
+  o.detail = false;
+  plan(d, o);
+  for (auto _ : st) benchmark::DoNotOptimize(plan(d, o));
+}
+BENCHMARK(BM_PlanTrtllmLlama70bTp8)->Unit(benchmark::kMicrosecond);

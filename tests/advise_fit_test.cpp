@@ -140,3 +140,96 @@ TEST(AdviseFit, CliJsonAndExitCodes) {
   EXPECT_EQ(run_cli({"fit", "--model", "nvidia/GLM-5-NVFP4", "--tp", "8"}, o3, e3), kExitBadInput);
   EXPECT_EQ(run_cli({"fit", "--model", "nvidia/GLM-5-NVFP4", "--sort", "price"}, o3, e3), kExitBadInput);
 }
+
+TEST(AdviseFit, ContradictoryTargetsEveryEngine) {
+  // One clear line on stderr and exit 2 for each engine model: a context beyond the model's
+  // (Qwen3-235B-A22B-FP8: max_position_embeddings 40,960), no GPU allowed, a GPU not in the
+  // catalog, absurd values.
+  for (const char* engine : {"sglang", "vllm", "trtllm"}) {
+    SCOPED_TRACE(engine);
+    const std::vector<std::string> base{"fit", "--engine", engine, "--model", "Qwen/Qwen3-235B-A22B-FP8"};
+    for (const auto& extra : std::vector<std::vector<std::string>>{{"--target-context", "131072"},
+                                                                   {"--max-gpus", "0"},
+                                                                   {"--gpus", "0"},
+                                                                   {"--gpu", "voodoo-5"},
+                                                                   {"--target-concurrency", "0"},
+                                                                   {"--target-context", "0"},
+                                                                   {"--kv-cache-dtype", "fp9"},
+                                                                   {"--margin", "-1"}}) {
+      std::ostringstream out, err;
+      EXPECT_EQ(run_cli([&] {
+                  auto a = base;
+                  a.insert(a.end(), extra.begin(), extra.end());
+                  return a;
+                }(),
+                        out, err),
+                kExitBadInput)
+          << extra.front() << " " << extra.back();
+      const std::string e = err.str();
+      EXPECT_EQ(std::count(e.begin(), e.end(), '\n'), 1) << e;
+    }
+  }
+}
+
+TEST(AdviseFit, Llama70bDenseVllmAndTrtllm) {
+  // The same arithmetic as Llama70bDenseOnH100AndH200, for vLLM and TensorRT-LLM (both hold the
+  // 327,680 B/token cell, / TP): 131.42 GiB of BF16 weights, target 131,072 x 2 = 262,144 tokens.
+  //  1 x H100: 131.42 > 79.19 GiB -> weights do not fit.
+  //  2 x H100 TP 2: 65.71 GiB weights leave < 13.5 GiB; 262,144 x 163,840 B = 40 GiB -> no.
+  //  1 x H200: 8.4 GiB after weights < 262,144 x 327,680 B = 80 GiB -> no.
+  //  4 x H100 TP 4: 32.9 GiB weights, ~46 GiB left >= 262,144 x 81,920 B = 20 GiB -> fits.
+  //  2 x H200 TP 2: 65.7 GiB weights, ~74 GiB left >= 40 GiB -> fits; 2 GPUs rank first.
+  for (const char* engine : {"vllm", "trtllm"}) {
+    SCOPED_TRACE(engine);
+    FitResult r = fit(request(engine, "meta-llama/Llama-3.1-70B-Instruct", {"h100", "h200"}, 131072, 2));
+    const FitCandidate* h100x1 = find(r.rejected, "h100", 1, 1);
+    ASSERT_NE(h100x1, nullptr);
+    EXPECT_EQ(h100x1->reason.rfind("weights do not fit: 131.42 GiB per GPU > 79.19 GiB", 0), 0u) << h100x1->reason;
+    ASSERT_NE(find(r.rejected, "h100", 2, 2), nullptr);
+    EXPECT_FALSE(any_feasible_with(r, "h100", 2));
+    EXPECT_FALSE(any_feasible_with(r, "h200", 1));
+    const FitCandidate* h100x4 = find(r.candidates, "h100", 4, 4);
+    ASSERT_NE(h100x4, nullptr);
+    EXPECT_GE(h100x4->kv_tokens, 262144);
+    const FitCandidate* h200x2 = find(r.candidates, "h200", 2, 2);
+    ASSERT_NE(h200x2, nullptr);
+    EXPECT_GE(h200x2->kv_tokens, 262144);
+    ASSERT_FALSE(r.candidates.empty());
+    EXPECT_EQ(r.candidates.front().gpu, "h200");
+    EXPECT_EQ(r.candidates.front().gpus, 2);
+  }
+}
+
+TEST(AdviseFit, Qwen3MoeFp8VllmAndTrtllm) {
+  // As Qwen3MoeFp8OnH100AndH200 for vLLM and TensorRT-LLM: ~220 GiB of weights; 32,768 x 4 =
+  // 131,072 tokens of 192,512 B / TP. 1 GPU of either and 2 x H100 (110 GiB per GPU > 79.19):
+  // weights do not fit. 2 x H200 TP 2 (~30 GiB left) and 4 x H100 TP 4 (~24 GiB left) hold it.
+  for (const char* engine : {"vllm", "trtllm"}) {
+    SCOPED_TRACE(engine);
+    FitResult r = fit(request(engine, "Qwen/Qwen3-235B-A22B-FP8", {"h100", "h200"}, 32768, 4));
+    for (auto [gpu, n] : {std::pair<const char*, int>{"h100", 1}, {"h200", 1}, {"h100", 2}}) {
+      const FitCandidate* c = find(r.rejected, gpu, n, n);
+      ASSERT_NE(c, nullptr) << gpu << " x " << n;
+      EXPECT_EQ(c->reason.rfind("weights do not fit", 0), 0u) << c->reason;
+      EXPECT_FALSE(any_feasible_with(r, gpu, n));
+    }
+    EXPECT_NE(find(r.candidates, "h200", 2, 2), nullptr);
+    EXPECT_NE(find(r.candidates, "h100", 4, 4), nullptr);
+    ASSERT_FALSE(r.candidates.empty());
+    EXPECT_EQ(r.candidates.front().gpus, 2);
+    bool ep = false;
+    for (const auto* v : {&r.candidates, &r.rejected})
+      for (const auto& c : *v) ep = ep || c.par.ep > 1;
+    EXPECT_TRUE(ep);  // the MoE layouts are tried
+  }
+}
+
+TEST(AdviseFit, TrtllmShrunkContextMissesTheTarget) {
+  // TensorRT-LLM shrinks max_seq_len to the tokens the pool holds instead of refusing: 1 x H200
+  // holds ~19K tokens of Llama-3.1-70B (8.4 GiB after 131.42 GiB of weights, 327,680 B/token),
+  // so even one request of 131,072 tokens is not served: rejected for the context.
+  FitResult r = fit(request("trtllm", "meta-llama/Llama-3.1-70B-Instruct", {"h200"}, 131072, 1));
+  const FitCandidate* one = find(r.rejected, "h200", 1, 1);
+  ASSERT_NE(one, nullptr);
+  EXPECT_NE(one->reason.find("< target context 131072"), std::string::npos) << one->reason;
+}

@@ -181,3 +181,27 @@ TEST(AdviseTune, CliExitCodes) {
   EXPECT_EQ(cli(plus(plus({"tune"}, kSeed), {"--keep-free", "200GiB"}), nullptr, &err), kExitBadInput);
   EXPECT_EQ(cli(plus(plus({"tune"}, kSeed), {"--target-concurrency", "0"}), nullptr, &err), kExitBadInput);
 }
+
+TEST(AdviseTune, ContradictoryTargetsEveryEngine) {
+  // One clear line on stderr and exit 2, for each engine model: a context beyond the model's
+  // (Llama-3.1-70B: max_position_embeddings 131,072), zero GPUs, a GPU not in the catalog, and
+  // absurd values (zero concurrency, a tensor-parallel size that does not divide the 64 heads).
+  for (const char* engine : {"sglang", "vllm", "trtllm"}) {
+    SCOPED_TRACE(engine);
+    const std::vector<std::string> base{"tune", "--engine", engine, "--model", "meta-llama/Llama-3.1-70B-Instruct"};
+    for (const auto& extra : std::vector<std::vector<std::string>>{{"--gpu", "h100", "--tp", "4", "--target-context", "262144"},
+                                                                   {"--gpu", "h100", "--gpus", "0"},
+                                                                   {"--gpu", "voodoo-5", "--tp", "4"},
+                                                                   {"--gpu", "h100", "--tp", "4", "--target-concurrency", "0"},
+                                                                   {"--gpu", "h100", "--tp", "4", "--target-context", "-1"},
+                                                                   {"--gpu", "h100", "--tp", "3"},
+                                                                   {"--gpu", "h100", "--tp", "4", "--keep-free", "80GiB"}}) {
+      std::string err;
+      EXPECT_EQ(cli(plus(base, extra), nullptr, &err), kExitBadInput) << extra.back();
+      EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    }
+    std::string err;
+    cli(plus(base, {"--gpu", "h100", "--tp", "4", "--target-context", "262144"}), nullptr, &err);
+    EXPECT_NE(err.find("262144 is longer than meta-llama/Llama-3.1-70B-Instruct supports (max_position_embeddings 131072)"), std::string::npos) << err;
+  }
+}

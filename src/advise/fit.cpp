@@ -81,10 +81,14 @@ FitResult fit(const FitRequest& req) {
   TuneGoal goal = req.goal;
   goal.detail = false;
 
+  // Per KV dtype choice: candidates planned, and how many the engine rejected for that flag.
+  std::vector<int> kv_planned(kv_choices.size(), 0), kv_rejected(kv_choices.size(), 0);
+  std::vector<std::string> kv_problem(kv_choices.size());
   for (const GpuSpec* g : gpus) {
     for (int n = 1; n <= req.max_gpus; n *= 2) {
       for (const Layout& lay : layouts_for(base.engine, mc, n)) {
-        for (const std::string& kv : kv_choices) {
+        for (size_t ki = 0; ki < kv_choices.size(); ++ki) {
+          const std::string& kv = kv_choices[ki];
           FitCandidate c;
           c.gpu = g->name;
           c.par = lay.par;
@@ -101,6 +105,7 @@ FitResult fit(const FitRequest& req) {
           ++res.evaluated;
           try {
             TuneResult t = tune(d, goal);
+            ++kv_planned[ki];
             res.plans += t.plans;
             c.feasible = t.feasible;
             c.reason = t.reason;
@@ -116,12 +121,22 @@ FitResult fit(const FitRequest& req) {
           } catch (const InputError& e) {
             c.feasible = false;
             c.reason = "the engine rejects this layout: " + e.problem();
+            if (!kv.empty() && e.field() == k.kv_dtype) {
+              ++kv_rejected[ki];
+              if (kv_problem[ki].empty()) kv_problem[ki] = e.problem();
+            }
           }
           (c.feasible ? res.candidates : res.rejected).push_back(std::move(c));
         }
       }
     }
   }
+
+  // A KV dtype the engine rejects wherever it gets that far, and no layout plans, is a bad
+  // value, not a layout problem.
+  for (size_t ki = 0; ki < kv_choices.size(); ++ki)
+    if (kv_planned[ki] == 0 && kv_rejected[ki] > 0)
+      fail_input("command line", "--kv-cache-dtype", fmt::format("'{}': {}", kv_choices[ki], kv_problem[ki]));
 
   auto by_gpus = [](const FitCandidate& a, const FitCandidate& b) {
     if (a.gpus != b.gpus) return a.gpus < b.gpus;

@@ -203,7 +203,8 @@ PrimaryResult search_primary(Deployment& d, const Primary& p, int64_t margin, in
   return r;
 }
 
-std::string shortfall(const Point& pt, const Deployment& d, const Primary& p, std::optional<int64_t> target_concurrency) {
+std::string shortfall(const Point& pt, const Deployment& d, const Primary& p, const TuneGoal& g) {
+  const std::optional<int64_t>& target_concurrency = g.target_concurrency;
   if (pt.weights_overflow)
     return fmt::format("weights do not fit: {} GiB per GPU > {} GiB", gib2(pt.weights_bytes), gib2(d.capacity_bytes));
   if (pt.side == Side::High) {
@@ -217,6 +218,8 @@ std::string shortfall(const Point& pt, const Deployment& d, const Primary& p, st
       return fmt::format("weights ({} GiB per GPU) leave no room for the KV cache at any safe {}", gib2(pt.weights_bytes), p.flag);
     return fmt::format("KV cache too small for one {}-token request at the unfavourable estimates", pt.context);
   }
+  if (g.target_context && pt.context > 0 && pt.context < *g.target_context)
+    return fmt::format("the engine would serve at most {} tokens per request < target context {}", pt.context, *g.target_context);
   const int groups = kv_groups(d);
   if (target_concurrency && pt.context > 0) {
     int64_t per_group = pt.kv_tokens / pt.context;

@@ -92,6 +92,8 @@ PrimaryResult search_primary(Deployment& d, const Primary& p, int64_t margin, in
 
 // "KV holds only N tokens < target M", "out of memory at cuda_graph at --mem-fraction-static
 // 0.95" etc.: why a point does not serve the goal, or "".
-std::string shortfall(const Point& pt, const Deployment& d, const Primary& p, std::optional<int64_t> target_concurrency);
+// A context shorter than the target (TensorRT-LLM shrinks max_seq_len to what the pool holds)
+// misses the goal as well.
+std::string shortfall(const Point& pt, const Deployment& d, const Primary& p, const TuneGoal& g);
 
 }  // namespace headroom::advise

@@ -93,10 +93,9 @@ std::vector<Step> ladder(const Deployment& d, const Forecast& base, const TuneGo
   return steps;
 }
 
-TradeoffRow row_of(const Point& pt, const Primary& p, const Deployment& d, std::string label, FlagList changes,
-                   std::optional<int64_t> target_concurrency) {
+TradeoffRow row_of(const Point& pt, const Primary& p, const Deployment& d, std::string label, FlagList changes, const TuneGoal& g) {
   TradeoffRow r;
-  r.shortfall = shortfall(pt, d, p, target_concurrency);
+  r.shortfall = shortfall(pt, d, p, g);
   r.knob = p.flag;
   r.value = p.format(pt.x);
   r.label = std::move(label);
@@ -125,9 +124,12 @@ void validate_goal(const Deployment& d, const TuneGoal& g, const EngineKnobs& k)
     const std::string* v = d.flag(k.context);
     if (is_fixed(g, k.context) && v && *v != std::to_string(*g.target_context))
       fail_input(kSrc, "--target-context", fmt::format("{} contradicts --fix {} ({} {})", *g.target_context, k.context, k.context, *v));
+    // Every engine: a target beyond the model's context is a contradiction, not a setting to
+    // plan (SGLang and vLLM refuse such a context flag unless overridden by environment).
     const int64_t model_max = d.model->config.max_position_embeddings;
-    if (d.engine == EngineKind::TRTLLM && model_max > 0 && *g.target_context > model_max)
-      fail_input(kSrc, "--target-context", fmt::format("{} is longer than the model supports (max_position_embeddings {})", *g.target_context, model_max));
+    if (model_max > 0 && *g.target_context > model_max)
+      fail_input(kSrc, "--target-context",
+                 fmt::format("{} is longer than {} supports (max_position_embeddings {})", *g.target_context, d.model_spec, model_max));
   }
   if (g.target_concurrency && !k.max_running.empty() && is_fixed(g, k.max_running))
     if (auto v = parse_number(d.flag(k.max_running)); v && static_cast<int64_t>(*v) * kv_groups(d) < *g.target_concurrency &&
@@ -170,9 +172,10 @@ TuneResult tune(const Deployment& d0, const TuneGoal& g) {
   // step 2: the primary knob alone.
   FlagList chosen_changes;
   Memo memo;
-  PrimaryResult best = search_primary(d, p, margin, &res.plans, &memo);
+  // Without detail (fit) every point is planned once: the memo would only cost its keys.
+  PrimaryResult best = search_primary(d, p, margin, &res.plans, g.detail ? &memo : nullptr);
   Deployment chosen = d;
-  std::string why = shortfall(best.best, d, p, g.target_concurrency);
+  std::string why = shortfall(best.best, d, p, g);
   bool ok = best.found && why.empty();
 
   // step 3: the ladder of other knobs (tune only; fit keeps to the primary knob).
@@ -181,7 +184,7 @@ TuneResult tune(const Deployment& d0, const TuneGoal& g) {
     PlanOptions quick;
     quick.detail = false;
     evaluate(d, p, best.best.x, margin, quick, &res.plans, &base);
-    if (g.detail) res.alternatives.push_back(row_of(best.best, p, d, "", {}, g.target_concurrency));
+    if (g.detail) res.alternatives.push_back(row_of(best.best, p, d, "", {}, g));
     Deployment step_d = d;
     FlagList changes;
     std::optional<double> known_ok;  // each step only lowers memory use: start from the last answer
@@ -204,8 +207,8 @@ TuneResult tune(const Deployment& d0, const TuneGoal& g) {
         continue;
       }
       if (r.found) known_ok = r.best.x;
-      std::string w = shortfall(r.best, step_d, p, g.target_concurrency);
-      if (g.detail) res.alternatives.push_back(row_of(r.best, p, step_d, "", changes, g.target_concurrency));
+      std::string w = shortfall(r.best, step_d, p, g);
+      if (g.detail) res.alternatives.push_back(row_of(r.best, p, step_d, "", changes, g));
       if (!ok && r.found && w.empty()) {
         ok = true;
         best = r;
@@ -265,7 +268,7 @@ TuneResult tune(const Deployment& d0, const TuneGoal& g) {
       for (const auto& [lx, l] : labelled)
         if (std::abs(lx - x) < 1e-9) label += (label.empty() ? "" : ", ") + l;
       Point tp = evaluate(td, p, x, margin, quick, &res.plans, nullptr, &memo);
-      res.tradeoffs.push_back(row_of(tp, p, td, label, {}, g.target_concurrency));
+      res.tradeoffs.push_back(row_of(tp, p, td, label, {}, g));
     }
   }
 

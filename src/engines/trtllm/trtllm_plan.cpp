@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "engines/layout_cache.h"
+#include "engines/plan_memo.h"
 #include "engines/trtllm/trtllm_rules.h"
 #include "engines/vllm/vllm_rules.h"
 #include "headroom/engine.h"
@@ -26,23 +27,35 @@ struct Terms {
   int rank = 0, pp_rank = 0;
   int64_t weights = 0, bpt = 0, state = 0;
   vllm::Estimate ctx, act, other, graphs;
-  int64_t budget[3] = {0, 0, 0};  // central, best, worst
+  int64_t peak[3] = {0, 0, 0};    // profiled peak: central, best, worst
+  int64_t budget[3] = {0, 0, 0};  // central, best, worst (per plan: depends on the fraction)
+  // Index of an earlier rank with the same terms (same weights, same pipeline stage), or -1: it
+  // plays the same timeline, so it is simulated once (and copied into the report with detail).
+  int same_as = -1;
 };
 int64_t pick(const vllm::Estimate& e, int sc) { return sc == 0 ? e.central : sc == 1 ? e.low : e.high; }
 std::string g2(int64_t b) { return fmt::format("{:.2f}", to_gib(b)); }
-}  // namespace
 
-Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
-  trtllm::Settings s = trtllm::resolve_settings(d);
-  const Model& model = *d.model;
-  const ModelConfig& c = model.config;
-  Forecast f;
-  f.engine = "trtllm";
-  f.version = d.engine_version.empty() ? "newest" : d.engine_version;
-  f.era = s.era.label + "; " + s.era.reason;
-  f.settings = s.table;
-  f.notes = s.notes;
-  const int64_t T = d.capacity_bytes;
+// What plans of one deployment share when only free_gpu_memory_fraction differs (tune's and
+// fit's bisection): the flags resolved, the per-rank terms. Kept for the last deployment planned
+// on the thread (engines/plan_memo.h); the fraction is applied to `s` and the budgets per plan.
+// Only the Deployment is the key: a term computed here must not read PlanOptions.
+struct Prepared {
+  bool valid = false;
+  Deployment key;
+  trtllm::Settings s;
+  std::string era_text;
+  std::vector<int64_t> graph_sizes;
+  std::vector<Terms> terms;
+};
+
+void prepare(Prepared& P, const Deployment& d) {
+  P.valid = false;
+  P.key = d;
+  P.s = trtllm::resolve_settings(d);
+  const trtllm::Settings& s = P.s;
+  const ModelConfig& c = d.model->config;
+  P.era_text = s.era.label + "; " + s.era.reason;
   const bool pytorch = s.backend == "pytorch";
   Parallel par = d.par;
   par.tp = s.tp;
@@ -56,51 +69,100 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
   // Dummy context requests of min(max_num_tokens, max_seq_len) tokens fill max_num_tokens:
   // their last-token logits are what the sampler sees.
   int64_t reqs = std::max<int64_t>(1, s.max_num_tokens / std::max<int64_t>(1, std::min(s.max_num_tokens, s.max_seq_len)));
-  vllm::Era act_era = vllm::era_for_version("0.21.0");  // forward-temporary model shared with vLLM's profile run (ESTIMATED)
-  std::vector<int64_t> graph_sizes;
+  static const vllm::Era act_era = vllm::era_for_version("0.21.0");  // forward-temporary model shared with vLLM's profile run (ESTIMATED)
+  P.graph_sizes.clear();
   if (s.cuda_graphs && pytorch) {
     // CudaGraphConfig default batch sizes: [1, 2, 4] + range(8, max + 1, 8) (llm_args.py _generate_cuda_graph_batch_sizes).
     for (int64_t b : {1, 2, 4})
-      if (b <= s.cuda_graph_max_batch_size) graph_sizes.push_back(b);
-    for (int64_t b = 8; b <= s.cuda_graph_max_batch_size; b += 8) graph_sizes.push_back(b);
+      if (b <= s.cuda_graph_max_batch_size) P.graph_sizes.push_back(b);
+    for (int64_t b = 8; b <= s.cuda_graph_max_batch_size; b += 8) P.graph_sizes.push_back(b);
   }
 
-  std::vector<Terms> terms;
+  P.terms.clear();
   for (const auto& w : ws) {
     Terms t;
     t.rank = w.rank;
     t.pp_rank = w.pp_rank;
     t.weights = w.bytes;
-    t.bpt = trtllm::bytes_per_token(c, s, w.pp_rank);
-    auto [l0, l1] = trtllm::pp_layers(static_cast<int>(c.num_layers), s.pp, w.pp_rank);
-    int64_t layers = l1 - l0, linear = 0;
-    for (int i = l0; i < l1 && i < static_cast<int>(c.layers.size()); ++i)
-      if (c.layers[i].attn == AttnKind::Linear) ++linear;
-    if (linear > 0) {
-      KvPerToken k = vllm_kv_per_token(c, par, "auto", d.gpu.sm, w.pp_rank);
-      t.state = k.state_bytes_per_request * s.max_batch_size;  // Mamba cache manager: one state slot per request
+    // Every term below depends on the pipeline stage only: reuse an earlier rank's of this stage.
+    const Terms* same_stage = nullptr;
+    for (const auto& e : P.terms)
+      if (e.pp_rank == w.pp_rank) { same_stage = &e; break; }
+    if (same_stage) {
+      t.bpt = same_stage->bpt;
+      t.state = same_stage->state;
+      t.ctx = same_stage->ctx;
+      t.act = same_stage->act;
+      t.other = same_stage->other;
+      t.graphs = same_stage->graphs;
+    } else {
+      t.bpt = trtllm::bytes_per_token(c, s, w.pp_rank);
+      auto [l0, l1] = trtllm::pp_layers(static_cast<int>(c.num_layers), s.pp, w.pp_rank);
+      int64_t layers = l1 - l0, linear = 0;
+      for (int i = l0; i < l1 && i < static_cast<int>(c.layers.size()); ++i)
+        if (c.layers[i].attn == AttnKind::Linear) ++linear;
+      if (linear > 0) {
+        KvPerToken k = vllm_kv_per_token(c, par, "auto", d.gpu.sm, w.pp_rank);
+        t.state = k.state_bytes_per_request * s.max_batch_size;  // Mamba cache manager: one state slot per request
+      }
+      t.ctx = vllm::cuda_context(s.tp, s.pp, d.gpu.vendor == "amd");
+      t.act = vllm::activation_peak(act_era, c, par, s.max_num_tokens, reqs, w.pp_rank == s.pp - 1, layers);
+      t.other = vllm::non_torch_increase(s.tp * s.pp);
+      t.graphs = P.graph_sizes.empty() ? vllm::Estimate{} : vllm::cuda_graph_memory(c, layers, linear, static_cast<int64_t>(P.graph_sizes.size()), 0, s.tp);
     }
-    t.ctx = vllm::cuda_context(s.tp, s.pp, d.gpu.vendor == "amd");
-    t.act = vllm::activation_peak(act_era, c, par, s.max_num_tokens, reqs, w.pp_rank == s.pp - 1, layers);
-    t.other = vllm::non_torch_increase(s.tp * s.pp);
-    t.graphs = graph_sizes.empty() ? vllm::Estimate{} : vllm::cuda_graph_memory(c, layers, linear, static_cast<int64_t>(graph_sizes.size()), 0, s.tp);
-    for (int sc = 0; sc < 3; ++sc) {
-      int64_t peak = pick(t.ctx, sc) + t.weights + pick(t.act, sc) + pick(t.other, sc) + pick(t.graphs, sc) + t.state;
-      t.budget[sc] = trtllm::kv_budget(T, peak, s.fraction, s.max_tokens, t.bpt, s.max_gpu_total_bytes);
-    }
-    terms.push_back(t);
+    for (int sc = 0; sc < 3; ++sc)
+      t.peak[sc] = pick(t.ctx, sc) + t.weights + pick(t.act, sc) + pick(t.other, sc) + pick(t.graphs, sc) + t.state;
+    for (size_t j = 0; j < P.terms.size(); ++j)
+      if (P.terms[j].same_as < 0 && P.terms[j].pp_rank == t.pp_rank && P.terms[j].weights == t.weights) {
+        t.same_as = static_cast<int>(j);
+        break;
+      }
+    P.terms.push_back(std::move(t));
   }
+  P.valid = true;
+}
+
+}  // namespace
+
+Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
+  thread_local Prepared P;
+  if (P.valid && same_but_budget(P.key, d, trtllm::kBudgetFlags)) trtllm::apply_budget(P.s, trtllm::resolve_budget(d));
+  else prepare(P, d);
+  const trtllm::Settings& s = P.s;
+  const ModelConfig& c = d.model->config;
+  const std::vector<int64_t>& graph_sizes = P.graph_sizes;
+  std::vector<Terms>& terms = P.terms;
+  Forecast f;
+  f.engine = "trtllm";
+  f.version = d.engine_version.empty() ? "newest" : d.engine_version;
+  f.era = P.era_text;
+  f.settings = s.table;
+  if (opt.detail) f.notes = s.notes;
+  const int64_t T = d.capacity_bytes;
+  const bool pytorch = s.backend == "pytorch";
+  for (auto& t : terms)
+    for (int sc = 0; sc < 3; ++sc) t.budget[sc] = trtllm::kv_budget(T, t.peak[sc], s.fraction, s.max_tokens, t.bpt, s.max_gpu_total_bytes);
 
   // All-reduce MIN of max tokens over ranks, then blocks of tokens_per_block.
   int64_t blocks[3] = {INT64_MAX, INT64_MAX, INT64_MAX};
   for (const auto& t : terms)
-    for (int sc = 0; sc < 3; ++sc) blocks[sc] = std::min(blocks[sc], trtllm::blocks_for(t.budget[sc], t.bpt, s.tokens_per_block));
+    if (t.same_as < 0)
+      for (int sc = 0; sc < 3; ++sc) blocks[sc] = std::min(blocks[sc], trtllm::blocks_for(t.budget[sc], t.bpt, s.tokens_per_block));
   for (auto& b : blocks) b = std::max<int64_t>(0, b);
   int64_t tokens = blocks[0] * s.tokens_per_block;
 
   std::optional<Failure> oom, refusal;
   int64_t headroom = INT64_MAX;
   for (const auto& t : terms) {
+    if (t.same_as >= 0) {
+      // Same terms as an earlier rank: the same timeline (it cannot be the first to fail).
+      if (opt.detail) {
+        RankForecast copy = f.ranks[static_cast<size_t>(t.same_as)];
+        copy.rank = t.rank;
+        f.ranks.push_back(std::move(copy));
+      }
+      continue;
+    }
     RankSim sim(t.rank, T);
     sim.begin_stage("init");
     sim.alloc_estimated(s.tp * s.pp > 1 ? "CUDA context + NCCL" : "CUDA context", t.ctx.central, t.ctx.low, t.ctx.high);
@@ -139,49 +201,55 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
                                   "less than one block of {} tokens",
                                   g2(T), s.fraction, g2(t0.budget[0]), s.tokens_per_block)};
   }
-  // Logs (rank 0).
-  int64_t peak0 = t0.ctx.central + t0.weights + t0.act.central + t0.other.central + t0.graphs.central + t0.state;
-  if (!oom || oom->stage != "weights") {
-    if (pytorch) {
-      f.log.push_back(fmt::format("Memory used after loading model weights (inside torch) in memory usage profiling: {} GiB", g2(t0.weights)));
-      f.log.push_back(fmt::format("Memory used after loading model weights (outside torch) in memory usage profiling: {} GiB", g2(t0.ctx.central)));
-      f.log.push_back(fmt::format("Memory dynamically allocated during inference (inside torch) in memory usage profiling: {} GiB", g2(t0.act.central)));
-      f.log.push_back(fmt::format("Memory used outside torch (e.g., NCCL and CUDA graphs) in memory usage profiling: {} GiB",
-                                  g2(t0.ctx.central + t0.other.central + t0.graphs.central)));
-      int64_t kv_max = static_cast<int64_t>(static_cast<double>(T - peak0) * s.fraction);
-      if (s.era.log_2026)
-        f.log.push_back(fmt::format("Peak memory during memory usage profiling (torch + non-torch): {} GiB, available KV cache memory when calculating max "
-                                    "tokens: {} GiB, fraction is set {}, kv size per token is {}. device total memory {} GiB, temporary kv cache memory "
-                                    "during profiling 0.00 GiB",
-                                    g2(peak0), g2(kv_max), s.fraction, t0.bpt, g2(T)));
-      else
-        f.log.push_back(fmt::format("Peak memory during memory usage profiling (torch + non-torch): {} GiB, available KV cache memory when calculating max "
-                                    "tokens: {} GiB, fraction is set {}, kv size is {}. device total memory {} GiB, , tmp kv_mem 0.00 GiB",
-                                    g2(peak0), g2(kv_max), s.fraction, t0.bpt, g2(T)));
-      if (s.max_tokens)
-        f.log.push_back(fmt::format("max_tokens={} is provided. It limits max memory to {} GiB. New max_memory is set to {} GiB", *s.max_tokens,
-                                    g2(*s.max_tokens * t0.bpt), g2(t0.budget[0])));
-      if (s.max_gpu_total_bytes > 0)
-        f.log.push_back(fmt::format("max_gpu_total_bytes={} GiB is provided. New max memory is {} GiB", g2(s.max_gpu_total_bytes), g2(t0.budget[0])));
-      f.log.push_back(fmt::format("Estimated max memory in KV cache : {} GiB", g2(t0.budget[0])));
-    } else {
-      f.log.push_back(fmt::format("[TensorRT-LLM][INFO] Memory usage when calculating max tokens in paged kv cache: total: {} GiB, available: {} GiB", g2(T),
-                                  g2(T - peak0)));
-    }
-    if (!refusal && !oom) {
-      f.log.push_back(fmt::format("[TensorRT-LLM][INFO] Number of blocks in KV cache primary pool: {}", blocks[0]));
-      f.log.push_back(fmt::format("[TensorRT-LLM][INFO] Number of tokens per block: {}.", s.tokens_per_block));
-      f.log.push_back(fmt::format("[TensorRT-LLM][INFO] [MemUsageChange] Allocated {} GiB for max tokens in paged KV cache ({}).",
-                                  g2(blocks[0] * s.tokens_per_block * t0.bpt), tokens));
-      if (tokens < seq) {
-        f.log.push_back(fmt::format("Attention window size {} exceeds upper bound {} for available blocks. Reducing to {}.", seq, tokens, tokens));
-        f.log.push_back(fmt::format("Adjusted max_attention_window_vec to [{}]", tokens));
-        f.log.push_back(fmt::format("Adjusted max_seq_len to {}", tokens));
-        f.notes.push_back(fmt::format("TensorRT-LLM shrinks max_seq_len from {} to {} (one sequence does not fit); it does not refuse", seq, tokens));
-        seq = tokens;
+  // TensorRT-LLM shrinks max_seq_len when one sequence does not fit in the pool; it does not refuse.
+  const int64_t seq_given = seq;
+  if (!oom && !refusal && tokens < seq) seq = tokens;
+  // Logs (rank 0), only with detail: tune and fit never read them.
+  if (opt.detail) {
+    int64_t seq_log = seq_given;
+    int64_t peak0 = t0.ctx.central + t0.weights + t0.act.central + t0.other.central + t0.graphs.central + t0.state;
+    if (!oom || oom->stage != "weights") {
+      if (pytorch) {
+        f.log.push_back(fmt::format("Memory used after loading model weights (inside torch) in memory usage profiling: {} GiB", g2(t0.weights)));
+        f.log.push_back(fmt::format("Memory used after loading model weights (outside torch) in memory usage profiling: {} GiB", g2(t0.ctx.central)));
+        f.log.push_back(fmt::format("Memory dynamically allocated during inference (inside torch) in memory usage profiling: {} GiB", g2(t0.act.central)));
+        f.log.push_back(fmt::format("Memory used outside torch (e.g., NCCL and CUDA graphs) in memory usage profiling: {} GiB",
+                                    g2(t0.ctx.central + t0.other.central + t0.graphs.central)));
+        int64_t kv_max = static_cast<int64_t>(static_cast<double>(T - peak0) * s.fraction);
+        if (s.era.log_2026)
+          f.log.push_back(fmt::format("Peak memory during memory usage profiling (torch + non-torch): {} GiB, available KV cache memory when calculating max "
+                                      "tokens: {} GiB, fraction is set {}, kv size per token is {}. device total memory {} GiB, temporary kv cache memory "
+                                      "during profiling 0.00 GiB",
+                                      g2(peak0), g2(kv_max), s.fraction, t0.bpt, g2(T)));
+        else
+          f.log.push_back(fmt::format("Peak memory during memory usage profiling (torch + non-torch): {} GiB, available KV cache memory when calculating max "
+                                      "tokens: {} GiB, fraction is set {}, kv size is {}. device total memory {} GiB, , tmp kv_mem 0.00 GiB",
+                                      g2(peak0), g2(kv_max), s.fraction, t0.bpt, g2(T)));
+        if (s.max_tokens)
+          f.log.push_back(fmt::format("max_tokens={} is provided. It limits max memory to {} GiB. New max_memory is set to {} GiB", *s.max_tokens,
+                                      g2(*s.max_tokens * t0.bpt), g2(t0.budget[0])));
+        if (s.max_gpu_total_bytes > 0)
+          f.log.push_back(fmt::format("max_gpu_total_bytes={} GiB is provided. New max memory is {} GiB", g2(s.max_gpu_total_bytes), g2(t0.budget[0])));
+        f.log.push_back(fmt::format("Estimated max memory in KV cache : {} GiB", g2(t0.budget[0])));
+      } else {
+        f.log.push_back(fmt::format("[TensorRT-LLM][INFO] Memory usage when calculating max tokens in paged kv cache: total: {} GiB, available: {} GiB", g2(T),
+                                    g2(T - peak0)));
       }
-      f.log.push_back(fmt::format("max_seq_len={}, max_num_requests={}, max_num_tokens={}, max_batch_size={}", seq, s.max_batch_size, s.max_num_tokens,
-                                  s.max_batch_size));
+      if (!refusal && !oom) {
+        f.log.push_back(fmt::format("[TensorRT-LLM][INFO] Number of blocks in KV cache primary pool: {}", blocks[0]));
+        f.log.push_back(fmt::format("[TensorRT-LLM][INFO] Number of tokens per block: {}.", s.tokens_per_block));
+        f.log.push_back(fmt::format("[TensorRT-LLM][INFO] [MemUsageChange] Allocated {} GiB for max tokens in paged KV cache ({}).",
+                                    g2(blocks[0] * s.tokens_per_block * t0.bpt), tokens));
+        if (tokens < seq_log) {
+          f.log.push_back(fmt::format("Attention window size {} exceeds upper bound {} for available blocks. Reducing to {}.", seq_log, tokens, tokens));
+          f.log.push_back(fmt::format("Adjusted max_attention_window_vec to [{}]", tokens));
+          f.log.push_back(fmt::format("Adjusted max_seq_len to {}", tokens));
+          f.notes.push_back(fmt::format("TensorRT-LLM shrinks max_seq_len from {} to {} (one sequence does not fit); it does not refuse", seq_log, tokens));
+          seq_log = tokens;
+        }
+        f.log.push_back(fmt::format("max_seq_len={}, max_num_requests={}, max_num_tokens={}, max_batch_size={}", seq_log, s.max_batch_size, s.max_num_tokens,
+                                    s.max_batch_size));
+      }
     }
   }
   f.kv_tokens = (oom || refusal) ? 0 : tokens;
@@ -201,13 +269,15 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
     f.verdict = verdict_from_ranks(f.ranks, std::nullopt);
     if (f.verdict == Verdict::Fits && blocks[2] <= 0) f.verdict = Verdict::AtRisk;
   }
-  f.notes.push_back(fmt::format("KV budget = (total - profiled peak) x free_gpu_memory_fraction {} ({}), min over ranks; {} B per token per rank",
-                                s.fraction, s.fraction_given ? "given" : "default", t0.bpt));
-  f.notes.push_back("ESTIMATED: " + t0.ctx.basis);
-  f.notes.push_back("ESTIMATED: " + t0.act.basis + " (vLLM profile-run model reused for TensorRT-LLM's dummy context requests)");
-  f.notes.push_back("ESTIMATED: " + t0.other.basis);
-  if (t0.graphs.central > 0) f.notes.push_back("ESTIMATED: " + t0.graphs.basis);
-  if (c.sliding_window > 0) f.notes.push_back("sliding-window layers planned with full-length KV (no max_attention_window given)");
+  if (opt.detail) {  // what the forecast rests on (the search loops never read it)
+    f.notes.push_back(fmt::format("KV budget = (total - profiled peak) x free_gpu_memory_fraction {} ({}), min over ranks; {} B per token per rank",
+                                  s.fraction, s.fraction_given ? "given" : "default", t0.bpt));
+    f.notes.push_back("ESTIMATED: " + t0.ctx.basis);
+    f.notes.push_back("ESTIMATED: " + t0.act.basis + " (vLLM profile-run model reused for TensorRT-LLM's dummy context requests)");
+    f.notes.push_back("ESTIMATED: " + t0.other.basis);
+    if (t0.graphs.central > 0) f.notes.push_back("ESTIMATED: " + t0.graphs.basis);
+    if (c.sliding_window > 0) f.notes.push_back("sliding-window layers planned with full-length KV (no max_attention_window given)");
+  }
   if (!opt.detail) f.log.clear();  // items stay: validate and tune read the stage sums
   return f;
 }

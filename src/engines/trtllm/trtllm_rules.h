@@ -4,8 +4,10 @@
 // KvCacheCreator; cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp), blocks and tokens.
 #pragma once
 #include <cstdint>
+#include <array>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -42,6 +44,19 @@ struct Settings {
 // Throws InputError for unknown flags ("Error: No such option: --x", as click says) and
 // invalid values, in TensorRT-LLM's words.
 Settings resolve_settings(const Deployment& d);
+
+// The memory-budget flags (KvCacheConfig.free_gpu_memory_fraction under both spellings): the
+// only flags tune's and fit's searches change between plans. Nothing else in Settings depends
+// on them but `fraction`, `fraction_given` and their row of the table.
+inline constexpr std::array<std::string_view, 2> kBudgetFlags = {"--kv_cache_free_gpu_memory_fraction", "--free_gpu_memory_fraction"};
+struct Budget {
+  double fraction = 0.9;
+  bool given = false;
+};
+// Reads the budget flags of d (errors as resolve_settings words them).
+Budget resolve_budget(const Deployment& d);
+// Puts a budget into settings resolved for another budget of the same deployment.
+void apply_budget(Settings& s, const Budget& b);
 
 // Bytes per token on this rank: kv_factor x KV heads per rank x head size x local layers x
 // dtype size (MLA: factor 1, head kv_lora_rank + qk_rope_head_dim).

@@ -59,7 +59,33 @@ double float_opt(const std::string& flag, const std::string& v) {
   return x;
 }
 bool truthy(const std::string& v) { return v.empty() || v == "true" || v == "True" || v == "1"; }
+std::string fmt_fraction(double x) { return fmt::format("{}", x); }
 }  // namespace
+
+Budget resolve_budget(const Deployment& d) {
+  Budget b;
+  for (const char* f : {"--kv_cache_free_gpu_memory_fraction", "--free_gpu_memory_fraction"}) {
+    if (auto v = d.flag(f)) {
+      double x = float_opt(f, *v);
+      // llm_args.py KvCacheConfig.validate_free_gpu_memory_fraction; the C++ KV manager also
+      // requires < 1 ("Invalid freeMemFraction ... must be smaller than 1.0f").
+      if (x < 0 || x > 1)
+        fail_input("trtllm-serve", f, "1 validation error for KvCacheConfig free_gpu_memory_fraction: Value error, kv_cache_config.free_gpu_memory_fraction must be a float between 0 and 1");
+      if (x >= 1.0)
+        fail_input("trtllm-serve", f, fmt::format("[TensorRT-LLM][ERROR] Assertion failed: Invalid freeMemFraction, freeMemFraction ({:.6f}) must be smaller than 1.0f", x));
+      b.fraction = x;
+      b.given = true;
+    }
+  }
+  return b;
+}
+
+void apply_budget(Settings& s, const Budget& b) {
+  s.fraction = b.fraction;
+  s.fraction_given = b.given;
+  for (auto& [k, v] : s.table)
+    if (k == "--kv_cache_free_gpu_memory_fraction") v = fmt_fraction(s.fraction);
+}
 
 Era era_for_version(const std::string& version) {
   Era e;
@@ -98,24 +124,22 @@ Settings resolve_settings(const Deployment& d) {
   if (auto v = get("--pp_size")) s.pp = static_cast<int>(int_opt("--pp_size", *v, 1));
   if (auto v = get("--ep_size")) s.ep = static_cast<int>(int_opt("--ep_size", *v, 1));
   if (auto v = get("--enable_attention_dp")) s.attention_dp = truthy(*v);
+  // The attention heads are split evenly over the tensor-parallel ranks (each rank of
+  // tensorrt_llm/_torch/modules/attention.py holds num_attention_heads / tp_size heads;
+  // attention DP keeps them whole). The wording is headroom's, not TensorRT-LLM's.
+  if (!s.attention_dp && c.num_attention_heads > 0 && c.num_attention_heads % s.tp != 0)
+    fail_input("trtllm-serve", "--tp_size",
+               fmt::format("num_attention_heads ({}) is not divisible by the tensor parallel size ({}): TensorRT-LLM splits the attention heads "
+                           "evenly over the TP ranks",
+                           c.num_attention_heads, s.tp));
   if (auto v = get("--backend")) {
     if (*v != "pytorch" && *v != "trt" && *v != "tensorrt" && *v != "_autodeploy")
       fail_input("trtllm-serve", "--backend", fmt::format("Error: Invalid value for '--backend': '{}' is not one of 'pytorch', 'tensorrt', '_autodeploy'.", *v));
     s.backend = *v == "tensorrt" ? "trt" : *v == "_autodeploy" ? "pytorch" : *v;
   }
-  for (const char* f : {"--kv_cache_free_gpu_memory_fraction", "--free_gpu_memory_fraction"}) {
-    if (auto v = get(f)) {
-      double x = float_opt(f, *v);
-      // llm_args.py KvCacheConfig.validate_free_gpu_memory_fraction; the C++ KV manager also
-      // requires < 1 ("Invalid freeMemFraction ... must be smaller than 1.0f").
-      if (x < 0 || x > 1)
-        fail_input("trtllm-serve", f, "1 validation error for KvCacheConfig free_gpu_memory_fraction: Value error, kv_cache_config.free_gpu_memory_fraction must be a float between 0 and 1");
-      if (x >= 1.0)
-        fail_input("trtllm-serve", f, fmt::format("[TensorRT-LLM][ERROR] Assertion failed: Invalid freeMemFraction, freeMemFraction ({:.6f}) must be smaller than 1.0f", x));
-      s.fraction = x;
-      s.fraction_given = true;
-    }
-  }
+  const Budget budget = resolve_budget(d);
+  s.fraction = budget.fraction;
+  s.fraction_given = budget.given;
   if (auto v = get("--max_tokens")) s.max_tokens = int_opt("--max_tokens", *v, 1);
   if (auto v = get("--max_gpu_total_bytes")) s.max_gpu_total_bytes = parse_bytes(*v, "trtllm-serve", "--max_gpu_total_bytes");
   if (auto v = get("--tokens_per_block")) {
@@ -148,7 +172,7 @@ Settings resolve_settings(const Deployment& d) {
 
   s.table = {
       {"--backend", s.backend},
-      {"--kv_cache_free_gpu_memory_fraction", fmt::format("{}", s.fraction)},
+      {"--kv_cache_free_gpu_memory_fraction", fmt_fraction(s.fraction)},
       {"--max_tokens", s.max_tokens ? std::to_string(*s.max_tokens) : "None"},
       {"--max_gpu_total_bytes", std::to_string(s.max_gpu_total_bytes)},
       {"--tokens_per_block", std::to_string(s.tokens_per_block)},

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "engines/layout_cache.h"
+#include "engines/plan_memo.h"
 #include "engines/vllm/vllm_rules.h"
 #include "engines/vllm/vllm_settings.h"
 #include "headroom/engine.h"
@@ -21,12 +22,23 @@ namespace headroom {
 namespace {
 using namespace vllm;
 
+// The terms that depend on the pipeline stage only (its layers, whether it is the last): every
+// tensor-parallel rank of a stage shares them, so they are computed once per stage.
+struct StageTerms {
+  bool built = false;
+  Estimate ctx, act, nt, gest, gact, sampler;
+  KvLayout layout;
+};
+
 struct RankTerms {
   int rank = 0, pp_rank = 0;
   int64_t weights = 0;
-  Estimate ctx, act, nt, gest, gact, sampler;
-  KvLayout layout;
+  bool padded = false;  // MXFP4 expert padding changed the weights (the item's label says so)
+  const StageTerms* st = nullptr;
   int64_t avail[3] = {0, 0, 0};  // central, best (estimates low), worst (estimates high)
+  // Index of an earlier rank with the same weights on the same stage, or -1: such a rank plays
+  // the same timeline, so it is simulated once (and copied into the report with detail).
+  int same_as = -1;
 };
 
 enum Sc { Central = 0, Best = 1, Worst = 2 };
@@ -41,45 +53,177 @@ std::string py(double x) {
 
 std::string conserving() { return " See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."; }
 
-}  // namespace
-
-Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
-  Settings s = resolve_settings(d);
+// The lines vLLM prints on rank 0 / the engine core from weight loading to graph capture, in
+// the era's wording (after the results are set in f).
+void log_lines(Forecast& f, const Settings& s, const RankTerms& t0, int64_t F0c, int64_t R, int64_t T, double u, int64_t L, int64_t blocks,
+               bool started_profile, bool kv_done, const std::optional<Failure>& refusal, const std::optional<Failure>& oom, int64_t v0_tokens) {
   const Era& era = s.era;
-  const Model& model = *d.model;
-  const ModelConfig& c = model.config;
-  Forecast f;
-  f.engine = "vllm";
-  f.version = d.engine_version.empty() ? "newest" : d.engine_version;
-  f.era = era.label + "; " + era.reason;
-  f.settings = s.table;
-  for (auto& n : s.notes) f.notes.push_back(n);
+  const int64_t W0 = t0.weights;
+  if (era.v0) f.log.push_back(fmt::format("Loading model weights took {:.4f} GB", to_gib(W0)));
+  else if (era.format_gib) f.log.push_back(fmt::format("Model loading took {} GiB memory", gib_fmt(W0)));
+  else f.log.push_back(fmt::format("Model loading took {:.4f} GiB", to_gib(W0)));
+
+  if (started_profile) {
+    if (!era.v0 && !era.whole_gpu) {
+      if (!era.total_consumed)
+        f.log.push_back(fmt::format("Initial free memory: {:.2f} GiB; Requested memory: {:.2f} (util), {:.2f} GiB", to_gib(F0c), u, to_gib(R)));
+    }
+    if (era.v0)
+      f.log.push_back(fmt::format("Memory profiling takes (not forecast) seconds. the current vLLM instance can use total_gpu_memory ({:.2f}GiB) x "
+                                  "gpu_memory_utilization ({:.2f}) = {:.2f}GiB. model weights take {:.2f}GiB; non_torch_memory takes {:.2f}GiB; PyTorch "
+                                  "activation peak memory takes {:.2f}GiB; the rest of the memory reserved for KV Cache is {:.2f}GiB.",
+                                  to_gib(T), u, to_gib(T) * u, to_gib(W0), to_gib(t0.st->nt.central + t0.st->ctx.central), to_gib(t0.st->act.central),
+                                  to_gib(t0.avail[Central])));
+    if (t0.st->gest.central > 0 && !s.kv_cache_memory_bytes) {
+      int64_t largest = s.capture.empty() ? 0 : s.capture.back();
+      int64_t full_largest = 0;
+      for (int64_t x : s.capture)
+        if (x <= std::min<int64_t>(s.max_num_seqs * (1 + s.num_speculative_tokens), 256)) full_largest = x;
+      std::string modes = fmt::format("PIECEWISE={} (largest={})", s.capture.size(), largest);
+      if (s.full_graphs > 0) modes += fmt::format(", FULL={} (largest={})", s.full_graphs, full_largest);
+      f.log.push_back("Profiling CUDA graph memory: " + modes);
+      f.log.push_back(fmt::format("Estimated CUDA graph memory: {:.2f} GiB total", to_gib(t0.st->gest.central)));
+    }
+    if (s.kv_cache_memory_bytes) {
+      f.log.push_back(fmt::format("Initial free memory {:.2f} GiB, reserved {:.2f} GiB memory for KV Cache as specified by kv_cache_memory_bytes config and "
+                                  "skipped memory profiling. This does not respect the gpu_memory_utilization config. Only use kv_cache_memory_bytes "
+                                  "config when you want manual control of KV cache memory size. If OOM'ed, check the difference of initial free memory "
+                                  "between the current run and the previous run where kv_cache_memory_bytes is suggested and update it correspondingly.",
+                                  to_gib(F0c), to_gib(*s.kv_cache_memory_bytes)));
+    } else if (!era.v0) {
+      f.log.push_back(fmt::format("Available KV cache memory: {} GiB", gib(era, t0.avail[Central])));
+    }
+    if (t0.st->gest.central > 0 && !s.kv_cache_memory_bytes) {
+      double du = to_gib(t0.st->gest.central) / to_gib(T);
+      auto r4 = [](double x) { return std::round(x * 10000.0) / 10000.0; };
+      if (s.graph_estimate_on)
+        f.log.push_back(fmt::format("CUDA graph memory profiling is enabled (default since v0.21.0). The current --gpu-memory-utilization={:.4f} is equivalent "
+                                    "to --gpu-memory-utilization={:.4f} without CUDA graph memory profiling. To maintain the same effective KV cache size "
+                                    "as before, increase --gpu-memory-utilization to {:.4f}. To disable, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0.",
+                                    u, r4(u - du), std::min(r4(u + du), 1.0)));
+      else
+        f.log.push_back(fmt::format("In v0.19, CUDA graph memory profiling will be enabled by default (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1), which more "
+                                    "accurately accounts for CUDA graph memory during KV cache allocation. To try it now, set "
+                                    "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 and increase --gpu-memory-utilization from {:.4f} to {:.4f} to maintain the "
+                                    "same effective KV cache size.",
+                                    u, std::min(r4(u + du), 1.0)));
+    }
+  }
+
+  if (kv_done) {
+    if (era.v0) {
+      f.log.push_back(fmt::format("# GPU blocks: {}, # CPU blocks: {}", blocks, 0));
+      f.log.push_back(fmt::format("Maximum concurrency for {} tokens per request: {:.2f}x", L, f.max_concurrency));
+    } else if (era.combined_kv_line) {
+      f.log.push_back(fmt::format("GPU KV cache size: {} tokens, Maximum concurrency for {} tokens per request: {:.2f}x", commas(f.kv_tokens),
+                                  commas(L), f.max_concurrency));
+    } else {
+      f.log.push_back(fmt::format("GPU KV cache size: {} tokens", commas(f.kv_tokens)));
+      f.log.push_back(fmt::format("Maximum concurrency for {} tokens per request: {:.2f}x", commas(L), f.max_concurrency));
+    }
+    if (!s.enforce_eager && !(oom && oom->stage == "kv_pool")) {
+      f.log.push_back(fmt::format("Graph capturing finished, took {:.2f} GiB", to_gib(t0.st->gact.central)));
+      if (t0.st->gest.central > 0 && s.graph_estimate_on) {
+        double diff = to_gib(t0.st->gest.central - t0.st->gact.central);
+        f.log.push_back(fmt::format("CUDA graph pool memory: {} GiB (actual), {} GiB (estimated), difference: {} GiB ({:.1f}%).", gib_fmt(t0.st->gact.central),
+                                    gib_fmt(t0.st->gest.central), gib_fmt(t0.st->gest.central - t0.st->gact.central),
+                                    t0.st->gact.central > 0 ? 100.0 * diff / to_gib(t0.st->gact.central) : 0.0));
+      }
+      if (era.kv_memory_flag && !s.kv_cache_memory_bytes) {
+        // The suggestion line (PR #21489): fixed 150 MiB redundancy buffer, graphs as captured.
+        int64_t kv_bytes = blocks * t0.st->layout.bytes_per_block_all();
+        int64_t non_kv = W0 + t0.st->act.central + t0.st->nt.central + (s.graph_estimate_on ? t0.st->gest.central : 0) + t0.st->gact.central;
+        int64_t to_req = R - non_kv - 150 * MiB, to_gpu = F0c - non_kv - 150 * MiB;
+        if (era.total_consumed)
+          f.log.push_back(fmt::format("Free memory on device ({}/{} GiB) on startup. Desired GPU memory utilization is ({}, {} GiB). Actual usage is {} GiB for "
+                                      "consumed memory (weights + non-torch), {} GiB for peak activation, and {} GiB for CUDAGraph memory. Replace "
+                                      "gpu_memory_utilization config with `--kv-cache-memory={}` ({} GiB) to fit into requested memory, or "
+                                      "`--kv-cache-memory={}` ({} GiB) to fully utilize gpu memory. Current kv cache memory in use is {} GiB.",
+                                      gib_fmt(F0c), gib_fmt(T), py(u), gib_fmt(R), gib_fmt(W0 + t0.st->nt.central),
+                                      gib_fmt(t0.st->act.central + (s.graph_estimate_on ? t0.st->gest.central : 0)), gib_fmt(t0.st->gact.central), to_req,
+                                      gib_fmt(to_req), to_gpu, gib_fmt(to_gpu), gib_fmt(kv_bytes)));
+        else
+          f.log.push_back(fmt::format("Free memory on device ({}/{} GiB) on startup. Desired GPU memory utilization is ({}, {} GiB). Actual usage is {} GiB for "
+                                      "weight, {} GiB for peak activation, {} GiB for non-torch memory, and {} GiB for CUDAGraph memory. Replace "
+                                      "gpu_memory_utilization config with `--kv-cache-memory={}` to fit into requested memory, or "
+                                      "`--kv-cache-memory={}` to fully utilize gpu memory. Current kv cache memory in use is {} bytes.",
+                                      gib(era, F0c), gib(era, T), py(u), gib(era, R), gib(era, W0), gib(era, t0.st->act.central), gib(era, t0.st->nt.central),
+                                      gib(era, t0.st->gact.central), to_req, to_gpu, kv_bytes));
+      }
+    }
+  }
+  if (era.v0 && refusal && refusal->stage == "kv_pool" && v0_tokens > 0) {
+    f.log.push_back(fmt::format("# GPU blocks: {}, # CPU blocks: {}", blocks, 0));
+  }
+}
+
+// What the forecast rests on: the budget rule of the era, the estimated terms, the KV layout.
+void notes(Forecast& f, const Deployment& d, const Settings& s, const RankTerms& t0, int64_t T, int64_t R, double u) {
+  const Era& era = s.era;
+  f.notes.push_back(fmt::format("budget: requested = {} x {} = {} ({}); KV = {}", gib2(T), u, human_bytes(R),
+                                era.ceil_request ? "ceil" : "float",
+                                s.kv_cache_memory_bytes ? "--kv-cache-memory-bytes exactly"
+                                : era.whole_gpu      ? "T x u - (weights + activation peak + non-torch of the whole GPU)"
+                                : s.graph_estimate_on ? "requested - weights - activation peak - non-torch - CUDA-graph estimate"
+                                                      : "requested - weights - activation peak - non-torch"));
+  f.notes.push_back("ESTIMATED: " + t0.st->ctx.basis);
+  f.notes.push_back("ESTIMATED: " + t0.st->act.basis);
+  f.notes.push_back("ESTIMATED: " + t0.st->nt.basis);
+  if (!s.enforce_eager) f.notes.push_back("ESTIMATED: " + t0.st->gact.basis);
+  f.notes.push_back(fmt::format("KV layout: block size {}, page {} B, {} tensor(s), {} group(s){}", t0.st->layout.block_size, t0.st->layout.page_bytes,
+                                t0.st->layout.tensors, t0.st->layout.num_groups, t0.st->layout.hybrid ? " (hybrid KV cache manager)" : ""));
+  if (d.par.dp > 1) f.notes.push_back(fmt::format("data parallel {}: each engine replica plans the same; KV tokens are per replica", d.par.dp));
+}
+
+// What plans of one deployment share when only its budget flags differ (tune's and fit's
+// bisection): the flags resolved, the per-rank weights and the per-stage terms. Kept for the last
+// deployment planned on the thread (engines/plan_memo.h); nothing here depends on the budget
+// (utilization / KV bytes): that is applied to `s` and the ranks' `avail` by every plan. Only
+// the Deployment is the key: a term computed here must not read PlanOptions.
+struct Prepared {
+  bool valid = false;
+  Deployment key;
+  Settings s;
+  std::string era_text;
+  std::vector<StageTerms> stages;
+  std::vector<RankTerms> ranks;
+  std::vector<std::string> notes, log;  // notes after the settings' own; the first log lines
+};
+
+void prepare(Prepared& P, const Deployment& d) {
+  P.valid = false;
+  P.key = d;
+  P.s = resolve_settings(d);
+  P.notes.clear();
+  P.log.clear();
+  const Settings& s = P.s;
+  const Era& era = s.era;
+  const ModelConfig& c = d.model->config;
+  P.era_text = era.label + "; " + era.reason;
 
   if (c.model_type == "deepseek_v4" || c.architecture == "DeepseekV4ForCausalLM")
     fail_input("vllm", "--model", "DeepSeek-V4's compressed sparse attention KV groups (DEEPSEEK_SPARSE_SWA) are not modelled by headroom's vLLM engine yet");
-  const int64_t T = d.capacity_bytes;
   const bool amd = d.gpu.vendor == "amd";
   const int tp = std::max(1, d.par.tp), pp = std::max(1, d.par.pp);
-  const double u = s.utilization;
-  // requested_memory: T * u (float) until 2026, ceil(T * u) in request_memory().
-  const int64_t R = era.ceil_request ? static_cast<int64_t>(std::ceil(static_cast<double>(T) * u))
-                                     : static_cast<int64_t>(static_cast<double>(T) * u);
-  const int64_t L0 = s.max_model_len;
   const int64_t N = s.max_num_batched_tokens;
 
   std::vector<RankWeights> ws = cached_weights_per_rank(d.model, EngineKind::VLLM, d.par);
   bool mtp = s.spec_method == "mtp" || s.spec_method == "deepseek_mtp" || s.spec_method == "qwen3_next_mtp";
   int64_t extra_layers = mtp ? std::max<int64_t>(1, c.num_nextn_predict_layers) : 0;
   if (!s.spec_method.empty() && !mtp)
-    f.notes.push_back(fmt::format("speculative method '{}': the draft model's weights and KV are not modelled", s.spec_method));
+    P.notes.push_back(fmt::format("speculative method '{}': the draft model's weights and KV are not modelled", s.spec_method));
 
-  // ---- per-rank terms
-  std::vector<RankTerms> ranks;
+  // ---- per-stage and per-rank terms
+  P.stages.assign(static_cast<size_t>(pp), StageTerms{});
+  P.ranks.clear();
+  P.ranks.reserve(ws.size());
+  const int64_t raw0 = ws.empty() ? 0 : ws.front().bytes;
   for (const auto& w : ws) {
     RankTerms t;
     t.rank = w.rank;
     t.pp_rank = w.pp_rank;
     t.weights = w.bytes + (mtp ? w.mtp_bytes : 0);
+    t.padded = false;
     if (c.quant.method == QuantMethod::Mxfp4 && c.is_moe() && !amd) {
       // vllm/model_executor/layers/quantization/mxfp4.py Mxfp4MoEMethod.create_weights: expert
       // tensors are allocated with hidden rounded up to 256 and the per-rank intermediate to 128
@@ -92,50 +236,98 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
       for (const auto& [comp, bytes] : w.by_component)
         if (comp == "experts") t.weights += static_cast<int64_t>(static_cast<double>(bytes) * (ratio - 1.0));
     }
-    auto specs = layer_specs(c, d.par, s.kv, w.pp_rank, extra_layers);
-    t.layout = kv_layout(specs, s.block_size, s.block_size_given, era);
-    auto [l0, l1] = pp_indices(static_cast<int>(c.num_layers), pp, w.pp_rank);
-    int64_t layers = l1 - l0;
-    int64_t linear = 0;
-    for (int i = l0; i < l1 && i < static_cast<int>(c.layers.size()); ++i)
-      if (c.layers[i].attn == AttnKind::Linear) ++linear;
-    bool last = w.pp_rank == pp - 1;
-    t.ctx = cuda_context(tp, pp, amd);
-    t.nt = non_torch_increase(tp * pp);
-    t.act = activation_peak(era, c, d.par, N, s.max_num_seqs, last, layers);
-    int64_t pw = static_cast<int64_t>(s.capture.size());
-    t.gact = s.enforce_eager ? Estimate{} : cuda_graph_memory(c, layers, linear, pw, s.full_graphs, tp);
-    t.gest = era.graph_estimate_logged && !s.enforce_eager ? t.gact : Estimate{};
-    t.sampler = last ? sampler_warmup(c, std::min(s.max_num_seqs, N)) : Estimate{};
-    for (int sc = 0; sc < 3; ++sc) {
-      int64_t W = t.weights, A = pick(t.act, sc), NT = pick(t.nt, sc), CTX = pick(t.ctx, sc);
-      int64_t G = s.graph_estimate_on ? pick(t.gest, sc) : 0;
-      if (s.kv_cache_memory_bytes) t.avail[sc] = *s.kv_cache_memory_bytes;
-      else if (era.whole_gpu) t.avail[sc] = static_cast<int64_t>(static_cast<double>(T) * u) - (CTX + W + A + NT);
-      else t.avail[sc] = R - W - A - NT - G;
+    // The weights item's label: padded when the bytes differ from rank 0's as loaded.
+    t.padded = t.weights != raw0 && c.quant.method == QuantMethod::Mxfp4;
+    if (w.pp_rank < 0 || w.pp_rank >= pp) fail_input("vllm", "--pp", fmt::format("rank {} lies on pipeline stage {} of {}", w.rank, w.pp_rank, pp));
+    StageTerms& st = P.stages[static_cast<size_t>(w.pp_rank)];
+    if (!st.built) {
+      auto specs = layer_specs(c, d.par, s.kv, w.pp_rank, extra_layers);
+      st.layout = kv_layout(specs, s.block_size, s.block_size_given, era);
+      auto [l0, l1] = pp_indices(static_cast<int>(c.num_layers), pp, w.pp_rank);
+      int64_t layers = l1 - l0;
+      int64_t linear = 0;
+      for (int i = l0; i < l1 && i < static_cast<int>(c.layers.size()); ++i)
+        if (c.layers[i].attn == AttnKind::Linear) ++linear;
+      bool last = w.pp_rank == pp - 1;
+      st.ctx = cuda_context(tp, pp, amd);
+      st.nt = non_torch_increase(tp * pp);
+      st.act = activation_peak(era, c, d.par, N, s.max_num_seqs, last, layers);
+      int64_t pw = static_cast<int64_t>(s.capture.size());
+      st.gact = s.enforce_eager ? Estimate{} : cuda_graph_memory(c, layers, linear, pw, s.full_graphs, tp);
+      st.gest = era.graph_estimate_logged && !s.enforce_eager ? st.gact : Estimate{};
+      st.sampler = last ? sampler_warmup(c, std::min(s.max_num_seqs, N)) : Estimate{};
+      st.built = true;
     }
-    ranks.push_back(std::move(t));
+    t.st = &st;
+    for (size_t j = 0; j < P.ranks.size(); ++j)
+      if (P.ranks[j].same_as < 0 && P.ranks[j].pp_rank == t.pp_rank && P.ranks[j].weights == t.weights) {
+        t.same_as = static_cast<int>(j);
+        break;
+      }
+    P.ranks.push_back(t);
   }
-  if (ranks.empty()) fail_input("vllm", "--model", "no ranks to plan (tensor x pipeline parallel size is 0)");
+  if (P.ranks.empty()) fail_input("vllm", "--model", "no ranks to plan (tensor x pipeline parallel size is 0)");
   if (pp > 1) {
     std::vector<std::string> parts;
     for (int p = 0; p < pp; ++p) {
       auto [a, b] = pp_indices(static_cast<int>(c.num_layers), pp, p);
       parts.push_back(std::to_string(b - a));
     }
-    if (c.num_layers % pp) f.log.push_back(fmt::format("Hidden layers were unevenly partitioned: [{}]. This can be manually overridden using the VLLM_PP_LAYER_PARTITION environment variable", fmt::join(parts, ",")));
+    if (c.num_layers % pp) P.log.push_back(fmt::format("Hidden layers were unevenly partitioned: [{}]. This can be manually overridden using the VLLM_PP_LAYER_PARTITION environment variable", fmt::join(parts, ",")));
+  }
+  const RankTerms& r0 = P.ranks.front();
+  for (const auto& n : r0.st->layout.notes) P.log.push_back(n);
+  if (r0.st->layout.padding_layers > 0)
+    P.log.push_back(fmt::format("Add {} padding layers, may waste at most {:.2f}% KV cache memory", r0.st->layout.padding_layers,
+                                100.0 * r0.st->layout.padding_layers / std::max<int64_t>(1, r0.st->layout.tensors * r0.st->layout.num_groups)));
+  P.valid = true;
+}
+
+}  // namespace
+
+Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
+  thread_local Prepared P;
+  if (P.valid && same_but_budget(P.key, d, kBudgetFlags)) apply_budget(P.s, resolve_budget(d, P.s.era));
+  else prepare(P, d);
+  const Settings& s = P.s;
+  const Era& era = s.era;
+  std::vector<RankTerms>& ranks = P.ranks;
+  Forecast f;
+  f.engine = "vllm";
+  f.version = d.engine_version.empty() ? "newest" : d.engine_version;
+  f.era = P.era_text;
+  f.settings = s.table;
+  if (opt.detail) {
+    f.notes = s.notes;
+    f.notes.insert(f.notes.end(), P.notes.begin(), P.notes.end());
+    f.log = P.log;
+  }
+
+  const int64_t T = d.capacity_bytes;
+  const int tp = std::max(1, d.par.tp), pp = std::max(1, d.par.pp);
+  const double u = s.utilization;
+  // requested_memory: T * u (float) until 2026, ceil(T * u) in request_memory().
+  const int64_t R = era.ceil_request ? static_cast<int64_t>(std::ceil(static_cast<double>(T) * u))
+                                     : static_cast<int64_t>(static_cast<double>(T) * u);
+  const int64_t L0 = s.max_model_len;
+  const int64_t N = s.max_num_batched_tokens;
+  for (auto& t : ranks) {
+    const StageTerms& st = *t.st;
+    for (int sc = 0; sc < 3; ++sc) {
+      int64_t W = t.weights, A = pick(st.act, sc), NT = pick(st.nt, sc), CTX = pick(st.ctx, sc);
+      int64_t G = s.graph_estimate_on ? pick(st.gest, sc) : 0;
+      if (s.kv_cache_memory_bytes) t.avail[sc] = *s.kv_cache_memory_bytes;
+      else if (era.whole_gpu) t.avail[sc] = static_cast<int64_t>(static_cast<double>(T) * u) - (CTX + W + A + NT);
+      else t.avail[sc] = R - W - A - NT - G;
+    }
   }
   const RankTerms& r0 = ranks.front();
-  for (const auto& n : r0.layout.notes) f.log.push_back(n);
-  if (r0.layout.padding_layers > 0)
-    f.log.push_back(fmt::format("Add {} padding layers, may waste at most {:.2f}% KV cache memory", r0.layout.padding_layers,
-                                100.0 * r0.layout.padding_layers / std::max<int64_t>(1, r0.layout.tensors * r0.layout.num_groups)));
 
   // ---- engine-core decisions on central estimates (refusals), min over workers
   std::optional<Failure> refusal;
   int refusal_rank = -1;
   std::string refusal_stage;
-  int64_t F0c = T - r0.ctx.central;
+  int64_t F0c = T - r0.st->ctx.central;
   if (!era.whole_gpu && F0c < R) {
     std::string dev = era.version >= 1400 ? " cuda:0" : "";
     refusal = Failure{"init", 0, R, F0c,
@@ -152,12 +344,13 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
   int64_t weights_fail_rank = -1;
   int64_t v0_tokens = 0;
   for (const auto& t : ranks)
-    if (t.weights + t.ctx.central > T) { weights_fail_rank = t.rank; break; }
+    if (t.weights + t.st->ctx.central > T) { weights_fail_rank = t.rank; break; }
 
   if (!refusal && weights_fail_rank < 0) {
     if (s.max_model_len_auto) {
       int64_t best = INT64_MAX;
-      for (const auto& t : ranks) best = std::min(best, t.avail[Central] > 0 ? estimate_max_model_len(t.layout, t.avail[Central], L0, N) : 0);
+      for (const auto& t : ranks)
+        if (t.same_as < 0) best = std::min(best, t.avail[Central] > 0 ? estimate_max_model_len(t.st->layout, t.avail[Central], L0, N) : 0);
       if (best <= 0) {
         refusal = Failure{"kv_pool", 0, 0, min_avail,
                           "ValueError: Cannot auto-fit max_model_len: not enough GPU memory available to serve even a single token. Try increasing `gpu_memory_utilization`."};
@@ -170,18 +363,19 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
     }
     for (const auto& t : ranks) {
       if (refusal) break;
+      if (t.same_as >= 0) continue;  // decided on the earlier rank with the same terms
       int64_t a = t.avail[Central];
-      if (a <= 0 && !t.layout.attention_free) {
+      if (a <= 0 && !t.st->layout.attention_free) {
         refusal = Failure{"kv_pool", t.rank, 0, a,
                           std::string("ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.") +
                               (era.version >= 1200 ? conserving() : "")};
         refusal_rank = t.rank;
         break;
       }
-      int64_t need = needed_bytes(t.layout, L, N);
+      int64_t need = needed_bytes(t.st->layout, L, N);
       if (era.v0) continue;  // V0 checks tokens after blocks (below)
       if (need > a) {
-        int64_t M = estimate_max_model_len(t.layout, a, L, N);
+        int64_t M = estimate_max_model_len(t.st->layout, a, L, N);
         std::string est = M > 0 ? fmt::format("Based on the available memory, the estimated maximum model length is {}. ", M) : "";
         std::string g_need = era.format_gib ? gib_fmt(need) : fmt::format("{:.2f}", to_gib(need));
         std::string g_av = era.format_gib ? gib_fmt(a) : fmt::format("{:.2f}", to_gib(a));
@@ -195,13 +389,14 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
       }
     }
     for (int sc = 0; sc < 3; ++sc)
-      for (const auto& t : ranks) blocks[sc] = std::min(blocks[sc], num_blocks(t.layout, t.avail[sc]));
+      for (const auto& t : ranks)
+        if (t.same_as < 0) blocks[sc] = std::min(blocks[sc], num_blocks(t.st->layout, t.avail[sc]));
     if (s.num_gpu_blocks_override) {
       f.log.push_back(fmt::format("Overriding num_gpu_blocks={} with num_gpu_blocks_override={}", blocks[Central], *s.num_gpu_blocks_override));
       for (auto& b : blocks) b = *s.num_gpu_blocks_override;
     }
     if (era.v0 && !refusal) {
-      int64_t tokens = blocks[Central] * r0.layout.block_size;
+      int64_t tokens = blocks[Central] * r0.st->layout.block_size;
       v0_tokens = tokens;  // V0 prints "# GPU blocks" before it refuses
       if (tokens < L)
         refusal = Failure{"kv_pool", 0, L, tokens,
@@ -218,38 +413,47 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
   bool profile_oom = false;
   int64_t headroom = INT64_MAX;
   for (const auto& t : ranks) {
+    if (t.same_as >= 0) {
+      // Same terms as an earlier rank: the same timeline (it cannot be the first to fail).
+      if (opt.detail) {
+        RankForecast copy = f.ranks[static_cast<size_t>(t.same_as)];
+        copy.rank = t.rank;
+        f.ranks.push_back(std::move(copy));
+      }
+      continue;
+    }
     RankSim sim(t.rank, T);
     sim.begin_stage("init");
-    sim.alloc_estimated("CUDA context" + std::string(tp * pp > 1 ? " + NCCL communicators" : ""), t.ctx.central, t.ctx.low, t.ctx.high);
+    sim.alloc_estimated("CUDA context" + std::string(tp * pp > 1 ? " + NCCL communicators" : ""), t.st->ctx.central, t.st->ctx.low, t.st->ctx.high);
     bool stop = refusal && refusal->stage == "init";
     if (!stop) {
       sim.begin_stage("weights");
-      sim.alloc(t.weights != ws[0].bytes && c.quant.method == QuantMethod::Mxfp4 ? "model weights (incl. MXFP4 expert padding)" : "model weights (Model loading took)", t.weights);
+      sim.alloc(t.padded ? "model weights (incl. MXFP4 expert padding)" : "model weights (Model loading took)", t.weights);
     }
     if (!stop && !sim.failed()) {
       sim.begin_stage("profile_run");
-      sim.alloc_estimated("profile_run activation peak (torch)", t.act.central, t.act.low, t.act.high);
-      sim.alloc_estimated("non-torch memory growth", t.nt.central, t.nt.low, t.nt.high);
-      if (t.gest.central > 0) {
-        sim.alloc_estimated("CUDA-graph memory estimate (profile_cudagraph_memory)", t.gest.central, t.gest.low, t.gest.high);
-        sim.release("CUDA-graph estimate pool", t.gest.central);
+      sim.alloc_estimated("profile_run activation peak (torch)", t.st->act.central, t.st->act.low, t.st->act.high);
+      sim.alloc_estimated("non-torch memory growth", t.st->nt.central, t.st->nt.low, t.st->nt.high);
+      if (t.st->gest.central > 0) {
+        sim.alloc_estimated("CUDA-graph memory estimate (profile_cudagraph_memory)", t.st->gest.central, t.st->gest.low, t.st->gest.high);
+        sim.release("CUDA-graph estimate pool", t.st->gest.central);
       }
-      sim.release("profile_run activations freed", t.act.central);
+      sim.release("profile_run activations freed", t.st->act.central);
     }
     bool kv_ok = !refusal && !sim.failed();
     if (kv_ok) {
-      int64_t per_block = t.layout.bytes_per_block_all();
+      int64_t per_block = t.st->layout.bytes_per_block_all();
       sim.begin_stage("kv_pool");
-      sim.alloc_estimated(fmt::format("KV cache ({} blocks x {} tensors x {} B)", blocks[Central], t.layout.tensors, t.layout.page_bytes),
+      sim.alloc_estimated(fmt::format("KV cache ({} blocks x {} tensors x {} B)", blocks[Central], t.st->layout.tensors, t.st->layout.page_bytes),
                           blocks[Central] * per_block, blocks[Best] * per_block, blocks[Worst] * per_block);
       if (!s.enforce_eager && !sim.failed()) {
         sim.begin_stage("cuda_graph");
-        sim.alloc_estimated(fmt::format("CUDA-graph capture ({} sizes)", s.capture.size()), t.gact.central, t.gact.low, t.gact.high);
+        sim.alloc_estimated(fmt::format("CUDA-graph capture ({} sizes)", s.capture.size()), t.st->gact.central, t.st->gact.low, t.st->gact.high);
       }
-      if (!sim.failed() && t.sampler.central > 0) {
+      if (!sim.failed() && t.st->sampler.central > 0) {
         sim.begin_stage("warmup");
-        sim.alloc_estimated("sampler warm-up (logits + sort buffers)", t.sampler.central, t.sampler.low, t.sampler.high);
-        sim.release("sampler warm-up freed", t.sampler.central);
+        sim.alloc_estimated("sampler warm-up (logits + sort buffers)", t.st->sampler.central, t.st->sampler.low, t.st->sampler.high);
+        sim.release("sampler warm-up freed", t.st->sampler.central);
       }
       headroom = std::min(headroom, sim.free());
     }
@@ -268,110 +472,17 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
   }
   (void)refusal_rank;
 
-  // ---- results and log lines (rank 0 / engine core)
+  // ---- results (rank 0 / engine core)
   const RankTerms& t0 = ranks.front();
-  int64_t W0 = t0.weights;
-  if (era.v0) f.log.push_back(fmt::format("Loading model weights took {:.4f} GB", to_gib(W0)));
-  else if (era.format_gib) f.log.push_back(fmt::format("Model loading took {} GiB memory", gib_fmt(W0)));
-  else f.log.push_back(fmt::format("Model loading took {:.4f} GiB", to_gib(W0)));
-
-  bool started_profile = !(refusal && refusal->stage == "init") && !(oom && oom->stage == "weights");
-  if (started_profile) {
-    if (!era.v0 && !era.whole_gpu) {
-      if (!era.total_consumed)
-        f.log.push_back(fmt::format("Initial free memory: {:.2f} GiB; Requested memory: {:.2f} (util), {:.2f} GiB", to_gib(F0c), u, to_gib(R)));
-    }
-    if (era.v0)
-      f.log.push_back(fmt::format("Memory profiling takes (not forecast) seconds. the current vLLM instance can use total_gpu_memory ({:.2f}GiB) x "
-                                  "gpu_memory_utilization ({:.2f}) = {:.2f}GiB. model weights take {:.2f}GiB; non_torch_memory takes {:.2f}GiB; PyTorch "
-                                  "activation peak memory takes {:.2f}GiB; the rest of the memory reserved for KV Cache is {:.2f}GiB.",
-                                  to_gib(T), u, to_gib(T) * u, to_gib(W0), to_gib(t0.nt.central + t0.ctx.central), to_gib(t0.act.central),
-                                  to_gib(t0.avail[Central])));
-    if (t0.gest.central > 0 && !s.kv_cache_memory_bytes) {
-      int64_t largest = s.capture.empty() ? 0 : s.capture.back();
-      int64_t full_largest = 0;
-      for (int64_t x : s.capture)
-        if (x <= std::min<int64_t>(s.max_num_seqs * (1 + s.num_speculative_tokens), 256)) full_largest = x;
-      std::string modes = fmt::format("PIECEWISE={} (largest={})", s.capture.size(), largest);
-      if (s.full_graphs > 0) modes += fmt::format(", FULL={} (largest={})", s.full_graphs, full_largest);
-      f.log.push_back("Profiling CUDA graph memory: " + modes);
-      f.log.push_back(fmt::format("Estimated CUDA graph memory: {:.2f} GiB total", to_gib(t0.gest.central)));
-    }
-    if (s.kv_cache_memory_bytes) {
-      f.log.push_back(fmt::format("Initial free memory {:.2f} GiB, reserved {:.2f} GiB memory for KV Cache as specified by kv_cache_memory_bytes config and "
-                                  "skipped memory profiling. This does not respect the gpu_memory_utilization config. Only use kv_cache_memory_bytes "
-                                  "config when you want manual control of KV cache memory size. If OOM'ed, check the difference of initial free memory "
-                                  "between the current run and the previous run where kv_cache_memory_bytes is suggested and update it correspondingly.",
-                                  to_gib(F0c), to_gib(*s.kv_cache_memory_bytes)));
-    } else if (!era.v0) {
-      f.log.push_back(fmt::format("Available KV cache memory: {} GiB", gib(era, t0.avail[Central])));
-    }
-    if (t0.gest.central > 0 && !s.kv_cache_memory_bytes) {
-      double du = to_gib(t0.gest.central) / to_gib(T);
-      auto r4 = [](double x) { return std::round(x * 10000.0) / 10000.0; };
-      if (s.graph_estimate_on)
-        f.log.push_back(fmt::format("CUDA graph memory profiling is enabled (default since v0.21.0). The current --gpu-memory-utilization={:.4f} is equivalent "
-                                    "to --gpu-memory-utilization={:.4f} without CUDA graph memory profiling. To maintain the same effective KV cache size "
-                                    "as before, increase --gpu-memory-utilization to {:.4f}. To disable, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0.",
-                                    u, r4(u - du), std::min(r4(u + du), 1.0)));
-      else
-        f.log.push_back(fmt::format("In v0.19, CUDA graph memory profiling will be enabled by default (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1), which more "
-                                    "accurately accounts for CUDA graph memory during KV cache allocation. To try it now, set "
-                                    "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 and increase --gpu-memory-utilization from {:.4f} to {:.4f} to maintain the "
-                                    "same effective KV cache size.",
-                                    u, std::min(r4(u + du), 1.0)));
-    }
-  }
-
-  bool kv_done = started_profile && !refusal && !(oom && (oom->stage == "weights" || profile_oom));
+  const bool started_profile = !(refusal && refusal->stage == "init") && !(oom && oom->stage == "weights");
+  const bool kv_done = started_profile && !refusal && !(oom && (oom->stage == "weights" || profile_oom));
   if (kv_done) {
-    f.kv_tokens = kv_tokens(era, t0.layout, blocks[Central], L, N);
-    f.max_concurrency = max_concurrency(t0.layout, blocks[Central], L, N);
-    if (era.v0) {
-      f.log.push_back(fmt::format("# GPU blocks: {}, # CPU blocks: {}", blocks[Central], 0));
-      f.log.push_back(fmt::format("Maximum concurrency for {} tokens per request: {:.2f}x", L, f.max_concurrency));
-    } else if (era.combined_kv_line) {
-      f.log.push_back(fmt::format("GPU KV cache size: {} tokens, Maximum concurrency for {} tokens per request: {:.2f}x", commas(f.kv_tokens),
-                                  commas(L), f.max_concurrency));
-    } else {
-      f.log.push_back(fmt::format("GPU KV cache size: {} tokens", commas(f.kv_tokens)));
-      f.log.push_back(fmt::format("Maximum concurrency for {} tokens per request: {:.2f}x", commas(L), f.max_concurrency));
-    }
-    if (!s.enforce_eager && !(oom && oom->stage == "kv_pool")) {
-      f.log.push_back(fmt::format("Graph capturing finished, took {:.2f} GiB", to_gib(t0.gact.central)));
-      if (t0.gest.central > 0 && s.graph_estimate_on) {
-        double diff = to_gib(t0.gest.central - t0.gact.central);
-        f.log.push_back(fmt::format("CUDA graph pool memory: {} GiB (actual), {} GiB (estimated), difference: {} GiB ({:.1f}%).", gib_fmt(t0.gact.central),
-                                    gib_fmt(t0.gest.central), gib_fmt(t0.gest.central - t0.gact.central),
-                                    t0.gact.central > 0 ? 100.0 * diff / to_gib(t0.gact.central) : 0.0));
-      }
-      if (era.kv_memory_flag && !s.kv_cache_memory_bytes) {
-        // The suggestion line (PR #21489): fixed 150 MiB redundancy buffer, graphs as captured.
-        int64_t kv_bytes = blocks[Central] * t0.layout.bytes_per_block_all();
-        int64_t non_kv = W0 + t0.act.central + t0.nt.central + (s.graph_estimate_on ? t0.gest.central : 0) + t0.gact.central;
-        int64_t to_req = R - non_kv - 150 * MiB, to_gpu = F0c - non_kv - 150 * MiB;
-        if (era.total_consumed)
-          f.log.push_back(fmt::format("Free memory on device ({}/{} GiB) on startup. Desired GPU memory utilization is ({}, {} GiB). Actual usage is {} GiB for "
-                                      "consumed memory (weights + non-torch), {} GiB for peak activation, and {} GiB for CUDAGraph memory. Replace "
-                                      "gpu_memory_utilization config with `--kv-cache-memory={}` ({} GiB) to fit into requested memory, or "
-                                      "`--kv-cache-memory={}` ({} GiB) to fully utilize gpu memory. Current kv cache memory in use is {} GiB.",
-                                      gib_fmt(F0c), gib_fmt(T), py(u), gib_fmt(R), gib_fmt(W0 + t0.nt.central),
-                                      gib_fmt(t0.act.central + (s.graph_estimate_on ? t0.gest.central : 0)), gib_fmt(t0.gact.central), to_req,
-                                      gib_fmt(to_req), to_gpu, gib_fmt(to_gpu), gib_fmt(kv_bytes)));
-        else
-          f.log.push_back(fmt::format("Free memory on device ({}/{} GiB) on startup. Desired GPU memory utilization is ({}, {} GiB). Actual usage is {} GiB for "
-                                      "weight, {} GiB for peak activation, {} GiB for non-torch memory, and {} GiB for CUDAGraph memory. Replace "
-                                      "gpu_memory_utilization config with `--kv-cache-memory={}` to fit into requested memory, or "
-                                      "`--kv-cache-memory={}` to fully utilize gpu memory. Current kv cache memory in use is {} bytes.",
-                                      gib(era, F0c), gib(era, T), py(u), gib(era, R), gib(era, W0), gib(era, t0.act.central), gib(era, t0.nt.central),
-                                      gib(era, t0.gact.central), to_req, to_gpu, kv_bytes));
-      }
-    }
+    f.kv_tokens = kv_tokens(era, t0.st->layout, blocks[Central], L, N);
+    f.max_concurrency = max_concurrency(t0.st->layout, blocks[Central], L, N);
   }
-  if (era.v0 && refusal && refusal->stage == "kv_pool" && v0_tokens > 0) {
-    f.kv_tokens = v0_tokens;
-    f.log.push_back(fmt::format("# GPU blocks: {}, # CPU blocks: {}", blocks[Central], 0));
-  }
+  if (era.v0 && refusal && refusal->stage == "kv_pool" && v0_tokens > 0) f.kv_tokens = v0_tokens;
+  // The lines vLLM would print (rank 0); only with detail: tune and fit never read them.
+  if (opt.detail) log_lines(f, s, t0, F0c, R, T, u, L, blocks[Central], started_profile, kv_done, refusal, oom, v0_tokens);
   f.context_len = L;
   f.max_running_requests = s.max_num_seqs;
   f.headroom_bytes = headroom == INT64_MAX ? 0 : headroom;
@@ -390,7 +501,7 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
     // The capacity check on the unfavourable estimates: at risk of the refusal.
     if (f.verdict == Verdict::Fits) {
       for (const auto& t : ranks)
-        if (t.avail[Worst] <= 0 || needed_bytes(t.layout, L, N) > t.avail[Worst]) {
+        if (t.avail[Worst] <= 0 || needed_bytes(t.st->layout, L, N) > t.avail[Worst]) {
           f.verdict = Verdict::AtRisk;
           f.notes.push_back("at the unfavourable end of the estimated activation/non-torch/graph terms vLLM would refuse (KV cache too small)");
           break;
@@ -398,20 +509,9 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
     }
   }
 
-  // ---- notes: what is estimated and how
-  f.notes.push_back(fmt::format("budget: requested = {} x {} = {} ({}); KV = {}", gib2(T), u, human_bytes(R),
-                                era.ceil_request ? "ceil" : "float",
-                                s.kv_cache_memory_bytes ? "--kv-cache-memory-bytes exactly"
-                                : era.whole_gpu      ? "T x u - (weights + activation peak + non-torch of the whole GPU)"
-                                : s.graph_estimate_on ? "requested - weights - activation peak - non-torch - CUDA-graph estimate"
-                                                      : "requested - weights - activation peak - non-torch"));
-  f.notes.push_back("ESTIMATED: " + t0.ctx.basis);
-  f.notes.push_back("ESTIMATED: " + t0.act.basis);
-  f.notes.push_back("ESTIMATED: " + t0.nt.basis);
-  if (!s.enforce_eager) f.notes.push_back("ESTIMATED: " + t0.gact.basis);
-  f.notes.push_back(fmt::format("KV layout: block size {}, page {} B, {} tensor(s), {} group(s){}", t0.layout.block_size, t0.layout.page_bytes,
-                                t0.layout.tensors, t0.layout.num_groups, t0.layout.hybrid ? " (hybrid KV cache manager)" : ""));
-  if (d.par.dp > 1) f.notes.push_back(fmt::format("data parallel {}: each engine replica plans the same; KV tokens are per replica", d.par.dp));
+  // ---- notes: what is estimated and how (with detail: the search loops of tune and fit never
+  // read them, and building them cost more than the forecast itself)
+  if (opt.detail) notes(f, d, s, t0, T, R, u);
   if (!opt.detail) f.log.clear();  // items stay: validate and tune read the stage sums
   return f;
 }

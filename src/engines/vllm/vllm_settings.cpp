@@ -120,7 +120,43 @@ double plain_float(const std::string& flag, const std::string& value) {
                                               msg, type, input, input_type));
 }
 
+std::string fmt_utilization(double u) { return fmt::format("{}", u); }
+std::string fmt_kv_bytes(const std::optional<int64_t>& b) { return b ? std::to_string(*b) : "None"; }
+
 }  // namespace
+
+Budget resolve_budget(const Deployment& d, const Era& era) {
+  Budget b;
+  // --gpu-memory-utilization (CacheConfig Field(default, gt=0, le=1)).
+  b.utilization = era.default_utilization;
+  if (auto v = d.flag("--gpu-memory-utilization")) {
+    double u = plain_float("--gpu-memory-utilization", *v);
+    if (u <= 0) pydantic("CacheConfig", "gpu_memory_utilization", "Input should be greater than 0", "greater_than", *v, "float");
+    if (u > 1) pydantic("CacheConfig", "gpu_memory_utilization", "Input should be less than or equal to 1", "less_than_equal", *v, "float");
+    b.utilization = u;
+    b.utilization_given = true;
+  }
+  for (const char* f : {"--kv-cache-memory-bytes", "--kv-cache-memory"}) {
+    if (auto v = d.flag(f)) {
+      if (!era.kv_memory_flag)
+        fail_input("vllm serve", f, fmt::format("error: unrecognized arguments: {} {} (added in vLLM 0.10.2, PR #21489)", f, *v));
+      int64_t x = human_int(f, *v);
+      if (x <= 0) pydantic("CacheConfig", "kv_cache_memory_bytes", "Input should be greater than 0", "greater_than", *v, "int");
+      b.kv_cache_memory_bytes = x;
+    }
+  }
+  return b;
+}
+
+void apply_budget(Settings& s, const Budget& b) {
+  s.utilization = b.utilization;
+  s.utilization_given = b.utilization_given;
+  s.kv_cache_memory_bytes = b.kv_cache_memory_bytes;
+  for (auto& [k, v] : s.table) {
+    if (k == "--gpu-memory-utilization") v = fmt_utilization(s.utilization);
+    else if (k == "--kv-cache-memory-bytes") v = fmt_kv_bytes(s.kv_cache_memory_bytes);
+  }
+}
 
 Settings resolve_settings(const Deployment& d) {
   Settings s;
@@ -134,6 +170,13 @@ Settings resolve_settings(const Deployment& d) {
 
   auto get = [&](std::string_view name) { return d.flag(name); };
 
+  // ModelConfig.verify_with_parallel_config (vllm/config/model.py): the attention heads are
+  // split evenly over the tensor-parallel ranks.
+  const int tp = std::max(1, d.par.tp);
+  if (c.num_attention_heads > 0 && c.num_attention_heads % tp != 0)
+    fail_input("vllm serve", "--tensor-parallel-size",
+               fmt::format("ValueError: Total number of attention heads ({}) must be divisible by tensor parallel size ({}).", c.num_attention_heads, tp));
+
   // --dtype (ModelConfig._get_and_verify_dtype): auto keeps the checkpoint dtype, float32
   // checkpoints are served in bfloat16/float16.
   s.model_dtype = c.dtype == DType::F32 ? DType::BF16 : c.dtype;
@@ -145,24 +188,11 @@ Settings resolve_settings(const Deployment& d) {
       fail_input("vllm serve", "--dtype", fmt::format("argument --dtype: invalid choice: '{}' (choose from auto, half, float16, bfloat16, float, float32)", *v));
   }
 
-  // --gpu-memory-utilization (CacheConfig Field(default, gt=0, le=1)).
-  s.utilization = era.default_utilization;
-  if (auto v = get("--gpu-memory-utilization")) {
-    double u = plain_float("--gpu-memory-utilization", *v);
-    if (u <= 0) pydantic("CacheConfig", "gpu_memory_utilization", "Input should be greater than 0", "greater_than", *v, "float");
-    if (u > 1) pydantic("CacheConfig", "gpu_memory_utilization", "Input should be less than or equal to 1", "less_than_equal", *v, "float");
-    s.utilization = u;
-    s.utilization_given = true;
-  }
-  for (const char* f : {"--kv-cache-memory-bytes", "--kv-cache-memory"}) {
-    if (auto v = get(f)) {
-      if (!era.kv_memory_flag)
-        fail_input("vllm serve", f, fmt::format("error: unrecognized arguments: {} {} (added in vLLM 0.10.2, PR #21489)", f, *v));
-      int64_t b = human_int(f, *v);
-      if (b <= 0) pydantic("CacheConfig", "kv_cache_memory_bytes", "Input should be greater than 0", "greater_than", *v, "int");
-      s.kv_cache_memory_bytes = b;
-    }
-  }
+  // The budget flags, checked here as vLLM checks them (after --dtype, before the rest).
+  const Budget budget = resolve_budget(d, era);
+  s.utilization = budget.utilization;
+  s.utilization_given = budget.utilization_given;
+  s.kv_cache_memory_bytes = budget.kv_cache_memory_bytes;
 
   // --max-model-len: model default (max_position_embeddings), "auto"/-1 fits it to memory (2026).
   s.max_model_len = c.max_position_embeddings > 0 ? c.max_position_embeddings : 2048;
@@ -266,9 +296,8 @@ Settings resolve_settings(const Deployment& d) {
     s.full_graphs = full_graph_count(era, s.capture, s.max_num_seqs, dql);
   }
 
-  auto fmt_u = [](double u) { return fmt::format("{}", u); };
   s.table = {
-      {"--gpu-memory-utilization", fmt_u(s.utilization)},
+      {"--gpu-memory-utilization", fmt_utilization(s.utilization)},
       {"--max-model-len", s.max_model_len_auto ? "auto" : std::to_string(s.max_model_len)},
       {"--max-num-seqs", std::to_string(s.max_num_seqs)},
       {"--max-num-batched-tokens", std::to_string(s.max_num_batched_tokens)},
@@ -277,7 +306,7 @@ Settings resolve_settings(const Deployment& d) {
       {"--dtype", s.model_dtype == DType::F16 ? "float16" : s.model_dtype == DType::F32 ? "float32" : "bfloat16"},
       {"--enforce-eager", s.enforce_eager ? "true" : "false"},
       {"--enable-chunked-prefill", s.chunked_prefill ? "true" : "false"},
-      {"--kv-cache-memory-bytes", s.kv_cache_memory_bytes ? std::to_string(*s.kv_cache_memory_bytes) : "None"},
+      {"--kv-cache-memory-bytes", fmt_kv_bytes(s.kv_cache_memory_bytes)},
       {"--num-gpu-blocks-override", s.num_gpu_blocks_override ? std::to_string(*s.num_gpu_blocks_override) : "None"},
       {"--max-cudagraph-capture-size", s.capture.empty() ? "0" : std::to_string(s.capture.back())},
       {"VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS", s.graph_estimate_on ? "1" : "0"},

@@ -3,8 +3,10 @@
 // InputError in vLLM's own words (argparse / pydantic / config checks).
 #pragma once
 #include <cstdint>
+#include <array>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -42,5 +44,20 @@ struct Settings {
 // Resolves the deployment's engine flags. Throws InputError for unknown flags
 // ("unrecognized arguments: ...") and invalid values, worded as vLLM words them.
 Settings resolve_settings(const Deployment& d);
+
+// The memory-budget flags: --gpu-memory-utilization and --kv-cache-memory-bytes (alias
+// --kv-cache-memory), the only flags tune's and fit's searches change between plans. Nothing
+// else in Settings depends on them but the fields below and their two rows of the table.
+inline constexpr std::array<std::string_view, 3> kBudgetFlags = {"--gpu-memory-utilization", "--kv-cache-memory-bytes",
+                                                                         "--kv-cache-memory"};
+struct Budget {
+  double utilization = 0.9;
+  bool utilization_given = false;
+  std::optional<int64_t> kv_cache_memory_bytes;
+};
+// Reads the budget flags of d (errors as resolve_settings words them).
+Budget resolve_budget(const Deployment& d, const Era& era);
+// Puts a budget into settings resolved for another budget of the same deployment.
+void apply_budget(Settings& s, const Budget& b);
 
 }  // namespace headroom::vllm
