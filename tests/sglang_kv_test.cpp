@@ -2,6 +2,10 @@
 // research/sglang-memory.md §2.4 and models-quant-gpus.md §1.5, §2.3.
 #include <gtest/gtest.h>
 
+#include "engines/sglang/sglang_rules.h"
+#include "headroom/cli.h"
+#include "headroom/deployment.h"
+#include "headroom/engine.h"
 #include "headroom/kv.h"
 #include "headroom/model.h"
 
@@ -59,4 +63,48 @@ TEST(SglangKvCell, Gemma4GlobalLayersUseTheirOwnHeads) {
   EXPECT_EQ(cell("nvidia/Gemma-4-31B-IT-NVFP4", 1, "fp8_e4m3"), 450560);
   // TP2 halves both head counts: 204,800 + 20,480 = 225,280 B (a single head shape gave 245,760).
   EXPECT_EQ(cell("nvidia/Gemma-4-31B-IT-NVFP4", 2, "fp8_e4m3"), 225280);
+}
+
+// DeepSeek-V4: DSV4PoolConfigurator (model_executor/pool_configurator.py) with environ.py defaults
+// (compress state float32, online c128 off; rings c4 8 / c128 128, x2 with speculative decoding).
+// The layer counts run over the config's compress_ratios list as written: Flash lists 44 entries
+// (43 layers + the MTP layer's 0) with 21 x 4 and 20 x 128; window 128; nope 448, rope 64, index dim 128.
+//   kv = 448 + 2*64 + 8 = 584; idx = 128 + 4 = 132; c4 state 2*2*512*4 = 8192, c4 indexer state 2*2*128*4 = 2048
+//   bpft = 0.1*584*44 + 584*21/4 + 584*20/128 + 132*21/4 + 0.1*(8/128)*(8192+2048)*21
+//        = 2569.6 + 3066 + 91.25 + 693 + 1344 = 7763.85 B
+TEST(SglangKvCell, DeepSeekV4FlashBytesPerFullToken) {
+  auto m = load_model("deepseek-ai/DeepSeek-V4-Flash");
+  EXPECT_NEAR(sglang::dsv4_bytes_per_full_token(m->config, 0.1, false), 7763.85, 1e-6);
+  // speculative: c4 ring 16 -> state term 2688; x 45/44: (2569.6 + 3066 + 91.25 + 693 + 2688) * 45/44
+  EXPECT_NEAR(sglang::dsv4_bytes_per_full_token(m->config, 0.1, true), 9107.85 * 45.0 / 44.0, 1e-6);
+  // One latent head replicated on every rank: the same at TP 1 and TP 8 (rounded).
+  EXPECT_EQ(cell("deepseek-ai/DeepSeek-V4-Flash", 1, "auto"), 7764);
+  EXPECT_EQ(cell("deepseek-ai/DeepSeek-V4-Flash", 8, "fp8_e4m3"), 7764);
+  // Fixed c128 state: (2048 + 1) slots x 128 x 2*512*4 B x 20 layers = 21,485,322,240 B; with
+  // --max-running-requests 64: 65 x 128 x 4096 x 20 = 681,574,400 B.
+  EXPECT_EQ(sglang::dsv4_c128_state_fixed_bytes(m->config, false, 0, 1), 21'485'322'240);
+  EXPECT_EQ(sglang::dsv4_c128_state_fixed_bytes(m->config, false, 64, 1), 681'574'400);
+}
+
+TEST(SglangKvCell, DeepSeekV4ProBytesPerFullToken) {
+  // Pro lists 62 entries (61 layers + MTP 0): 30 x 4, 31 x 128.
+  //   0.1*584*62 + 584*30/4 + 584*31/128 + 132*30/4 + 0.1*(8/128)*10240*30
+  //   = 3620.8 + 4380 + 141.4375 + 990 + 1920 = 11052.2375 B
+  auto m = load_model("deepseek-ai/DeepSeek-V4-Pro");
+  EXPECT_NEAR(sglang::dsv4_bytes_per_full_token(m->config, 0.1, false), 11052.2375, 1e-6);
+  EXPECT_EQ(sglang::dsv4_c128_state_fixed_bytes(m->config, false, 0, 1), int64_t{2049} * 128 * 4096 * 31);
+}
+
+TEST(SglangPlanDsv4, PoolTokensFromTheConfigurator) {
+  // Flash, TP 4 on H200, f = 0.9, --max-running-requests 64, with P = 130 GiB and A = 90 GiB given:
+  //   rest = 90 - 130 * 0.1 = 77 GiB = 82,678,120,448 B; minus fixed c128 state 681,574,400 B;
+  //   int(81,996,546,048 / 7763.85) = 10,561,325 -> page 256 -> 10,561,280 full tokens.
+  std::vector<std::string> a{"--engine", "sglang", "--model", "deepseek-ai/DeepSeek-V4-Flash", "--gpu", "h200", "--tp", "4",
+                             "--mem-fraction-static", "0.9", "--context-length", "131072", "--max-running-requests", "64"};
+  PlanOptions o;
+  o.pre_load_free_bytes = int64_t{130} << 30;
+  o.post_load_free_bytes = int64_t{90} << 30;
+  Forecast f = plan(parse_deployment(Args::parse(a)), o);
+  EXPECT_EQ(f.kv_tokens, 10'561'280);
+  EXPECT_EQ(*f.setting("--page-size"), "256");
 }

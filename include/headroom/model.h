@@ -109,6 +109,7 @@ struct ModelConfig {
   // hash-routed first layers, experts stored as MXFP4 when expert_dtype is "fp4".
   int64_t o_lora_rank = 0, o_groups = 0, hc_mult = 0, num_hash_layers = 0;
   bool expert_fp4 = false;
+  std::vector<int> compress_ratios;  // the config's list as written (it may carry the MTP layer's entry)
 
   std::vector<LayerInfo> layers;  // num_layers entries
   Quantization quant;

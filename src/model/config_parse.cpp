@@ -400,6 +400,13 @@ ModelConfig parse_model_config(std::string_view config_json, std::string_view so
         fail_input(tsrc, fmt::format("compress_ratios[{}]", i), fmt::format("{}: vLLM and SGLang support 0/1, 4 and 128", r));
       c.layers[i].compress_ratio = r <= 1 ? 0 : static_cast<int>(r);
     }
+    if (cr->size() > static_cast<size_t>(L) + 64) fail_input(tsrc, "compress_ratios", "has more entries than layers + MTP layers");
+    for (const auto& e : *cr) {
+      if (!e.is_number_integer()) fail_input(tsrc, "compress_ratios", "must list integers");
+      int64_t r = e.get<int64_t>();
+      if (r != 0 && r != 1 && r != 4 && r != 128) fail_input(tsrc, "compress_ratios", fmt::format("{}: vLLM and SGLang support 0/1, 4 and 128", r));
+      c.compress_ratios.push_back(static_cast<int>(r));
+    }
   }
   if (c.family == "mimo_v2") {
     mimo_v2_layers(c, s, tsrc);

@@ -6,6 +6,7 @@
 //            main_dim = 656 for fp8_e4m3 (512 FP8 NoPE + 16 B scales + 128 B BF16 RoPE), else 576*2 B
 //   FP4:     (cell // 2) + scales (n * hd * L * 2 * e) // 16
 #include <algorithm>
+#include <cmath>
 
 #include "engines/sglang/sglang_rules.h"
 #include "headroom/error.h"
@@ -13,6 +14,48 @@
 #include "headroom/layout.h"
 
 namespace headroom {
+
+namespace sglang {
+// DeepSeek-V4 (DSV4PoolConfigurator in model_executor/pool_configurator.py @003fca80, defaults of
+// environ.py: SGLANG_DSV4_COMPRESS_STATE_DTYPE float32, SGLANG_OPT_USE_ONLINE_COMPRESS off, HiSparse off;
+// ring sizes from mem_cache/deepseek_v4_memory_pool.py get_compress_state_ring_size: c4 8 (16 with
+// speculative decoding), c128 128 (256)). Layer counts run over the config's compress_ratios list as
+// written (SGLang's num_layers_total = len(compress_ratios), which includes the MTP layer's 0 entry).
+//   kv = qk_nope + 2*qk_rope + 8 (FP8 NoPE, BF16 RoPE, scales), idx = index_head_dim + index_head_dim/128*4
+//   bytes_per_full_token = r*kv*L + kv*L_c4/4 + kv*L_c128/128 + idx*L_c4/4
+//                          + r*(ring_c4/window)*(2*2*(nope+rope)*4 + 2*2*index_head_dim*4)*L_c4
+//   x (L+1)/L with speculative decoding (one draft layer).
+double dsv4_bytes_per_full_token(const ModelConfig& c, double swa_ratio, bool speculative) {
+  const double kv = static_cast<double>(c.qk_nope_head_dim + 2 * c.qk_rope_head_dim + 8);
+  const double idx = static_cast<double>(c.index_head_dim + c.index_head_dim / 128 * 4);
+  const double L = static_cast<double>(c.compress_ratios.size());
+  double c4 = 0, c128 = 0;
+  for (int r : c.compress_ratios) {
+    c4 += r == 4;
+    c128 += r == 128;
+  }
+  const double state = 2.0 * 2.0 * static_cast<double>(c.qk_nope_head_dim + c.qk_rope_head_dim) * 4.0;
+  const double idx_state = 2.0 * 2.0 * static_cast<double>(c.index_head_dim) * 4.0;
+  const double ring_c4 = speculative ? 16.0 : 8.0;
+  const double window = static_cast<double>(c.sliding_window > 0 ? c.sliding_window : 128);
+  double b = swa_ratio * kv * L + kv * c4 / 4.0 + kv * c128 / 128.0 + idx * c4 / 4.0 +
+             swa_ratio * (ring_c4 / window) * (state + idx_state) * c4;
+  if (speculative && L > 0) b *= (L + 1.0) / L;
+  return b;
+}
+
+// Fixed c128 compress state: req_slots x ring_c128 x 2*(nope+rope)*4 B x L_c128, req_slots =
+// (--max-running-requests // dp, else 2048) + 1 (_estimate_hisparse_req_slots, no disaggregation).
+int64_t dsv4_c128_state_fixed_bytes(const ModelConfig& c, bool speculative, int64_t max_running_requests, int dp) {
+  int64_t c128 = 0;
+  for (int r : c.compress_ratios) c128 += r == 128;
+  if (c128 == 0) return 0;
+  const int64_t reqs = max_running_requests > 0 ? std::max<int64_t>(1, max_running_requests / std::max(1, dp)) : 2048;
+  const int64_t ring = speculative ? 256 : 128;
+  const int64_t state = 2 * (c.qk_nope_head_dim + c.qk_rope_head_dim) * 4;
+  return (reqs + 1) * ring * state * c128;
+}
+}  // namespace sglang
 
 namespace {
 int64_t kv_elem_bytes(const std::string& dt) {
@@ -22,11 +65,18 @@ int64_t kv_elem_bytes(const std::string& dt) {
 }  // namespace
 
 KvPerToken sglang_kv_per_token(const ModelConfig& c, const Parallel& par, std::string_view kv_dtype, int sm, int pp_rank) {
-  if (c.family == "deepseek_v4")
-    fail_input(c.hf_id.empty() ? c.source : c.hf_id, "architectures",
-               "DeepSeek-V4 KV pools (DSV4PoolConfigurator: full/SWA/c4/c128 sub-pools) are not modelled for SGLang yet");
   KvPerToken k;
   k.kv_dtype = sglang::resolve_kv_dtype(c, std::string(kv_dtype), sm);
+  if (c.family == "deepseek_v4") {
+    // DeepSeek-V4: one latent head per layer, replicated on every rank (not split by TP); the
+    // per-token figure is bytes_per_full_token at SGLang's DSV4 default --swa-full-tokens-ratio 0.1
+    // (the plan recomputes it with the ratio in force and subtracts the fixed c128 state first).
+    // The pools keep their own layout (FP8 NoPE + BF16 RoPE) whatever --kv-cache-dtype says.
+    k.full_bytes = static_cast<int64_t>(std::llround(sglang::dsv4_bytes_per_full_token(c, 0.1, false)));
+    auto [first, last] = pp_layer_range(static_cast<int>(c.num_layers), par.pp, pp_rank, EngineKind::SGLang);
+    k.full_layers = last - first;
+    return k;
+  }
   const bool fp4 = k.kv_dtype == "fp4_e2m1";
   const bool fp8 = k.kv_dtype == "fp8_e4m3" || k.kv_dtype == "fp8_e5m2";
   const int64_t e = kv_elem_bytes(k.kv_dtype);

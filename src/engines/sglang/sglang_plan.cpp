@@ -163,7 +163,9 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   }
   if (auto m = fl.integer("--cuda-graph-max-bs", 1, 1 << 16)) max_bs = *m;
   const std::string backend = fl.get("--attention-backend") ? *fl.get("--attention-backend") : default_backend(c, d.gpu, era.era);
-  const int64_t page = forced_page_size(c, backend, fl.integer("--page-size", 1, 1 << 16).value_or(1));
+  // DeepSeek-V4 runs with page 256 on CUDA (server_args fix-up; DSV4PoolConfigurator asserts page % 128 == 0).
+  const bool dsv4 = c.family == "deepseek_v4";
+  const int64_t page = dsv4 ? 256 : forced_page_size(c, backend, fl.integer("--page-size", 1, 1 << 16).value_or(1));
   const bool multimodal = c.vision.present;
   const bool prefill_graph = era.era == Era::Y2026 && !disable_graph && !c.mla && !par.dp_attention && par.pp == 1 &&
                              !multimodal && !fl.on("--disable-piecewise-cuda-graph");
@@ -205,8 +207,11 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   // --- KV cell (pool_configurator / model_runner_kv_cache_mixin) ---------------------------
   const KvPerToken kv = sglang_kv_per_token(c, par, kv_flag, d.gpu.sm, 0);
   const bool hybrid_swa = uses_hybrid_swa_pool(c, era.era);
-  const double swa_ratio = fl.num("--swa-full-tokens-ratio", 0.0, 1.0, true).value_or(0.8);
-  int64_t full_cell = kv.full_bytes + (hybrid_swa ? 0 : kv.swa_bytes);
+  const double swa_ratio = fl.num("--swa-full-tokens-ratio", 0.0, 1.0, true).value_or(dsv4 ? 0.1 : 0.8);  // DSV4 model override 0.1
+  // DeepSeek-V4: bytes per full-pool token over all sub-pools (draft inflation included) and the fixed c128 state.
+  const double dsv4_bpft = dsv4 ? dsv4_bytes_per_full_token(c, swa_ratio, spec) : 0.0;
+  const int64_t dsv4_fixed = dsv4 ? dsv4_c128_state_fixed_bytes(c, spec, max_running_user.value_or(0), par.dp_attention ? par.dp : 1) : 0;
+  int64_t full_cell = dsv4 ? static_cast<int64_t>(std::llround(dsv4_bpft)) : kv.full_bytes + (hybrid_swa ? 0 : kv.swa_bytes);
   const int64_t swa_cell = hybrid_swa ? kv.swa_bytes : 0;
   const int64_t attn_layers = kv.full_layers + kv.swa_layers;
 
@@ -230,8 +235,8 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
       }
     }
   }
-  const int64_t draft_cell = attn_layers > 0 ? full_cell / std::max<int64_t>(1, attn_layers) * draft_layers : 0;
-  if (era.era == Era::Y2026 && spec && attn_layers > 0)  // cell inflated by (1 + D/L) (pool_configurator @003fca80)
+  const int64_t draft_cell = attn_layers > 0 && !dsv4 ? full_cell / std::max<int64_t>(1, attn_layers) * draft_layers : 0;
+  if (era.era == Era::Y2026 && spec && attn_layers > 0 && !dsv4)  // cell inflated by (1 + D/L) (pool_configurator @003fca80)
     full_cell = static_cast<int64_t>(static_cast<double>(full_cell) * (1.0 + static_cast<double>(draft_layers) / static_cast<double>(attn_layers)));
 
   // --- P, A: MIN over ranks ----------------------------------------------------------------
@@ -255,6 +260,12 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
       rest_b -= (*mamba_k + (era.era == Era::Y2026 ? 1 : 0)) * kv.state_bytes_per_request;
     }
     *rest_out = rest_b;
+    if (dsv4 && rest_b > 0) {  // DSV4PoolConfigurator.calculate_pool_sizes
+      int64_t t = static_cast<int64_t>(static_cast<double>(std::max<int64_t>(0, rest_b - dsv4_fixed)) / dsv4_bpft);
+      t = t / page * page;
+      if (max_total_user && t > *max_total_user) t = *max_total_user / page * page;
+      return t;
+    }
     int64_t denom = full_cell + static_cast<int64_t>(swa_ratio * static_cast<double>(swa_cell));
     if (denom <= 0) return ctx;
     int64_t t = rest_b / denom;  // floor division as Python's // on the int() budget
@@ -335,6 +346,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   // --swa-full-tokens-ratio of it, page-floored (memory_pool.py / HybridSWAPoolConfigurator).
   auto pool_bytes_for = [&](int64_t t) -> int64_t {
     if (t <= 0) return 0;
+    if (dsv4) return static_cast<int64_t>(static_cast<double>(t) * dsv4_bpft) + dsv4_fixed;
     const int64_t swa_t = hybrid_swa ? static_cast<int64_t>(static_cast<double>(t) * swa_ratio) / page * page : 0;
     return (t + page) * full_cell + (hybrid_swa ? (swa_t + page) * swa_cell : 0);
   };

@@ -67,6 +67,11 @@ std::vector<int64_t> prefill_graph_buckets(int64_t max_tokens);
 // Page size SGLang forces for the attention backend in use (server_args backend fix-ups).
 int64_t forced_page_size(const ModelConfig& c, const std::string& attention_backend, int64_t user_page_size);
 
+// DeepSeek-V4 pools (DSV4PoolConfigurator, sglang_kv.cpp): bytes per full-pool token over all
+// sub-pools, and the fixed c128 compress-state bytes subtracted from the budget first.
+double dsv4_bytes_per_full_token(const ModelConfig& c, double swa_ratio, bool speculative);
+int64_t dsv4_c128_state_fixed_bytes(const ModelConfig& c, bool speculative, int64_t max_running_requests, int dp);
+
 // --kv-cache-dtype as SGLang resolves "auto" for this model and GPU; throws InputError with
 // SGLang's argparse wording for values it does not accept.
 std::string resolve_kv_dtype(const ModelConfig& c, const std::string& flag_value, int sm);
