@@ -229,3 +229,49 @@ TEST(ModelConfigErrors, LoadModelSpecs) {
   EXPECT_EQ(m->config.num_layers, 2);
   EXPECT_GT(m->params_total, 0);
 }
+
+namespace {
+// A two-layer DeepSeek-V4 (keys as in the deepseek-ai configs); `extra` appended.
+std::string dsv4(const std::string& extra) {
+  return R"("architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v4", "hidden_size": 256, "num_hidden_layers": 2,
+    "vocab_size": 1000, "num_attention_heads": 16, "num_key_value_heads": 1, "head_dim": 128, "qk_rope_head_dim": 64,
+    "q_lora_rank": 64, "o_lora_rank": 32, "o_groups": 4, "hc_mult": 4, "num_hash_layers": 1, "n_routed_experts": 8,
+    "num_experts_per_tok": 2, "moe_intermediate_size": 64, "n_shared_experts": 1, "index_topk": 16, "index_n_heads": 4,
+    "index_head_dim": 128, "sliding_window": 128, "num_nextn_predict_layers": 1,
+    "quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128], "scale_fmt": "ue8m0"})" + extra;
+}
+}  // namespace
+
+TEST(ModelConfig, DeepSeekV4LayersAndExpertDtype) {
+  auto c = parse(dsv4(R"(, "compress_ratios": [4, 128, 0], "expert_dtype": "fp4")"));
+  EXPECT_EQ(c.family, "deepseek_v4");
+  EXPECT_EQ(c.qk_nope_head_dim, 64);
+  EXPECT_EQ(c.layers[0].compress_ratio, 4);
+  EXPECT_TRUE(c.layers[0].indexer);   // CSA layers own the indexer
+  EXPECT_FALSE(c.layers[1].indexer);  // HCA (128) layers do not
+  EXPECT_EQ(c.compress_ratios.size(), 3u);  // the MTP entry is kept for SGLang's layer count
+  EXPECT_EQ(c.sliding_window, 128);
+  EXPECT_TRUE(c.expert_fp4);
+  // No expert_dtype: vLLM's default "fp4" applies to model_type deepseek_v4 only.
+  EXPECT_TRUE(parse(dsv4(R"(, "compress_ratios": [4, 128])")).expert_fp4);
+  std::string ref = dsv4(R"(, "compress_ratios": [4, 128])");
+  ref.replace(ref.find("deepseek_v4"), 11, "deepseek_ref");
+  EXPECT_FALSE(parse(ref).expert_fp4);
+  // Hash layer 0 routes by tid2eid [vocab, top-k] I32; layer 1 by the score bias; FP4 expert w1 is
+  // packed [64, 256/2] with an E8M0 scale [64, 256/32]; FP8 linears carry E8M0 128x128 block scales.
+  auto ts = model_detail::derive_inventory(c);
+  EXPECT_EQ(find(ts, "layers.0.ffn.gate.tid2eid").bytes, 1000 * 2 * 4);
+  EXPECT_EQ(find(ts, "layers.1.ffn.gate.bias").bytes, 8 * 4);
+  EXPECT_EQ(find(ts, "layers.0.ffn.experts.3.w1.weight").bytes, 64 * 128);
+  EXPECT_EQ(find(ts, "layers.0.ffn.experts.3.w1.scale").bytes, 64 * 8);
+  EXPECT_EQ(find(ts, "layers.0.attn.wq_b.scale").bytes, 16 * 1);  // ceil(2048/128) x ceil(64/128) E8M0
+  EXPECT_EQ(find(ts, "layers.0.attn.compressor.ape").bytes, 4 * 2 * 128 * 4);  // [ratio, 2*head_dim] F32
+  EXPECT_EQ(find(ts, "mtp.0.e_proj.weight").bytes, 256 * 256);
+}
+
+TEST(ModelConfig, DeepSeekV4BadInputsSayWhy) {
+  EXPECT_THROW(parse(dsv4("")), InputError);                                      // compress_ratios missing
+  EXPECT_THROW(parse(dsv4(R"(, "compress_ratios": [4])")), InputError);           // shorter than the layers
+  EXPECT_THROW(parse(dsv4(R"(, "compress_ratios": [4, 16])")), InputError);       // ratio the engines lack
+  EXPECT_THROW(parse(dsv4(R"(, "compress_ratios": [4, 4], "expert_dtype": "int4")")), InputError);
+}
