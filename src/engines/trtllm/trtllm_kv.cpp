@@ -51,10 +51,45 @@ int64_t kv_budget(int64_t total, int64_t peak, double fraction, std::optional<in
 
 int64_t blocks_for(int64_t budget, int64_t bpt, int64_t tpb) {
   if (budget <= 0 || bpt <= 0 || tpb <= 0) return 0;
-  // max_tokens = budget / bytes_per_token; blocks = ceil(max_tokens / tokens_per_block) in the
-  // C++ manager, after the Python side rounded max_tokens down to whole blocks.
+  // KvCacheCreator.configure_kv_cache_capacity sets kv_cache_config.max_tokens =
+  // tokens_for_budget(kv_max) (whole tokens, rounded down); the KVCacheManager then takes
+  // blocks_in_primary_pool = math.ceil(max_tokens / tokens_per_block) after the all-reduce MIN
+  // over ranks (tensorrt_llm/_torch/pyexecutor/resource_manager.py calculate_max_num_blocks,
+  // NVIDIA/TensorRT-LLM 2025 and 2026 copies alike; the C++ manager rounds up too). So the
+  // last block is partly paid for by the 10% slack. Real log (1.1.0rc3, gpt-oss-120b, DGX
+  // Spark): "Both free_gpu_memory_fraction and max_tokens are set (to 0.8999999761581421 and
+  // 86711 ...)" then "Allocated 5.95 GiB for max tokens in paged KV cache (86720)": 86,711
+  // tokens -> ceil(86,711 / 32) = 2,710 blocks = 86,720 tokens (a floor would give 86,688).
   int64_t tokens = budget / bpt;
-  return tokens / tpb;
+  return (tokens + tpb - 1) / tpb;
+}
+
+int64_t estimation_tokens(const Settings& s, int64_t free_now, int64_t bpt) {
+  // KvCacheCreator._get_token_num_for_estimation (_util.py): the dummy context requests of the
+  // profiling run (min(max_num_tokens, max_seq_len - 1) tokens each, together max_num_tokens)
+  // each take ceil((len + 1) / tokens_per_block) blocks (one generated token).
+  int64_t tpb = std::max<int64_t>(1, s.tokens_per_block);
+  int64_t per = std::max<int64_t>(1, std::min(s.max_num_tokens, std::max<int64_t>(1, s.max_seq_len - 1)));
+  int64_t blocks = 0;
+  for (int64_t left = s.max_num_tokens; left > 0; left -= per) blocks += (std::min(per, left) + 1 + tpb - 1) / tpb;
+  if (s.attention_dp && s.tp > 1) blocks = (blocks + s.tp - 1) / s.tp;  // ADP: each rank holds its share
+  if (s.era.log_2026) {
+    // 2026 source (NVIDIA/TensorRT-LLM@0004396 _util.py): at least one max_seq_len sequence plus
+    // the CUDA-graph warm-up batch, and at least max_batch_size blocks. GUESS: that these terms
+    // arrive with 1.2 - the 1.1.0rc3 log above allocated only the dummy request's 257 blocks
+    // (8,224 tokens) with max_seq_len 131,072.
+    int64_t graph_bs = s.cuda_graphs ? std::min(s.max_batch_size, s.cuda_graph_max_batch_size) : 0;
+    blocks = std::max(blocks, (s.max_seq_len + 1 + tpb - 1) / tpb + std::max<int64_t>(0, graph_bs - 1));
+    blocks = std::max(blocks, s.max_batch_size);
+  }
+  int64_t tokens = blocks * tpb * std::max<int64_t>(1, s.max_beam_width);
+  // ... capped by fraction x free memory now (rounded down to whole blocks) and the user's max_tokens.
+  if (bpt > 0 && free_now > 0) {
+    int64_t in_mem = static_cast<int64_t>(s.fraction * static_cast<double>(free_now)) / bpt / tpb * tpb;
+    tokens = std::min(tokens, in_mem);
+  }
+  if (s.max_tokens) tokens = std::min(tokens, *s.max_tokens);
+  return std::max<int64_t>(0, tokens);
 }
 
 }  // namespace headroom::trtllm

@@ -151,6 +151,9 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
   for (auto& b : blocks) b = std::max<int64_t>(0, b);
   int64_t tokens = blocks[0] * s.tokens_per_block;
 
+  // Temporary KV of the profiling run (rank 0's terms; the estimation is all-reduced the same way).
+  const int64_t tmp_tokens = pytorch ? trtllm::estimation_tokens(s, T - terms.front().ctx.central - terms.front().weights, terms.front().bpt) : 0;
+
   std::optional<Failure> oom, refusal;
   int64_t headroom = INT64_MAX;
   for (const auto& t : terms) {
@@ -181,6 +184,14 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
         sim.alloc_estimated("runtime buffers + decoder", t.other.central, t.other.low, t.other.high);
       }
       if (t.state > 0) sim.alloc(fmt::format("Mamba/linear-attention state for {} requests", s.max_batch_size), t.state);
+      if (pytorch && tmp_tokens > 0) {
+        // The profiling executor's own KV pool is live through the warm-up; KvCacheCreator adds
+        // it back to the budget (_cal_max_memory allocated_bytes), so it moves no budget, but a
+        // GPU without room for it fails here.
+        int64_t tmp = tmp_tokens * t.bpt;
+        sim.alloc(fmt::format("temporary KV cache of the estimation run ({} tokens)", tmp_tokens), tmp);
+        sim.release("temporary KV cache freed (executor rebuilt)", tmp);
+      }
     }
     if (!sim.failed()) {
       sim.begin_stage("kv_pool");
@@ -196,35 +207,69 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
   const Terms& t0 = terms.front();
   int64_t seq = s.max_seq_len;
   if (!oom && blocks[0] <= 0) {
+    // resource_manager.py get_max_atten_window_upper_bound: `assert max_blocks_per_seq > 0,
+    // "Impossible to fit in any sequence in kvCache"` (spelled "Impossibe" in 2025 copies).
     refusal = Failure{"kv_pool", 0, t0.bpt * s.tokens_per_block, t0.budget[0],
-                      fmt::format("[TensorRT-LLM][ERROR] no memory left for the KV cache: (total {} GiB - profiled peak) x fraction {} = {} GiB, "
-                                  "less than one block of {} tokens",
-                                  g2(T), s.fraction, g2(t0.budget[0]), s.tokens_per_block)};
+                      fmt::format("AssertionError: {} to fit in any sequence in kvCache ((total {} GiB - profiled peak) x fraction {} = {} GiB, "
+                                  "less than one token of {} B)",
+                                  s.era.log_2026 ? "Impossible" : "Impossibe", g2(T), s.fraction, g2(t0.budget[0]), t0.bpt)};
   }
   // TensorRT-LLM shrinks max_seq_len when one sequence does not fit in the pool; it does not refuse.
   const int64_t seq_given = seq;
   if (!oom && !refusal && tokens < seq) seq = tokens;
-  // Logs (rank 0), only with detail: tune and fit never read them.
+  // Logs (rank 0), only with detail: tune and fit never read them. Texts checked against
+  // _util.py / resource_manager.py (NVIDIA/TensorRT-LLM 2025 copies and @0004396, 2026) and the
+  // real 1.1.0rc3 log quoted in trtllm_kv.cpp; order as that log prints them.
   if (opt.detail) {
-    int64_t seq_log = seq_given;
+    // Through 1.1 the LLM-API KvCacheConfig reached _util.py as the C++ binding, so its fraction
+    // prints as a float32 widened to double ("fraction is set 0.8999999761581421" in the 1.1.0rc3
+    // log). GUESS: 1.2+ (Python KvCacheConfig in the 2026 source) prints the value as given.
+    const std::string frac = s.era.log_2026 ? fmt::format("{}", s.fraction) : fmt::format("{}", static_cast<double>(static_cast<float>(s.fraction)));
     int64_t peak0 = t0.ctx.central + t0.weights + t0.act.central + t0.other.central + t0.graphs.central + t0.state;
+    // One KV-manager creation: the warning when KvCacheCreator handed it max_tokens (resource_manager.py
+    // calculate_max_num_blocks; GUESS: 1.2+ words it differently, not predicted there), the window
+    // shrink, the C++ manager's two lines, the executor's summary. Returns max_seq_len after it.
+    auto manager_lines = [&](int64_t max_tokens, int64_t pool_tokens, int64_t seq_in) {
+      if (pytorch && !s.era.log_2026)
+        f.log.push_back(fmt::format("Both free_gpu_memory_fraction and max_tokens are set (to {} and {}, respectively). The smaller value will be used.", frac,
+                                    max_tokens));
+      int64_t seq_out = seq_in;
+      if (pool_tokens < seq_in) {
+        f.log.push_back(fmt::format("Attention window size {} exceeds upper bound {} for available blocks. Reducing to {}.", seq_in, pool_tokens, pool_tokens));
+        f.log.push_back(fmt::format("Adjusted max_attention_window_vec to [{}]", pool_tokens));
+        if (pytorch && s.era.version >= 10100) f.log.push_back(fmt::format("Adjusted window size {} to {} in blocks_per_window", seq_in, pool_tokens));
+        f.log.push_back(fmt::format("Adjusted max_seq_len to {}", pool_tokens));
+        seq_out = pool_tokens;
+      }
+      f.log.push_back(fmt::format("[TensorRT-LLM][INFO] Number of tokens per block: {}.", s.tokens_per_block));
+      f.log.push_back(fmt::format("[TensorRT-LLM][INFO] [MemUsageChange] Allocated {} GiB for max tokens in paged KV cache ({}).", g2(pool_tokens * t0.bpt),
+                                  pool_tokens));
+      f.log.push_back(fmt::format("max_seq_len={}, max_num_requests={}, max_num_tokens={}, max_batch_size={}", seq_out, s.max_batch_size, s.max_num_tokens,
+                                  s.max_batch_size));
+      return seq_out;
+    };
     if (!oom || oom->stage != "weights") {
       if (pytorch) {
+        // The estimation executor's KV manager comes first (its pool is the "temporary kv cache").
+        int64_t tmp_pool = (tmp_tokens + s.tokens_per_block - 1) / s.tokens_per_block * s.tokens_per_block;
+        if (tmp_tokens > 0) manager_lines(tmp_tokens, tmp_pool, s.max_seq_len);
+        int64_t tmp_bytes = tmp_pool * t0.bpt;
         f.log.push_back(fmt::format("Memory used after loading model weights (inside torch) in memory usage profiling: {} GiB", g2(t0.weights)));
         f.log.push_back(fmt::format("Memory used after loading model weights (outside torch) in memory usage profiling: {} GiB", g2(t0.ctx.central)));
-        f.log.push_back(fmt::format("Memory dynamically allocated during inference (inside torch) in memory usage profiling: {} GiB", g2(t0.act.central)));
+        // torch peak - weights: the activations plus the temporary KV pool allocated inside torch.
+        f.log.push_back(fmt::format("Memory dynamically allocated during inference (inside torch) in memory usage profiling: {} GiB", g2(t0.act.central + tmp_bytes)));
         f.log.push_back(fmt::format("Memory used outside torch (e.g., NCCL and CUDA graphs) in memory usage profiling: {} GiB",
                                     g2(t0.ctx.central + t0.other.central + t0.graphs.central)));
         int64_t kv_max = static_cast<int64_t>(static_cast<double>(T - peak0) * s.fraction);
         if (s.era.log_2026)
           f.log.push_back(fmt::format("Peak memory during memory usage profiling (torch + non-torch): {} GiB, available KV cache memory when calculating max "
                                       "tokens: {} GiB, fraction is set {}, kv size per token is {}. device total memory {} GiB, temporary kv cache memory "
-                                      "during profiling 0.00 GiB",
-                                      g2(peak0), g2(kv_max), s.fraction, t0.bpt, g2(T)));
+                                      "during profiling {} GiB",
+                                      g2(peak0 + tmp_bytes), g2(kv_max), frac, t0.bpt, g2(T), g2(tmp_bytes)));
         else
           f.log.push_back(fmt::format("Peak memory during memory usage profiling (torch + non-torch): {} GiB, available KV cache memory when calculating max "
-                                      "tokens: {} GiB, fraction is set {}, kv size is {}. device total memory {} GiB, , tmp kv_mem 0.00 GiB",
-                                      g2(peak0), g2(kv_max), s.fraction, t0.bpt, g2(T)));
+                                      "tokens: {} GiB, fraction is set {}, kv size is {}. device total memory {} GiB, , tmp kv_mem {} GiB",
+                                      g2(peak0 + tmp_bytes), g2(kv_max), frac, t0.bpt, g2(T), g2(tmp_bytes)));
         if (s.max_tokens)
           f.log.push_back(fmt::format("max_tokens={} is provided. It limits max memory to {} GiB. New max_memory is set to {} GiB", *s.max_tokens,
                                       g2(*s.max_tokens * t0.bpt), g2(t0.budget[0])));
@@ -234,21 +279,12 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
       } else {
         f.log.push_back(fmt::format("[TensorRT-LLM][INFO] Memory usage when calculating max tokens in paged kv cache: total: {} GiB, available: {} GiB", g2(T),
                                     g2(T - peak0)));
+        if (!refusal && !oom) f.log.push_back(fmt::format("[TensorRT-LLM][INFO] Number of blocks in KV cache primary pool: {}", blocks[0]));
       }
       if (!refusal && !oom) {
-        f.log.push_back(fmt::format("[TensorRT-LLM][INFO] Number of blocks in KV cache primary pool: {}", blocks[0]));
-        f.log.push_back(fmt::format("[TensorRT-LLM][INFO] Number of tokens per block: {}.", s.tokens_per_block));
-        f.log.push_back(fmt::format("[TensorRT-LLM][INFO] [MemUsageChange] Allocated {} GiB for max tokens in paged KV cache ({}).",
-                                    g2(blocks[0] * s.tokens_per_block * t0.bpt), tokens));
-        if (tokens < seq_log) {
-          f.log.push_back(fmt::format("Attention window size {} exceeds upper bound {} for available blocks. Reducing to {}.", seq_log, tokens, tokens));
-          f.log.push_back(fmt::format("Adjusted max_attention_window_vec to [{}]", tokens));
-          f.log.push_back(fmt::format("Adjusted max_seq_len to {}", tokens));
-          f.notes.push_back(fmt::format("TensorRT-LLM shrinks max_seq_len from {} to {} (one sequence does not fit); it does not refuse", seq_log, tokens));
-          seq_log = tokens;
-        }
-        f.log.push_back(fmt::format("max_seq_len={}, max_num_requests={}, max_num_tokens={}, max_batch_size={}", seq_log, s.max_batch_size, s.max_num_tokens,
-                                    s.max_batch_size));
+        int64_t seq_log = manager_lines(t0.budget[0] / std::max<int64_t>(1, t0.bpt), tokens, seq_given);
+        if (seq_log < seq_given)
+          f.notes.push_back(fmt::format("TensorRT-LLM shrinks max_seq_len from {} to {} (one sequence does not fit); it does not refuse", seq_given, seq_log));
       }
     }
   }

@@ -67,7 +67,11 @@ std::pair<int, int> pp_layers(int num_layers, int pp, int pp_rank);
 // KV budget: (total - peak) x fraction, capped by max_tokens x bytes/token and max_gpu_total_bytes.
 int64_t kv_budget(int64_t total, int64_t peak, double fraction, std::optional<int64_t> max_tokens, int64_t bytes_per_token,
                   int64_t max_gpu_total_bytes);
-// Blocks of tokens_per_block from a byte budget, and the token count ("Allocated ... (N)").
+// Blocks of tokens_per_block from a byte budget: ceil(floor(budget / bytes_per_token) /
+// tokens_per_block); tokens = blocks x tokens_per_block ("Allocated ... (N)").
 int64_t blocks_for(int64_t budget, int64_t bytes_per_token, int64_t tokens_per_block);
+// Tokens of the temporary KV cache the profiling run uses (PyTorch backend), given the memory
+// free when it is created (after weights): KvCacheCreator._get_token_num_for_estimation.
+int64_t estimation_tokens(const Settings& s, int64_t free_now, int64_t bytes_per_token);
 
 }  // namespace headroom::trtllm
