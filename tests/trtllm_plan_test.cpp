@@ -108,3 +108,26 @@ TEST(TrtllmPlan, FlagErrorsInTrtllmWords) {
   EXPECT_NE(with({"--kv_cache_free_gpu_memory_fraction", "1.0"}).find("must be smaller than 1.0f"), std::string::npos);
   EXPECT_NE(with({"--max_batch_size", "x"}).find("is not a valid integer"), std::string::npos);
 }
+
+TEST(TrtllmRules, CudaGraphBatchSizesAsCudaGraphConfigGeneratesThem) {
+  // llm_args.py CudaGraphConfig._generate_cuda_graph_batch_sizes: enable_padding defaults to
+  // False -> 1..31, 32, 64, 128 (34 sizes at the default max 128); padding -> [1, 2, 4, 8, 16, ..., 128]
+  // (19, the list the 1.1.0rc3 gpt-oss log prints in PyTorchConfig(cuda_graph_batch_sizes=...)),
+  // of which max_batch_size 64 keeps 11 ("Creating CUDA graph instances for 11 batch sizes.").
+  trtllm::Settings s;
+  EXPECT_EQ(trtllm::cuda_graph_batch_sizes(s).size(), 34u);
+  s.cuda_graph_padding = true;
+  EXPECT_EQ(trtllm::cuda_graph_batch_sizes(s).size(), 19u);
+  s.max_batch_size = 64;
+  auto v = trtllm::cuda_graph_batch_sizes(s);
+  EXPECT_EQ(v.size(), 11u);
+  EXPECT_EQ(v.back(), 64);
+  // A max of 300 adds 256 (2^8 < 2^ceil(log2 300)) and 300 itself.
+  s.max_batch_size = 2048;
+  s.cuda_graph_padding = false;
+  s.cuda_graph_max_batch_size = 300;
+  v = trtllm::cuda_graph_batch_sizes(s);
+  EXPECT_EQ(v.size(), 36u);
+  EXPECT_EQ(v[v.size() - 2], 256);
+  EXPECT_EQ(v.back(), 300);
+}

@@ -36,6 +36,7 @@ constexpr YamlField kTrtYaml[] = {
     {"--kv_cache_dtype", "kv_cache_config", "dtype"},
     {"--enable_block_reuse", "kv_cache_config", "enable_block_reuse"},
     {"--cuda_graph_max_batch_size", "cuda_graph_config", "max_batch_size"},
+    {"--cuda_graph_enable_padding", "cuda_graph_config", "enable_padding"},
     {"--enable_attention_dp", "", "enable_attention_dp"},
 };
 

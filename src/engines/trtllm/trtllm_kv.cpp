@@ -92,4 +92,40 @@ int64_t estimation_tokens(const Settings& s, int64_t free_now, int64_t bpt) {
   return std::max<int64_t>(0, tokens);
 }
 
+std::vector<int64_t> cuda_graph_batch_sizes(const Settings& s) {
+  std::vector<int64_t> out;
+  if (!s.cuda_graphs || s.backend != "pytorch") return out;
+  // tensorrt_llm/llmapi/llm_args.py CudaGraphConfig._generate_cuda_graph_batch_sizes (the copy
+  // research §7.1 cites): padding -> [1, 2, 4] + multiples of 8 to 128; no padding (the default)
+  // -> 1..31, 32, 64, 128; both add 2^8 .. 2^(ceil(log2 max) - 1), keep those <= max and append
+  // max when it is missing. (Older copies use floor(log2 max); 2026 padding adds steps of 64
+  // past 128: neither matters at the default max 128.)
+  const int64_t mx = s.cuda_graph_max_batch_size > 0 ? s.cuda_graph_max_batch_size : 128;
+  std::vector<int64_t> v;
+  if (s.cuda_graph_padding) {
+    v = {1, 2, 4};
+    for (int64_t i = 1; i <= 16; ++i) v.push_back(i * 8);
+  } else {
+    for (int64_t i = 1; i < 32; ++i) v.push_back(i);
+    v.insert(v.end(), {32, 64, 128});
+  }
+  int64_t p2 = 256;
+  while (p2 < mx && p2 * 2 <= (int64_t{1} << 40)) {  // 2^i for 8 <= i < ceil(log2 mx)
+    v.push_back(p2);
+    p2 *= 2;
+  }
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  std::vector<int64_t> kept;
+  for (int64_t b : v)
+    if (b <= mx) kept.push_back(b);
+  if (kept.empty() || kept.back() != mx) kept.push_back(mx);
+  // PyTorchModelEngine captures only the sizes the executor's max_batch_size can reach (the
+  // 1.1.0rc3 log: 19 padded sizes configured, "Creating CUDA graph instances for 11 batch sizes"
+  // at max_batch_size 64).
+  for (int64_t b : kept)
+    if (b <= s.max_batch_size) out.push_back(b);
+  return out;
+}
+
 }  // namespace headroom::trtllm

@@ -70,13 +70,7 @@ void prepare(Prepared& P, const Deployment& d) {
   // their last-token logits are what the sampler sees.
   int64_t reqs = std::max<int64_t>(1, s.max_num_tokens / std::max<int64_t>(1, std::min(s.max_num_tokens, s.max_seq_len)));
   static const vllm::Era act_era = vllm::era_for_version("0.21.0");  // forward-temporary model shared with vLLM's profile run (ESTIMATED)
-  P.graph_sizes.clear();
-  if (s.cuda_graphs && pytorch) {
-    // CudaGraphConfig default batch sizes: [1, 2, 4] + range(8, max + 1, 8) (llm_args.py _generate_cuda_graph_batch_sizes).
-    for (int64_t b : {1, 2, 4})
-      if (b <= s.cuda_graph_max_batch_size) P.graph_sizes.push_back(b);
-    for (int64_t b = 8; b <= s.cuda_graph_max_batch_size; b += 8) P.graph_sizes.push_back(b);
-  }
+  P.graph_sizes = trtllm::cuda_graph_batch_sizes(s);
 
   P.terms.clear();
   for (const auto& w : ws) {

@@ -35,7 +35,8 @@ struct Settings {
   std::string kv_dtype = "auto";            // resolved: "bfloat16" | "float16" | "fp8" | "nvfp4"
   double kv_elem_bytes = 2;
   bool cuda_graphs = true;
-  int64_t cuda_graph_max_batch_size = 128;
+  int64_t cuda_graph_max_batch_size = 128;  // CudaGraphConfig.max_batch_size (0 -> 128)
+  bool cuda_graph_padding = false;          // CudaGraphConfig.enable_padding (default False)
   int tp = 1, pp = 1, ep = 1;
   bool attention_dp = false;
   std::vector<std::pair<std::string, std::string>> table;
@@ -73,5 +74,8 @@ int64_t blocks_for(int64_t budget, int64_t bytes_per_token, int64_t tokens_per_b
 // Tokens of the temporary KV cache the profiling run uses (PyTorch backend), given the memory
 // free when it is created (after weights): KvCacheCreator._get_token_num_for_estimation.
 int64_t estimation_tokens(const Settings& s, int64_t free_now, int64_t bytes_per_token);
+// CUDA-graph batch sizes the PyTorch engine captures: CudaGraphConfig._generate_cuda_graph_batch_sizes
+// for cuda_graph_max_batch_size, then those <= max_batch_size.
+std::vector<int64_t> cuda_graph_batch_sizes(const Settings& s);
 
 }  // namespace headroom::trtllm

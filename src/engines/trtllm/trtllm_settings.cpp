@@ -23,7 +23,7 @@ const std::vector<std::string_view>& trtllm_flags() {
       "--reasoning_parser", "--enable_chunked_prefill",
       // LLM-API fields (KvCacheConfig, CudaGraphConfig, attention DP)
       "--free_gpu_memory_fraction", "--max_tokens", "--max_gpu_total_bytes", "--tokens_per_block", "--kv_cache_dtype",
-      "--enable_block_reuse", "--cuda_graph_max_batch_size", "--disable_cuda_graph", "--enable_attention_dp",
+      "--enable_block_reuse", "--cuda_graph_max_batch_size", "--cuda_graph_enable_padding", "--disable_cuda_graph", "--enable_attention_dp",
   };
   return v;
 }
@@ -155,8 +155,9 @@ Settings resolve_settings(const Deployment& d) {
   else s.notes.push_back(fmt::format("max_seq_len is not specified, using inferred value {}", s.max_seq_len));
   if (auto v = get("--disable_cuda_graph")) s.cuda_graphs = !truthy(*v);
   if (auto v = get("--cuda_graph_max_batch_size")) s.cuda_graph_max_batch_size = int_opt("--cuda_graph_max_batch_size", *v, 0);
+  if (auto v = get("--cuda_graph_enable_padding")) s.cuda_graph_padding = truthy(*v);
+  if (s.cuda_graph_max_batch_size == 0) s.cuda_graph_max_batch_size = 128;  // CudaGraphConfig: max_batch_size or 128
   if (s.backend == "trt") s.cuda_graphs = false;
-  s.cuda_graph_max_batch_size = std::min(s.cuda_graph_max_batch_size, s.max_batch_size);
 
   // KV dtype: "auto" = the checkpoint's KV quantization (hf_quant_config kv_cache_quant_algo)
   // or the model dtype.
@@ -186,6 +187,7 @@ Settings resolve_settings(const Deployment& d) {
       {"--ep_size", std::to_string(s.ep)},
       {"--enable_attention_dp", s.attention_dp ? "true" : "false"},
       {"--cuda_graph_max_batch_size", s.cuda_graphs ? std::to_string(s.cuda_graph_max_batch_size) : "disabled"},
+      {"--cuda_graph_enable_padding", s.cuda_graph_padding ? "true" : "false"},
   };
   if (get("--extra_llm_api_options"))
     s.notes.push_back("--extra_llm_api_options: the YAML file is not read; pass its kv_cache_config fields as flags (--max_tokens, --tokens_per_block, ...)");
