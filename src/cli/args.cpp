@@ -12,7 +12,7 @@ namespace headroom {
 namespace {
 // Flags that take no value: headroom's own and the engines' store_true flags, spelled as the
 // engines spell them (SGLang server_args.py, vLLM EngineArgs).
-constexpr std::array<std::string_view, 41> kBooleanFlags{
+constexpr std::array<std::string_view, 43> kBooleanFlags{
     "--json", "--help", "--version", "--enable-dp-attention", "--disable-cuda-graph",
     "--enforce-eager", "--enable-torch-compile", "--trust-remote-code", "--disable-radix-cache",
     "--enable-expert-parallel", "--disable-cuda-graph-padding", "--enable-memory-saver",
@@ -26,7 +26,8 @@ constexpr std::array<std::string_view, 41> kBooleanFlags{
     "--skip-mm-profiling", "--disable-hybrid-kv-cache-manager", "--no-async-scheduling", "--enable-sleep-mode",
     "--calculate-kv-scales",
     // TensorRT-LLM (trtllm-serve spelling)
-    "--trust_remote_code", "--enable_attention_dp", "--disable_cuda_graph", "--enable_block_reuse"};
+    "--trust_remote_code", "--enable_attention_dp", "--disable_cuda_graph", "--enable_block_reuse",
+    "--enable_chunked_prefill", "--fail_fast_on_attention_window_too_large"};
 }  // namespace
 
 bool is_boolean_flag(std::string_view name) {
