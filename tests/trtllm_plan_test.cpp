@@ -131,3 +131,14 @@ TEST(TrtllmRules, CudaGraphBatchSizesAsCudaGraphConfigGeneratesThem) {
   EXPECT_EQ(v[v.size() - 2], 256);
   EXPECT_EQ(v.back(), 300);
 }
+
+TEST(TrtllmPlan, ServeAliasesAndFailFastWindow) {
+  // serve.py (2026): --tensor_parallel_size is --tp_size's other spelling.
+  Forecast a = run({"--engine", "trtllm", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--tensor_parallel_size", "2"});
+  Forecast b = run({"--engine", "trtllm", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--tp_size", "2"});
+  EXPECT_EQ(a.kv_tokens, b.kv_tokens);
+  EXPECT_EQ(a.ranks.size(), 2u);
+  // --fail_fast_on_attention_window_too_large turns the max_seq_len shrink into an exit.
+  Forecast f = run({"--engine", "trtllm", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--max_tokens", "4096", "--fail_fast_on_attention_window_too_large"});
+  EXPECT_EQ(f.verdict, Verdict::Refused);
+}

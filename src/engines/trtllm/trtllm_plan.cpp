@@ -208,8 +208,14 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
                                   "less than one token of {} B)",
                                   s.era.log_2026 ? "Impossible" : "Impossibe", g2(T), s.fraction, g2(t0.budget[0]), t0.bpt)};
   }
-  // TensorRT-LLM shrinks max_seq_len when one sequence does not fit in the pool; it does not refuse.
+  // TensorRT-LLM shrinks max_seq_len when one sequence does not fit in the pool; it does not
+  // refuse unless --fail_fast_on_attention_window_too_large (serve.py, default False) asks it to.
   const int64_t seq_given = seq;
+  if (!oom && !refusal && tokens < seq && s.fail_fast_window)
+    refusal = Failure{"kv_pool", 0, seq * t0.bpt, tokens * t0.bpt,
+                      fmt::format("RuntimeError: attention window {} does not fit in the KV cache ({} tokens) and "
+                                  "--fail_fast_on_attention_window_too_large is set (headroom's words; the exit is TensorRT-LLM's)",
+                                  seq, tokens)};
   if (!oom && !refusal && tokens < seq) seq = tokens;
   // Logs (rank 0), only with detail: tune and fit never read them. Texts checked against
   // _util.py / resource_manager.py (NVIDIA/TensorRT-LLM 2025 copies and @0004396, 2026) and the

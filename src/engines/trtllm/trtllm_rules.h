@@ -39,6 +39,7 @@ struct Settings {
   bool cuda_graph_padding = false;          // CudaGraphConfig.enable_padding (default False)
   int tp = 1, pp = 1, ep = 1;
   bool attention_dp = false;
+  bool fail_fast_window = false;            // --fail_fast_on_attention_window_too_large (default False)
   std::vector<std::pair<std::string, std::string>> table;
   std::vector<std::string> notes;
 };

@@ -21,6 +21,11 @@ const std::vector<std::string_view>& trtllm_flags() {
       "--max_beam_width", "--kv_cache_free_gpu_memory_fraction", "--trust_remote_code", "--extra_llm_api_options",
       "--host", "--port", "--log_level", "--tokenizer", "--gpus_per_node", "--cluster_size", "--num_postprocess_workers",
       "--reasoning_parser", "--enable_chunked_prefill",
+      // 2026 serve.py long names and extra options (NVIDIA/TensorRT-LLM tensorrt_llm/commands/serve.py,
+      // 2026 copy): --tensor_parallel_size/--tp_size, --pipeline_parallel_size/--pp_size,
+      // --moe_expert_parallel_size/--ep_size, --config/--extra_llm_api_options.
+      "--tensor_parallel_size", "--pipeline_parallel_size", "--moe_expert_parallel_size", "--moe_cluster_parallel_size", "--config",
+      "--tool_parser", "--revision", "--custom_tokenizer", "--served_model_name", "--fail_fast_on_attention_window_too_large",
       // LLM-API fields (KvCacheConfig, CudaGraphConfig, attention DP)
       "--free_gpu_memory_fraction", "--max_tokens", "--max_gpu_total_bytes", "--tokens_per_block", "--kv_cache_dtype",
       "--enable_block_reuse", "--cuda_graph_max_batch_size", "--cuda_graph_enable_padding", "--disable_cuda_graph", "--enable_attention_dp",
@@ -119,7 +124,19 @@ Settings resolve_settings(const Deployment& d) {
   s.pp = std::max(1, d.par.pp);
   s.ep = std::max(1, d.par.ep);
   s.attention_dp = d.par.dp_attention;
-  auto get = [&](std::string_view n) { return d.flag(n); };
+  // click aliases: either spelling of an option sets it (the later one on the line wins in click;
+  // headroom takes the canonical spelling first).
+  auto get = [&](std::string_view n) -> const std::string* {
+    if (auto v = d.flag(n)) return v;
+    static constexpr std::pair<std::string_view, std::string_view> kAlias[] = {
+        {"--tp_size", "--tensor_parallel_size"}, {"--pp_size", "--pipeline_parallel_size"},
+        {"--ep_size", "--moe_expert_parallel_size"}, {"--extra_llm_api_options", "--config"}};
+    for (const auto& [canon, alias] : kAlias)
+      if (n == canon) {
+        if (auto v = d.flag(alias)) return v;
+      }
+    return nullptr;
+  };
   if (auto v = get("--tp_size")) s.tp = static_cast<int>(int_opt("--tp_size", *v, 1));
   if (auto v = get("--pp_size")) s.pp = static_cast<int>(int_opt("--pp_size", *v, 1));
   if (auto v = get("--ep_size")) s.ep = static_cast<int>(int_opt("--ep_size", *v, 1));
@@ -154,6 +171,7 @@ Settings resolve_settings(const Deployment& d) {
   if (auto v = get("--max_seq_len")) s.max_seq_len = int_opt("--max_seq_len", *v, 1);
   else s.notes.push_back(fmt::format("max_seq_len is not specified, using inferred value {}", s.max_seq_len));
   if (auto v = get("--disable_cuda_graph")) s.cuda_graphs = !truthy(*v);
+  if (auto v = get("--fail_fast_on_attention_window_too_large")) s.fail_fast_window = truthy(*v);
   if (auto v = get("--cuda_graph_max_batch_size")) s.cuda_graph_max_batch_size = int_opt("--cuda_graph_max_batch_size", *v, 0);
   if (auto v = get("--cuda_graph_enable_padding")) s.cuda_graph_padding = truthy(*v);
   if (s.cuda_graph_max_batch_size == 0) s.cuda_graph_max_batch_size = 128;  // CudaGraphConfig: max_batch_size or 128
