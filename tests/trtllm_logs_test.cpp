@@ -151,3 +151,26 @@ TEST(TrtllmLogs, NoRoomForOneBlockIsTheManagersAssertion) {
   ASSERT_TRUE(f.failure.has_value());
   EXPECT_EQ(f.failure->message.rfind("AssertionError: Impossible to fit in any sequence in kvCache", 0), 0u);
 }
+
+TEST(TrtllmLogs, CppRuntimeLinesInTheLoggedText) {
+  // Case C's deployment under 0.19 rules (TensorRT engine, C++ runtime by default before 1.0):
+  // the lines the log shows, in its order; values differ (the catalog has the bf16 checkpoint).
+  Forecast f = run({"--engine", "trtllm@0.19.0", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "rtx-5090", "--kv_cache_dtype", "fp8",
+                    "--max_batch_size", "2048", "--max_num_tokens", "1024", "--max_seq_len", "2048"});
+  ASSERT_EQ(f.verdict, Verdict::Fits);
+  size_t usage = index_of_prefix(f, "[TensorRT-LLM][INFO] Memory usage when calculating max tokens in paged kv cache: total: ");
+  ASSERT_LT(usage + 4, f.log.size());
+  EXPECT_NE(f.log[usage].find(" GiB, available: "), std::string::npos);
+  EXPECT_EQ(f.log[usage + 1].rfind("[TensorRT-LLM][INFO] Number of blocks in KV cache primary pool: ", 0), 0u);
+  EXPECT_EQ(f.log[usage + 2], "[TensorRT-LLM][INFO] Number of blocks in KV cache secondary pool: 0, onboard blocks to primary memory before reuse: true");
+  EXPECT_EQ(f.log[usage + 3], "[TensorRT-LLM][INFO] Number of tokens per block: 32.");
+  EXPECT_EQ(f.log[usage + 4].rfind("[TensorRT-LLM][INFO] [MemUsageChange] Allocated ", 0), 0u);
+  // The executor of a TensorRT engine prints no Python "max_seq_len=..." summary.
+  EXPECT_FALSE(has_prefix(f, "max_seq_len="));
+  // 65,536 B/token (FP8 KV) in the allocation line: tokens x 65,536 B.
+  const std::string& alloc = f.log[usage + 4];
+  auto open = alloc.rfind('(');
+  int64_t tokens = std::stoll(alloc.substr(open + 1));
+  EXPECT_EQ(tokens, f.kv_tokens);
+  EXPECT_NE(alloc.find("Allocated " + gib2(tokens * 65536) + " GiB"), std::string::npos);
+}

@@ -244,8 +244,15 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
       f.log.push_back(fmt::format("[TensorRT-LLM][INFO] Number of tokens per block: {}.", s.tokens_per_block));
       f.log.push_back(fmt::format("[TensorRT-LLM][INFO] [MemUsageChange] Allocated {} GiB for max tokens in paged KV cache ({}).", g2(pool_tokens * t0.bpt),
                                   pool_tokens));
-      f.log.push_back(fmt::format("max_seq_len={}, max_num_requests={}, max_num_tokens={}, max_batch_size={}", seq_out, s.max_batch_size, s.max_num_tokens,
-                                  s.max_batch_size));
+      // py_executor_creator's summary (PyTorch path only; the C++ executor of a TensorRT engine
+      // prints none). Early-2025 builds printed three fields ("max_seq_len=131072,
+      // max_num_requests=2048, max_num_tokens=8192", a Dynamo README log of 2025-02-14); GUESS:
+      // the max_batch_size field arrives with 0.20 (1.1.0rc3 prints four).
+      if (pytorch && s.era.version >= 2000)
+        f.log.push_back(fmt::format("max_seq_len={}, max_num_requests={}, max_num_tokens={}, max_batch_size={}", seq_out, s.max_batch_size,
+                                    s.max_num_tokens, s.max_batch_size));
+      else if (pytorch)
+        f.log.push_back(fmt::format("max_seq_len={}, max_num_requests={}, max_num_tokens={}", seq_out, s.max_batch_size, s.max_num_tokens));
       return seq_out;
     };
     if (!oom || oom->stage != "weights") {
@@ -279,7 +286,12 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
       } else {
         f.log.push_back(fmt::format("[TensorRT-LLM][INFO] Memory usage when calculating max tokens in paged kv cache: total: {} GiB, available: {} GiB", g2(T),
                                     g2(T - peak0)));
-        if (!refusal && !oom) f.log.push_back(fmt::format("[TensorRT-LLM][INFO] Number of blocks in KV cache primary pool: {}", blocks[0]));
+        // kvCacheManager.cpp calculateMaxNumBlocks, as the 0.19.0 RTX 5090 log prints them
+        // (tests/trtllm_logs_test.cpp, case C); no host cache -> 0 secondary blocks.
+        if (!refusal && !oom) {
+          f.log.push_back(fmt::format("[TensorRT-LLM][INFO] Number of blocks in KV cache primary pool: {}", blocks[0]));
+          f.log.push_back("[TensorRT-LLM][INFO] Number of blocks in KV cache secondary pool: 0, onboard blocks to primary memory before reuse: true");
+        }
       }
       if (!refusal && !oom) {
         int64_t seq_log = manager_lines(t0.budget[0] / std::max<int64_t>(1, t0.bpt), tokens, seq_given);
