@@ -194,3 +194,22 @@ TEST(DoctorCli, HealthyLogGivesACalibrationReport) {
             kExitOk);
   std::filesystem::remove(path);
 }
+
+TEST(DoctorTrtllm, FractionFixUsesTrtllmServeSpellingAndLowersIt) {
+  // A TensorRT-LLM warm-up OOM (Llama-3.1-70B, 2 x H100, fraction 0.95): the fix is a lower
+  // --kv_cache_free_gpu_memory_fraction (trtllm-serve's flag; the doctor used to search an unknown
+  // "--free-gpu-memory-fraction" that the plan ignored, so every candidate planned alike).
+  LogScan scan = scan_log_text(
+      "[TensorRT-LLM][INFO] TensorRT-LLM version: 1.2.1\n"
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of "
+      "which 1.20 GiB is free. Including non-PyTorch memory, this process has 77.98 GiB memory in use. Of the allocated "
+      "memory 75.10 GiB is allocated by PyTorch, and 1.30 GiB is reserved by PyTorch but unallocated.\n",
+      "trt.log");
+  Diagnosis d = diagnose(scan, Args::parse({"--engine", "trtllm", "--model", "meta-llama/Llama-3.1-70B-Instruct", "--gpu", "h100",
+                                            "--tp", "2", "--kv_cache_free_gpu_memory_fraction", "0.95"}));
+  ASSERT_FALSE(d.fixes.empty());
+  EXPECT_EQ(d.fixes[0].flag, "--kv_cache_free_gpu_memory_fraction");
+  EXPECT_LT(std::stod(d.fixes[0].value), 0.95);
+  ASSERT_TRUE(d.forecast_after_fix.has_value());
+  EXPECT_EQ(d.forecast_after_fix->verdict, Verdict::Fits);
+}

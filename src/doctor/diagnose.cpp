@@ -142,9 +142,11 @@ Diagnosis diagnose(const LogScan& scan, const Args& args) {
 
   // The deployment, when the log and the options are enough to plan it.
   std::optional<Deployment> dep;
-  if (rebuilt.has_model && rebuilt.gaps.size() == std::count_if(rebuilt.gaps.begin(), rebuilt.gaps.end(), [](const std::string& g) {
-        return g.find("assuming SGLang") != std::string::npos;
-      })) {
+  // Plannable when every gap is only the engine assumption.
+  const bool only_engine_assumed = std::all_of(rebuilt.gaps.begin(), rebuilt.gaps.end(), [](const std::string& g) {
+    return g.find("assuming SGLang") != std::string::npos;
+  });
+  if (rebuilt.has_model && only_engine_assumed) {
     try {
       dep = parse_deployment(Args::parse(rebuilt.args));
     } catch (const InputError& e) {

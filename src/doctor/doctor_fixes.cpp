@@ -33,7 +33,7 @@ std::optional<Forecast> try_plan(const Deployment& d, const PlanOptions& o) {
 bool ok(const std::optional<Forecast>& f) { return f && f->verdict == Verdict::Fits; }
 
 std::string knob_of(EngineKind k) {
-  return k == EngineKind::SGLang ? "--mem-fraction-static" : k == EngineKind::VLLM ? "--gpu-memory-utilization" : "--free-gpu-memory-fraction";
+  return k == EngineKind::SGLang ? "--mem-fraction-static" : k == EngineKind::VLLM ? "--gpu-memory-utilization" : "--kv_cache_free_gpu_memory_fraction";  // trtllm-serve spelling
 }
 
 // Largest value of the engine's memory knob whose forecast fits (worst case of every estimate).
