@@ -59,6 +59,7 @@ struct Row {
   std::optional<double> same_value;
   int64_t same_tokens = 0;
   std::string same_note;
+  std::string unsupported;  // this engine's model of the engine cannot plan this model (the reason)
 };
 
 Forecast plan_with(Deployment d, std::string_view flag, double value) {
@@ -110,7 +111,14 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
     Row r;
     r.spec = spec;
     r.d = parse_deployment(Args::parse(argv));
-    r.f = plan(r.d);
+    try {
+      r.f = plan(r.d);
+    } catch (const InputError& e) {
+      // A model one engine's model cannot plan (e.g. vLLM's DeepSeek-V4 KV groups) leaves the others
+      // comparable; any other bad input is still the user's to fix (exit 2).
+      if (e.field() != "--model" || specs.size() < 2) throw;
+      r.unsupported = e.problem();
+    }
     Knob kn = knob_of(kind);
     r.knob_flag = std::string(kn.flag);
     if (const std::string* v = r.f.setting(kn.flag)) r.knob_value = *v;
@@ -124,20 +132,36 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
     if (!anyone) fail_input("command line", k, "no compared engine accepts this flag");
   }
 
-  std::string ref = args.get_or("--reference", specs.front());
+  if (std::all_of(rows.begin(), rows.end(), [](const Row& r) { return !r.unsupported.empty(); }))
+    fail_input("command line", "--model", rows.front().unsupported);
+  const auto first_ok = std::find_if(rows.begin(), rows.end(), [](const Row& r) { return r.unsupported.empty(); });
+  std::string ref = args.get_or("--reference", first_ok->spec);
   auto ref_it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.spec == ref || std::string(engine_kind_name(r.d.engine)) == ref; });
   if (ref_it == rows.end()) fail_input("command line", "--reference", fmt::format("'{}' is not one of the compared engines", ref));
+  if (!ref_it->unsupported.empty()) fail_input("command line", "--reference", fmt::format("{}: {}", ref, ref_it->unsupported));
   int64_t target = ref_it->f.kv_tokens;
 
   for (auto& r : rows) {
-    if (&r == &*ref_it || target <= 0) continue;
+    if (&r == &*ref_it || target <= 0 || !r.unsupported.empty()) continue;
     Knob kn = knob_of(r.d.engine);
-    Forecast hi = plan_with(r.d, kn.flag, kn.hi);
-    if (hi.kv_tokens < target) {
-      r.same_note = fmt::format("not reachable: at {} {} the pool holds {} tokens", kn.flag, kn.hi, hi.kv_tokens);
+    // The top of the knob's range can be refused outright (vLLM: free memory at start below
+    // utilization x total), so walk down from it to the first value whose pool holds the target.
+    double up = -1;
+    int64_t best = 0;
+    double best_at = kn.hi;
+    for (double v = kn.hi; v >= kn.lo - 1e-9; v -= 0.01) {
+      Forecast f = plan_with(r.d, kn.flag, v);
+      if (f.kv_tokens > best) best = f.kv_tokens, best_at = v;
+      if (f.kv_tokens >= target) {
+        up = v;
+        break;
+      }
+    }
+    if (up < 0) {
+      r.same_note = fmt::format("not reachable: the most is {} tokens at {} {:.2f}", best, kn.flag, best_at);
       continue;
     }
-    double lo = kn.lo, up = kn.hi;
+    double lo = kn.lo;
     for (int i = 0; i < 24 && up - lo > 1e-4; ++i) {
       double mid = (lo + up) / 2;
       Forecast m = plan_with(r.d, kn.flag, mid);
@@ -156,6 +180,10 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
     j["target_kv_tokens"] = target;
     j["engines"] = nlohmann::ordered_json::array();
     for (const auto& r : rows) {
+      if (!r.unsupported.empty()) {
+        j["engines"].push_back({{"engine", std::string(engine_kind_name(r.d.engine))}, {"verdict", nullptr}, {"unsupported", r.unsupported}});
+        continue;
+      }
       nlohmann::ordered_json e{{"engine", std::string(engine_kind_name(r.d.engine))},
                                {"version", r.f.version},
                                {"verdict", std::string(verdict_name(r.f.verdict))},
@@ -177,6 +205,10 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
     out << fmt::format("{:<16} {:<8} {:>12} {:>9} {:>12} {:>11}  {:<44} {}\n", "engine", "verdict", "KV tokens", "context", "concurrency",
                        "headroom", "memory knob in force", "same KV as " + ref_it->spec);
     for (const auto& r : rows) {
+      if (!r.unsupported.empty()) {
+        out << fmt::format("{:<16} {:<8} not modelled: {}\n", r.spec, "-", r.unsupported);
+        continue;
+      }
       std::string same = &r == &*ref_it ? "(reference)"
                          : r.same_value ? fmt::format("{} {:.4f} -> {} tokens{}", r.knob_flag, *r.same_value, r.same_tokens,
                                                       r.same_note.empty() ? "" : " (" + r.same_note + ")")
@@ -191,7 +223,7 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
       if (r.f.failure) out << fmt::format("{}: {}\n", r.spec, r.f.failure->message);
   }
   (void)err;
-  bool all_ok = std::all_of(rows.begin(), rows.end(), [](const Row& r) { return usable(r.f); });
+  bool all_ok = std::all_of(rows.begin(), rows.end(), [](const Row& r) { return !r.unsupported.empty() || usable(r.f); });
   return all_ok ? kExitOk : kExitFails;
 }
 

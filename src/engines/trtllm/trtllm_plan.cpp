@@ -119,6 +119,10 @@ void prepare(Prepared& P, const Deployment& d) {
 }  // namespace
 
 Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
+  // DeepSeek-V4's compressed / sliding-window KV groups are not in this KV model: a generic MLA/MHA
+  // cell would be silently wrong, so refuse as the vLLM model does.
+  if (d.model->config.model_type == "deepseek_v4" || d.model->config.architecture == "DeepseekV4ForCausalLM")
+    fail_input("trtllm", "--model", "DeepSeek-V4's compressed sparse attention KV cache is not modelled by headroom's TensorRT-LLM engine");
   thread_local Prepared P;
   if (P.valid && same_but_budget(P.key, d, trtllm::kBudgetFlags)) trtllm::apply_budget(P.s, trtllm::resolve_budget(d));
   else prepare(P, d);

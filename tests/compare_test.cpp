@@ -1,0 +1,59 @@
+// headroom compare: one deployment under SGLang, vLLM and TensorRT-LLM, each engine's knob value
+// for the reference engine's KV budget, and engines that cannot plan the model shown as such.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+
+#include "headroom/cli.h"
+
+using headroom::run_cli;
+
+namespace {
+int run(const std::vector<std::string>& argv, std::string& out, std::string& err) {
+  std::ostringstream o, e;
+  int rc = run_cli(argv, o, e);
+  out = o.str();
+  err = e.str();
+  return rc;
+}
+}  // namespace
+
+TEST(Compare, SameKvBudgetIsFoundForEachEngine) {
+  std::string out, err;
+  int rc = run({"compare", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100", "--tp", "1", "--json"}, out, err);
+  ASSERT_EQ(rc, 0) << err;
+  auto j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["reference"], "sglang");
+  ASSERT_EQ(j["engines"].size(), 3u);
+  const int64_t target = j["target_kv_tokens"].get<int64_t>();
+  EXPECT_EQ(j["engines"][0]["kv_tokens"].get<int64_t>(), target);
+  for (int i = 1; i < 3; ++i) {
+    const auto& e = j["engines"][i];
+    SCOPED_TRACE(e["engine"].get<std::string>());
+    ASSERT_TRUE(e["same_kv_budget"].is_object());
+    // The bisection stops at the smallest knob value (to 1e-4) whose pool holds the target:
+    // at least the target, and within a few pages of it (Llama-3.1-8B bf16: 128 KiB/token,
+    // 1e-4 of 79 GiB is ~63 tokens).
+    const int64_t got = e["same_kv_budget"]["kv_tokens"].get<int64_t>();
+    EXPECT_GE(got, target);
+    EXPECT_LT(got - target, target / 100);
+  }
+}
+
+TEST(Compare, AnEngineThatCannotPlanTheModelIsShownNotFatal) {
+  // DeepSeek-V4's compressed KV groups are modelled for SGLang only.
+  std::string out, err;
+  int rc = run({"compare", "--model", "deepseek-ai/DeepSeek-V4-Flash", "--gpu", "h200", "--tp", "4", "--json"}, out, err);
+  auto j = nlohmann::json::parse(out);
+  ASSERT_EQ(j["engines"].size(), 3u);
+  EXPECT_TRUE(j["engines"][0]["kv_tokens"].get<int64_t>() > 0);
+  EXPECT_TRUE(j["engines"][1]["verdict"].is_null());
+  EXPECT_NE(j["engines"][1]["unsupported"].get<std::string>().find("DeepSeek-V4"), std::string::npos);
+  EXPECT_TRUE(j["engines"][2]["verdict"].is_null());
+  EXPECT_TRUE(rc == 0 || rc == 1);
+  // Alone, the engine that cannot plan it is bad input (exit 2, one line).
+  rc = run({"compare", "--model", "deepseek-ai/DeepSeek-V4-Flash", "--gpu", "h200", "--tp", "4", "--engines", "vllm"}, out, err);
+  EXPECT_EQ(rc, 2);
+  EXPECT_NE(err.find("--model"), std::string::npos);
+}
