@@ -65,6 +65,12 @@ struct LayerSpec {
   int64_t bytes_per_token = 0;   // attention: page bytes per token of block (H_kv*(Dk+Dv)*s + scales)
   int64_t window = 0;            // sliding window / attention chunk (tokens)
   int64_t mamba_bytes = 0;       // Mamba/GDN state bytes per request (conv + ssm), unpadded
+  // DeepSeek-V4 caches (MLAAttentionSpec / SlidingWindowMLASpec with model_version
+  // "deepseek_v4"): bytes_per_token is per *stored* token, compress the tokens per stored
+  // token (page = round_up(block / compress * bytes_per_token, align)), own_block the layer's
+  // fixed block size (SWA 64, compressor states 4 / 8; 0 = the cache block size).
+  bool dsv4 = false;
+  int64_t compress = 1, own_block = 0, align = 0;
   bool operator==(const LayerSpec&) const = default;
 };
 
@@ -104,6 +110,12 @@ struct KvLayout {
   std::vector<Group> groups;
   std::vector<std::string> notes; // L21 lines etc.
   bool attention_free = false;
+  // DeepSeek-V4 packed layout (kv_cache_utils.py _get_kv_cache_config_packed): page_bytes is the
+  // whole block (every page-size bucket), tensors 1. v4: the groups as vLLM makes them.
+  struct V4Group { bool full; int64_t block; int64_t window; int64_t page_sum; int64_t layers; int64_t tuples; };
+  bool packed = false;
+  std::vector<V4Group> v4;
+  int64_t v4_tuple_bytes = 0;  // sum of the full-MLA group's distinct page sizes
   int64_t bytes_per_block_all() const { return page_bytes * tensors; }
 };
 // Groups the specs (vllm/v1/core/kv_cache_utils.py get_kv_cache_groups /
