@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "engines/vllm/vllm_rules.h"
 #include "headroom/deployment.h"
 #include "headroom/engine.h"
 #include "headroom/error.h"
@@ -195,4 +196,74 @@ TEST(VllmPlan, ValidateMeasuresTheEstimatedMaxModelLen) {
   ASSERT_EQ(j["max_model_len_given_memory"]["n"].get<int>(), 1);
   EXPECT_NEAR(j["max_model_len_given_memory"]["median_abs_pct_err"].get<double>(), 0.01, 0.001);
   EXPECT_EQ(j["per_case"][0]["predicted"]["max_model_len_given_memory"].get<int64_t>(), 190256);
+}
+
+// ---- vLLM's profile-run sampler term (vllm_estimates.cpp sampler_path), by hand ----
+// A dense toy config whose forward peak (150,994,944 B at N = 8192: residual + hidden
+// 2 x 8192 x 2048 x 2 = 67,108,864 + attention 8192 x (16 + 2 x 4) x 128 x 2 + 8192 x 16 x 128 x 2
+// = 83,886,080) stays below the sampler term, so the sampler sets the peak. Vocab 151,936
+// (Qwen3). Sampler = R x V x bytes/logit + hidden_states 8192 x 2048 x 2 (33,554,432).
+namespace {
+ModelConfig sampler_toy() {
+  ModelConfig c;
+  c.hidden_size = 2048;
+  c.num_attention_heads = 16;
+  c.num_kv_heads = 4;
+  c.head_dim = 128;
+  c.intermediate_size = 1024;
+  c.vocab_size = 151936;
+  c.num_layers = 2;
+  return c;
+}
+vllm::Estimate sampler_peak(const std::string& version, int64_t S, bool last = true) {
+  return vllm::activation_peak(vllm::era_for_version(version), sampler_toy(), Parallel{}, 8192, S, last, 2);
+}
+}  // namespace
+
+TEST(VllmSampler, SortPathAt1024Requests2025) {
+  // 0.10.2, 1,024 requests (>= 128: aten segmented_sort_pairs): 2 bf16 + 4 fp32 + 4 values +
+  // 8 indices + 8 reverse indices + 12 CUB alternate buffers = 38 B/logit:
+  // 1,024 x 151,936 x 38 + 33,554,432 = 5,945,688,064 (vllm-048 logs 5.58 GiB for this shape).
+  vllm::Estimate e = sampler_peak("0.10.2", 1024);
+  EXPECT_EQ(e.central, 5945688064);
+  // Favourable end: FlashInfer top_k_top_p_sampling_from_logits, 2 + 4 + 4 masked + 4 probs =
+  // 14 B: 1,024 x 151,936 x 14 + 33,554,432 = 2,211,708,928.
+  EXPECT_NEAR(static_cast<double>(e.low), 2211708928.0, 4.0);
+  // Unfavourable end: the sort path itself plus 10% (a guess for allocator rounding).
+  EXPECT_NEAR(static_cast<double>(e.high), 5945688064.0 * 1.1, 4.0);
+}
+
+TEST(VllmSampler, FewRequestsTakeTheFullSortScratch) {
+  // 64 requests (< 128: segmented_sort_pairs_by_full_sort): 2 + 4 + 4 + 8 + int2 pairs 16 +
+  // keys_out 4 + CUB 12 = 50 B: 64 x 151,936 x 50 + 33,554,432 = 519,749,632.
+  EXPECT_EQ(sampler_peak("0.10.2", 64).central, 519749632);
+}
+
+TEST(VllmSampler, EarlyV1HeldAnInt64PromptTokenCopy) {
+  // 0.8.0: the inline profile-run metadata held prompt_token_ids = ones_like(logits, int64):
+  // +8 B -> 46 B x 256 x 151,936 + 33,554,432 = 1,822,752,768; FlashInfer (pre-0.2.3 API,
+  // probs only) 10 + 8 = 18 B -> 733,675,520.
+  vllm::Estimate e = sampler_peak("0.8.0", 256);
+  EXPECT_EQ(e.central, 1822752768);
+  EXPECT_NEAR(static_cast<double>(e.low), 733675520.0, 4.0);
+  // 0.8.5 (vllm-073's build): no int64 copy, 38 B -> 1,511,587,840; FlashInfer 10 B -> 422,510,592.
+  vllm::Estimate f = sampler_peak("0.8.5", 256);
+  EXPECT_EQ(f.central, 1511587840);
+  EXPECT_NEAR(static_cast<double>(f.low), 422510592.0, 4.0);
+}
+
+TEST(VllmSampler, TritonOrFlashInferFrom2026) {
+  // 0.27.1: in-place Triton top-k/top-p or FlashInfer: 2 + 4 + probs 4 + q 4 = 14 B ->
+  // 256 x 151,936 x 14 + 33,554,432 = 578,093,056; ends 6 B (logits + fp32 copy only) =
+  // 266,928,128 and 24 B (the most logged, vllm-071) = 967,049,216.
+  vllm::Estimate e = sampler_peak("0.27.1", 256);
+  EXPECT_EQ(e.central, 578093056);
+  EXPECT_NEAR(static_cast<double>(e.low), 266928128.0, 4.0);
+  EXPECT_NEAR(static_cast<double>(e.high), 967049216.0, 4.0);
+}
+
+TEST(VllmSampler, NotLastPipelineRankHasNoSampler) {
+  // Only the last PP rank runs _dummy_sampler_run: the forward peak alone (150,994,944 B).
+  vllm::Estimate e = sampler_peak("0.10.2", 1024, false);
+  EXPECT_EQ(e.central, 150994944);
 }

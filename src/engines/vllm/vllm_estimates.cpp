@@ -55,6 +55,66 @@ Estimate non_torch_increase(int world) {
   return range(1.3 * GiB, 0.1, 2.0, "non-torch growth in profile_run (NCCL / custom all-reduce buffers), multi-GPU (logged 0.13 .. 1.70 GiB, ~2.5 implied)");
 }
 
+namespace {
+// Bytes per logit entry alive together at the peak of vLLM's dummy sampler run
+// (gpu_model_runner.py _dummy_sampler_run -> v1/sample/sampler.py -> ops/topk_topp_sampler.py),
+// DERIVED from the tensors each path allocates, for R dummy requests x V vocab entries. The
+// dummy metadata sets top_p = 0.9 and top_k = V - 1 with no_penalties=True, no logprobs, no
+// bad words or allowed-token mask (PR #13594 and every later version read), so only the
+// top-k/top-p path allocates per-logit tensors:
+//   logits from compute_logits, model dtype (bf16)                                   2
+//   Sampler.forward: logits.to(torch.float32)                                        4
+//  PyTorch sort path (apply_top_k_top_p: logits.sort -> values fp32 + indices int64)  4 + 8
+//   plus at::native launch_stable_sort_kernel's scratch (aten SortStable.cu):
+//     R >= 128: segmented_sort_pairs: reverse_indices int64 8 + CUB SortPairs
+//               alternate key/value buffers 4 + 8                                     20 -> 38 B
+//     2..127:   segmented_sort_pairs_by_full_sort: int2 pairs x 2 (16) + keys_out 4
+//               + CUB alternate buffers 12                                            32 -> 50 B
+//     R = 1:    segmented_sort_large_segments: CUB alternate buffers 12               12 -> 30 B
+//   (after the sort: masks 1 + 1, softmax copy 4, scatter 4 < the sort's scratch)
+//  FlashInfer, 0.2.3+ API (top_k_top_p_sampling_from_logits): top_k_mask_logits
+//   copy 4 + softmax probs 4                                                          -> 14 B
+//  FlashInfer, pre-0.2.3 API (0.8.x forward_cuda): softmax probs 4 (+ [32, R] uniforms)  -> 10 B
+//  Triton top-k/top-p (apply_top_k_top_p_triton, 2026): masks the fp32 logits in place
+//   ([SMs, V] scratch, not per request); then softmax probs 4 + random_sample's
+//   exponential q 4                                                                   -> 14 B
+//  0.8.0-0.8.1 only: the inline profile-run metadata also held
+//   prompt_token_ids = torch.ones_like(logits, dtype=int64)                           +8 B
+// Which path runs is not in the deployment: it depends on the install (FlashInfer present,
+// VLLM_USE_FLASHINFER_SAMPLER). The central is the path a pip install takes by default, the
+// range ends are the other paths of that version.
+struct SamplerPath {
+  double central_bytes, low_bytes, high_bytes;
+  std::string what;
+};
+double sort_bytes(int64_t reqs) {
+  double scratch = reqs >= 128 ? 20 : (reqs >= 2 ? 32 : 12);
+  return 2 + 4 + 4 + 8 + scratch;
+}
+SamplerPath sampler_path(const Era& era, int64_t reqs) {
+  const double sort = sort_bytes(reqs);
+  if (era.version < 2100) {
+    // 2025 builds (0.8 .. 0.20): pip wheels run the PyTorch sort (FlashInfer's sampler needs
+    // the flashinfer package; 0.8.3+ turned it off for flashinfer >= 0.2.3). Checked, not
+    // fitted: 38 B x 1,024 x 151,936 + hidden 8192 x 2048 x 2 = 5.54 GiB vs 5.58 logged
+    // (vllm-048, 0.10.2 H200); gpt-oss-120b 38 B x 1,024 x 201,088 = 7.37 GiB vs act +
+    // non-torch 7.44 (vllm-004). A FlashInfer install takes 14 B (10 B before 0.9):
+    // Llama-3.2-1B 14 B x 256 x 128,256 + 16 MiB = 0.44 GiB vs 0.45 logged (vllm-019).
+    double extra = (era.version >= 800 && era.version < 802) ? 8 : 0;  // prompt_token_ids (version cut INFERRED)
+    double fi = era.version < 900 ? 10 : 14;
+    return {sort + extra, fi + extra, sort + extra,
+            fmt::format("PyTorch sort path {:.0f} B/logit; FlashInfer path {:.0f} B", sort + extra, fi + extra)};
+  }
+  // 0.21+ (2026): Triton in-place top-k/top-p or FlashInfer, both 14 B. The cut between 0.11
+  // (sort, vllm-005) and 0.21 (<= 17 B logged, vllm-029) is INFERRED, placed at 0.21.
+  // Logged per-logit figures around it: ~8 B (vllm-053, 256 requests; less than the tensors
+  // above explain), ~17 B (vllm-029), ~23 B (vllm-071, 1,024 requests; more than they
+  // explain). The ends are those logged extremes (6 B = logits + fp32 copy only; 24 B), a
+  // GUESS until the cause is known.
+  return {14, 6, 24, "Triton/FlashInfer top-k/top-p 14 B/logit (logged 8..23 B)"};
+}
+}  // namespace
+
 Estimate activation_peak(const Era& era, const ModelConfig& c, const Parallel& par, int64_t N, int64_t S,
                          bool last_pp_rank, int64_t layers_on_rank) {
   // profile_run = _dummy_run(max_num_batched_tokens) + _dummy_sampler_run(min(S, N) requests)
@@ -62,11 +122,9 @@ Estimate activation_peak(const Era& era, const ModelConfig& c, const Parallel& p
   //  forward: residual + hidden (2 x N x h x 2 B) + the largest layer temporary:
   //    attention qkv + output, dense MLP gate_up + act, or fused-MoE caches
   //    (router logits N x E x 4, cache1 N*k*2I/tp*2, cache2 N*k*I/tp*2, cache3 N*k*h*2)
-  //  sampler: logits [min(S, N), vocab] fp32 times k for softmax/sort temporaries.
+  //  sampler: min(S, N) requests x vocab x the bytes per logit of the top-k/top-p path that
+  //    runs (sampler_path above), + the forward's hidden_states [N, h].
   // Checks: Qwen3-235B-FP8 TP4 N=8192 S=32 -> 0.77 GiB vs logged 0.76 (vllm-052);
-  // Llama-3.2-1B N=2048 S=256 -> sampler 0.12 GiB x k: logged 0.45 gives k = 3.7 (2025, vllm-019);
-  // Qwen2.5-0.5B N=8192 S=256 -> 0.31 logged gives k ~ 2 (0.27.1, vllm-053); GDN hybrids log
-  // 5.6 GiB (vllm-048, vllm-071), k ~ 5-9 with S = 1024: the sampler term dominates there.
   const double b = 2;  // bf16 activations
   int tp = std::max(1, par.tp);
   double n = static_cast<double>(N), h = static_cast<double>(c.hidden_size);
@@ -94,37 +152,30 @@ Estimate activation_peak(const Era& era, const ModelConfig& c, const Parallel& p
     double hv = static_cast<double>(std::max<int64_t>(1, c.linear_num_value_heads / tp));
     forward += (n / 64) * hv * static_cast<double>(c.linear_key_head_dim * c.linear_value_head_dim) * 4 * 2;
   }
+  // Sampler term: R = min(S, N) dummy requests x vocab V x the bytes per logit entry that
+  // are alive together at the sampler's peak (sampler_bytes_per_logit), plus the forward's
+  // hidden_states [N, h] that profile_run still holds while _dummy_sampler_run runs.
+  const int64_t reqs = std::min(S, N);
+  const SamplerPath path = sampler_path(era, reqs);
   double sampler = 0;
-  // Bytes per logit entry / 4: 2025 builds (0.8-0.20) run the dummy sampler with penalties
-  // (int64 bin counts [reqs, vocab + 1] for prompt and output, masks, sorted top-p/top-k
-  // copies): k ~ 9 fits gpt-oss-120b on H100 (act + non-torch 7.44 GiB, vllm-004; 7.55 at
-  // N = 1,024, vllm-005) and Qwen3-Next (5.58 GiB, vllm-048). 2026 builds: k ~ 2.5
-  // (Qwen2.5-0.5B 0.31 GiB with 256 requests, vllm-053).
-  double k_s = era.version >= 2100 ? 2.5 : 9.0;
-  if (last_pp_rank) sampler = static_cast<double>(std::min(S, N)) * static_cast<double>(c.vocab_size) * 4 * k_s + resident;
+  if (last_pp_rank)
+    sampler = static_cast<double>(reqs) * static_cast<double>(c.vocab_size) * path.central_bytes + n * h * b;
   double central = std::max(forward, sampler);
   (void)layers_on_rank;
-  // The 2025 sampler cost depends on which top-k/top-p path the install runs: PyTorch's sort
-  // (values + int64 indices + CUB temp storage + softmax/scatter copies, ~38 B per logit, k ~ 9.5:
-  // vllm-004, vllm-005, vllm-048) or FlashInfer's sampling kernels (no sort; k ~ 3.7 on
-  // Llama-3.2-1B, vllm-019; Qwen3-30B-A3B TP4 at u = 0.7 on A10s allocated a KV cache,
-  // vllm-073, which needs k <= ~4). The deployment does not say which, so when the sampler
-  // term sets the peak the favourable end of the range is the FlashInfer path (0.4 x).
-  // Observed, NOT applied (too few cases to tell the cause): the bytes per logit entry track the
-  // dummy request count, ~14 B at 256 requests (vllm-019) against ~38 B at 1,024 (vllm-004/005/048)
-  // in 2025, and <= 10 B at 256 (vllm-053), ~17 B at 256 (vllm-029, LMCache) against ~23 B at 1,024
-  // (vllm-071, Qwen3.5 TP4, 5.66 GiB logged vs 2.43 forecast) in 2026. The 256-request cases are
-  // all on Ampere/Ada GPUs and the 1,024 ones on Hopper (the default max_num_seqs follows the GPU),
-  // so the sampler path per GPU is as likely a cause as the request count.
-  double lo = (era.version < 2100 && sampler > forward) ? 0.4 : 0.6;
-  // From 0.21 (k = 2.5 central) the logged peaks run up to 2.3x the central where the sampler
-  // sets it: vllm-071 5.66 GiB vs 2.43 forecast, vllm-029 ~0.8 vs 0.39 (act + non-torch 0.97
-  // less ~0.15 non-torch); so the unfavourable end is 2.4x there, 1.6x elsewhere (n = 3 within:
-  // vllm-048 1.06x, vllm-001 ~1.3x, vllm-053 <= 0.8x).
-  double hi = (era.version >= 2100 && sampler > forward) ? 2.4 : 1.6;
+  double lo = 0.6, hi = 1.6;
+  if (last_pp_rank && sampler > forward) {
+    // The sampler sets the peak: the ends are the other sampler paths of this version
+    // (sampler_path), not a fitted factor.
+    lo = std::max(forward, static_cast<double>(reqs) * static_cast<double>(c.vocab_size) * path.low_bytes + n * h * b) / central;
+    hi = std::max(forward, static_cast<double>(reqs) * static_cast<double>(c.vocab_size) * path.high_bytes + n * h * b) / central;
+    // At least 10% above the derived central for the allocator's block rounding and the
+    // small per-request tensors not counted (a GUESS); a little below it at the low end.
+    lo = std::min(lo, 0.95);
+    hi = std::max(hi, 1.1);
+  }
   return range(central, lo, hi,
-               fmt::format("profile_run torch peak at max_num_batched_tokens={} (forward {:.2f} GiB, sampler {:.2f} GiB for {} requests)",
-                           N, forward / GiB, sampler / GiB, std::min(S, N)));
+               fmt::format("profile_run torch peak at max_num_batched_tokens={} (forward {:.2f} GiB, sampler {:.2f} GiB for {} requests: {})",
+                           N, forward / GiB, sampler / GiB, reqs, path.what));
 }
 
 Estimate sampler_warmup(const ModelConfig& c, int64_t num_reqs) {
