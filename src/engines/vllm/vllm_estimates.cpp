@@ -178,10 +178,19 @@ Estimate activation_peak(const Era& era, const ModelConfig& c, const Parallel& p
                            N, forward / GiB, sampler / GiB, reqs, path.what));
 }
 
-Estimate sampler_warmup(const ModelConfig& c, int64_t num_reqs) {
-  // _dummy_sampler_run after capture (compile_or_warm_up_model): logits + sort temporaries.
-  double v = static_cast<double>(num_reqs) * static_cast<double>(c.vocab_size) * 4 * 3;
-  return range(v, 0.6, 2.5, fmt::format("sampler warm-up with {} dummy requests", num_reqs));
+Estimate sampler_warmup(const Era& era, const ModelConfig& c, int64_t num_reqs) {
+  // _dummy_sampler_run after capture (gpu_worker compile_or_warm_up_model): _dummy_run with
+  // num_tokens = min(max_num_seqs, max_num_batched_tokens), then the same sampler as in
+  // profile_run, so the same bytes per logit (sampler_path), + last_hidden_states [R, h].
+  const SamplerPath path = sampler_path(era, num_reqs);
+  const double rv = static_cast<double>(num_reqs) * static_cast<double>(c.vocab_size);
+  const double hid = static_cast<double>(num_reqs) * static_cast<double>(c.hidden_size) * 2;
+  const double v = rv * path.central_bytes + hid;
+  if (v <= 0) return range(0, 1, 1, "sampler warm-up (no vocabulary)");
+  // Same ends as the profile-run sampler term (10% over the worst path: a GUESS).
+  double lo = std::min((rv * path.low_bytes + hid) / v, 0.95);
+  double hi = std::max((rv * path.high_bytes + hid) / v, 1.1);
+  return range(v, lo, hi, fmt::format("sampler warm-up with {} dummy requests ({})", num_reqs, path.what));
 }
 
 Estimate cuda_graph_memory(const ModelConfig& c, int64_t layers, int64_t linear_layers, int64_t piecewise, int64_t full, int tp) {

@@ -255,7 +255,7 @@ void prepare(Prepared& P, const Deployment& d) {
       int64_t pw = static_cast<int64_t>(s.capture.size());
       st.gact = s.enforce_eager ? Estimate{} : cuda_graph_memory(c, layers, linear, pw, s.full_graphs, tp);
       st.gest = era.graph_estimate_logged && !s.enforce_eager ? st.gact : Estimate{};
-      st.sampler = last ? sampler_warmup(c, std::min(s.max_num_seqs, N)) : Estimate{};
+      st.sampler = last ? sampler_warmup(era, c, std::min(s.max_num_seqs, N)) : Estimate{};
       st.built = true;
     }
     t.st = &st;

@@ -150,7 +150,7 @@ Estimate non_torch_increase(int tp_pp_world);
 Estimate activation_peak(const Era& era, const ModelConfig& c, const Parallel& par, int64_t max_num_batched_tokens,
                          int64_t max_num_seqs, bool last_pp_rank, int64_t layers_on_rank);
 // The sampler warm-up after capture (compile_or_warm_up_model): transient logits + sort buffers.
-Estimate sampler_warmup(const ModelConfig& c, int64_t num_reqs);
+Estimate sampler_warmup(const Era& era, const ModelConfig& c, int64_t num_reqs);
 // CUDA-graph memory: the capture after the KV cache (L16) and the estimator (L8).
 Estimate cuda_graph_memory(const ModelConfig& c, int64_t layers_on_rank, int64_t linear_layers_on_rank,
                            int64_t piecewise_graphs, int64_t full_graphs, int tp);
