@@ -267,3 +267,12 @@ TEST(VllmSampler, NotLastPipelineRankHasNoSampler) {
   vllm::Estimate e = sampler_peak("0.10.2", 1024, false);
   EXPECT_EQ(e.central, 150994944);
 }
+
+TEST(VllmSampler, WarmUpTakesTheSamePathAsTheProfileRun) {
+  // compile_or_warm_up_model: _dummy_run(min(S, N)) then _dummy_sampler_run: 0.10.2 sort path
+  // 38 B x 1,024 x 151,936 + last_hidden_states 1,024 x 2048 x 2 = 5,916,327,936; FlashInfer
+  // end 14 B -> 2,182,348,800.
+  vllm::Estimate e = vllm::sampler_warmup(vllm::era_for_version("0.10.2"), sampler_toy(), 1024);
+  EXPECT_EQ(e.central, 5916327936);
+  EXPECT_NEAR(static_cast<double>(e.low), 2182348800.0, 4.0);
+}
