@@ -95,11 +95,16 @@ SamplerPath sampler_path(const Era& era, int64_t reqs) {
   const double sort = sort_bytes(reqs);
   if (era.version < 2100) {
     // 2025 builds (0.8 .. 0.20): pip wheels run the PyTorch sort (FlashInfer's sampler needs
-    // the flashinfer package; 0.8.3+ turned it off for flashinfer >= 0.2.3). Checked, not
+    // the flashinfer package; a 0.8.x build turned it off for flashinfer >= 0.2.3, release
+    // INFERRED). V0 (< 0.8) is not re-derived and takes the same figure (a GUESS). Checked, not
     // fitted: 38 B x 1,024 x 151,936 + hidden 8192 x 2048 x 2 = 5.54 GiB vs 5.58 logged
     // (vllm-048, 0.10.2 H200); gpt-oss-120b 38 B x 1,024 x 201,088 = 7.37 GiB vs act +
     // non-torch 7.44 (vllm-004). A FlashInfer install takes 14 B (10 B before 0.9):
     // Llama-3.2-1B 14 B x 256 x 128,256 + 16 MiB = 0.44 GiB vs 0.45 logged (vllm-019).
+    // vllm-073 (0.8.5, Qwen3-30B-A3B TP4 on A10, u = 0.7) sized a KV cache in reality: its
+    // sampler term is 1.38 GiB here (0.36 on the FlashInfer path), but the forecast refusal
+    // does not rest on it: 15.39 GiB requested - 14.24 weights - 0.8 context - 1.3 non-torch
+    // is already -1.0 GiB with no sampler at all (the pre-PR #19312 whole-GPU accounting).
     double extra = (era.version >= 800 && era.version < 802) ? 8 : 0;  // prompt_token_ids (version cut INFERRED)
     double fi = era.version < 900 ? 10 : 14;
     return {sort + extra, fi + extra, sort + extra,
