@@ -321,3 +321,107 @@ TEST(VllmKv, CapacityCheckCountsGroupPaddingFrom2026) {
   EXPECT_EQ(needed_bytes(l25, 32768, 2048), 650706944LL);
   EXPECT_EQ(needed_bytes(l26, 32768, 2048), 688652288LL);
 }
+
+namespace {
+// DeepSeek-V4-Flash as data/models/deepseek-ai/DeepSeek-V4-Flash/config.json: 43 layers,
+// compress_ratios [0, 0, 4, 128, 4, ..., 128, 4] (21 CSA layers ratio 4, 20 HCA ratio 128, two
+// sliding-only) plus the MTP entry 0; head_dim 512, rope 64, index_head_dim 128, window 128.
+ModelConfig dsv4_flash() {
+  ModelConfig c = dense(43, 64, 1, 512, 4096);
+  c.family = "deepseek_v4";
+  c.model_type = "deepseek_v4";
+  c.mla = true;
+  c.qk_rope_head_dim = 64;
+  c.index_head_dim = 128;
+  c.index_topk = 512;
+  c.sliding_window = 128;
+  c.num_nextn_predict_layers = 1;
+  for (int i = 0; i < 43; ++i) c.compress_ratios.push_back(i < 2 ? 0 : (i % 2 == 0 ? 4 : 128));
+  c.compress_ratios.push_back(0);  // MTP layer
+  for (int i = 0; i < 43; ++i) c.layers[i].compress_ratio = c.compress_ratios[i];
+  return c;
+}
+KvDtype v4_fp8() { return resolve_kv_dtype(era_for_version("0.26.0"), "fp8", DType::BF16, Quantization{}, true); }
+}  // namespace
+
+TEST(VllmKvDsv4, FlashPagesAndPackedBlockByHand) {
+  // Pages (kv_cache_interface.py, 576 B alignment), block 256:
+  //   swa_cache   64 x 584 = 37,376 -> 37,440      CSA latent 256/4 x 584 = 37,376 -> 37,440
+  //   HCA latent  256/128 x 584 = 1,168 -> 1,728   indexer keys 64 x 132 = 8,448 -> 8,640
+  //   C4 state    4 x 2048 x 4 = 32,768 -> 32,832 (padded to the MLA page 37,440)
+  //   indexer C4 state 4 x 512 x 4 = 8,192 -> 8,640; C128 state 8 x 1024 x 4 = 32,768 -> 32,832 (-> 37,440)
+  // Layer-tuple counts [MLA 21, SWA 43, C4 states 21, C128 states 20] -> _approximate_gcd with
+  // lower bound 21 = 22 (padding 1+1+1+2 = 5 beats 21's 20): groups MLA(62 layers), SWA 22 + 21,
+  // C4 states (21+21), C128 states (20). Packed block = 22 x 37,440 + 21 x 8,640 + 20 x 1,728
+  // = 823,680 + 181,440 + 34,560 = 1,039,680 B.
+  auto specs = layer_specs(dsv4_flash(), Parallel{}, v4_fp8(), 0);
+  EXPECT_EQ(specs.size(), 43u + 21u * 4 + 20u * 2);
+  KvLayout l = kv_layout(specs, 256, true, era_for_version("0.26.0"));
+  EXPECT_TRUE(l.packed);
+  EXPECT_EQ(l.page_bytes, 1039680);
+  EXPECT_EQ(l.bytes_per_block_all(), 1039680);
+  EXPECT_EQ(l.num_groups, 5);
+  EXPECT_EQ(l.v4_tuple_bytes, 37440 + 8640 + 1728);
+  EXPECT_EQ(l.v4[0].page_sum, 21 * 37440 + 21 * 8640 + 20 * 1728);  // 1,002,240
+  EXPECT_EQ(l.v4[1].layers, 22);
+  EXPECT_EQ(l.v4[2].layers, 21);
+  // TP does not split the latent caches (one KV head).
+  Parallel tp4;
+  tp4.tp = 4;
+  EXPECT_EQ(kv_layout(layer_specs(dsv4_flash(), tp4, v4_fp8(), 0), 256, true, era_for_version("0.26.0")).page_bytes, 1039680);
+  // No --block-size: the DEEPSEEK_SPARSE_SWA backend's preferred 256.
+  KvLayout d = kv_layout(specs, 16, false, era_for_version("0.26.0"));
+  EXPECT_EQ(d.block_size, 256);
+  EXPECT_EQ(d.page_bytes, 1039680);
+}
+
+TEST(VllmKvDsv4, CorpusTokensAndConcurrencyReplay) {
+  // vllm#51041 (vllm-035, 0.26.0, H20 TP2, --block-size 256, fp8, MTP on): "7.01 GiB",
+  // "1,009,661 tokens", 1.11x at 912,128. 7,236 blocks (7,236 x 1,039,680 B = 7.006 GiB).
+  // Per request (get_max_concurrency_for_kv_cache_config) at max_num_batched_tokens 8192:
+  // MLA cdiv(912128, 256) = 3,563 pages x 1,002,240; SWA groups (22 + 22 layers with the MTP
+  // layer) 131 pages x 823,680 each; C4 states 2,051 x 967,680; C128 states 1,041 x 748,800;
+  // in blocks of 1,002,240: 6,537 -> 7,236 / 6,537 = 1.10693 -> int(x 912,128) = 1,009,661.
+  const Era era = era_for_version("0.26.0");
+  KvLayout mtp = kv_layout(layer_specs(dsv4_flash(), Parallel{}, v4_fp8(), 0, 1), 256, true, era);
+  EXPECT_EQ(num_blocks(mtp, 7236LL * 1039680), 7236);
+  EXPECT_EQ(kv_tokens(era, mtp, 7236, 912128, 8192), 1009661);
+  EXPECT_NEAR(max_concurrency(mtp, 7236, 912128, 8192), 1.11, 0.005);
+  // Without the MTP layer (43 sliding caches): 6,532 blocks per request -> 1,010,434.
+  KvLayout plain = kv_layout(layer_specs(dsv4_flash(), Parallel{}, v4_fp8(), 0), 256, true, era);
+  EXPECT_EQ(kv_tokens(era, plain, 7236, 912128, 8192), 1010434);
+  // vllm-036 (same issue, -0731 checkpoint, same layout): "7.71 GiB", "150,992 tokens", 1.24x at
+  // 121,344 -- reproduced with MTP and max_num_batched_tokens 16384 (7,965 blocks, 6,401 per request).
+  EXPECT_EQ(kv_tokens(era, mtp, 7965, 121344, 16384), 150992);
+  EXPECT_NEAR(max_concurrency(mtp, 7965, 121344, 16384), 1.24, 0.005);
+}
+
+TEST(VllmKvDsv4, CapacityCheckMatchesVllm44376) {
+  // vllm#44376 (DeepSeek-V4-Flash, TP2, LLM(max_model_len=30000), fp8, block 256; offline LLM
+  // default max_num_batched_tokens 16384): "(6.66 GiB KV cache is needed, which is larger than
+  // the available KV cache memory (5.44 GiB) ... the estimated maximum model length is 13528".
+  // _max_memory_usage_bytes_from_groups: 22 tuples x pages x 47,808 B; pages at 30,000 =
+  // 118 + 2 x 259 + 4,099 + 2,065 = 6,800 -> 7,152,076,800 B = 6.66 GiB. 13,528 needs
+  // 5,841,563,904 B (5.4404 GiB) and 13,529 needs 5.4423 GiB: the logged avail lies between.
+  KvLayout l = kv_layout(layer_specs(dsv4_flash(), Parallel{}, v4_fp8(), 0), 256, true, era_for_version("0.26.0"));
+  EXPECT_EQ(needed_bytes(l, 30000, 16384), 7152076800LL);
+  EXPECT_EQ(needed_bytes(l, 13528, 16384), 5841563904LL);
+  EXPECT_EQ(estimate_max_model_len(l, 5841563904LL, 30000, 16384), 13528);
+}
+
+TEST(VllmKvDsv4, RefusalsAsVllm) {
+  // DeepseekV4MLAAttention asserts an fp8 cache ("got auto"); reported against --model.
+  KvDtype autod = resolve_kv_dtype(era_for_version("0.26.0"), "auto", DType::BF16, Quantization{}, true);
+  try {
+    layer_specs(dsv4_flash(), Parallel{}, autod, 0);
+    FAIL() << "auto KV dtype accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "--model");
+    EXPECT_NE(e.problem().find("got auto"), std::string::npos);
+  }
+  // Before 0.24 (the packed per-block layout) the layout is not modelled.
+  auto specs = layer_specs(dsv4_flash(), Parallel{}, v4_fp8(), 0);
+  EXPECT_THROW(kv_layout(specs, 256, true, era_for_version("0.22.0")), InputError);
+  // A block size the HCA ratio does not divide.
+  EXPECT_THROW(kv_layout(specs, 64, true, era_for_version("0.26.0")), InputError);
+}

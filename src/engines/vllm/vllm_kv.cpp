@@ -81,13 +81,72 @@ std::pair<int, int> pp_indices(int num_layers, int pp, int pp_rank) {
   return {start, start + parts[pp_rank]};
 }
 
+namespace {
+// DeepSeek-V4 (vllm/models/deepseek_v4: deepseek_v4_attention.py, deepseek_compressor.py,
+// backends/mla/sparse_swa.py; checked against the 2026 sources of vLLM 0.24..0.29). Per layer i
+// with compress_ratios[i] = r, in the order the layers register their caches:
+//   swa_cache               SlidingWindowMLASpec block 64, window sliding_window (every layer)
+//   self_attn (r > 1)       MLAAttentionSpec block = --block-size, compress_ratio r
+//   compressor.state_cache  SlidingWindowMLASpec fp32 [2*coff*head_dim], block 4 (r=4) / 8 (r=128),
+//                           window coff*r (coff = 2 for r = 4, else 1)
+//   indexer.k_cache (r=4)   MLAAttentionSpec uint8 [index_head_dim + index_head_dim/128*4], ratio 4
+//   indexer.compressor.state_cache (r=4)  fp32 [2*2*index_head_dim], block 4, window 8
+// Latent caches in fp8_ds_mla store nope + 2*rope + nope/64 + 1 bytes per stored token (584 for
+// head_dim 512, rope 64); every page is padded up to 576 B (FlashMLA alignment). Nothing is split
+// by TP (one latent head). The MTP layer (speculative decoding) adds its own caches with the
+// config's next compress_ratios entry.
+std::vector<LayerSpec> dsv4_specs(const ModelConfig& c, const Parallel& par, const KvDtype& kv, int pp_rank, int64_t extra_layers) {
+  // DeepseekV4MLAAttention: assert kv_cache_dtype.startswith("fp8") (then fp8 -> fp8_ds_mla).
+  // Reported against --model (the model/dtype pair, as vLLM's model init asserts) so that
+  // compare lists vLLM beside the engines that do start at their defaults.
+  if (kv.name.rfind("fp8", 0) != 0)
+    fail_input("vllm", "--model",
+               fmt::format("DeepSeek-V4 needs an fp8 KV cache on vLLM (AssertionError: DeepseekV4 only supports fp8 kv-cache format for now, got {}); "
+                           "pass --kv-cache-dtype fp8",
+                           kv.name == "bfloat16" || kv.name == "float16" || kv.name == "float32" ? "auto" : kv.name));
+  const int64_t hd = c.head_dim > 0 ? c.head_dim : 512;
+  const int64_t rope = c.qk_rope_head_dim > 0 ? c.qk_rope_head_dim : 64;
+  const int64_t latent = (hd - rope) + 2 * rope + (hd - rope) / 64 + 1;  // 584 B for 512/64
+  const int64_t ihd = c.index_head_dim > 0 ? c.index_head_dim : 128;
+  const int64_t window = c.sliding_window > 0 ? c.sliding_window : 128;
+  auto ratio = [&](int64_t i) -> int64_t {
+    if (i < static_cast<int64_t>(c.layers.size()) && i < c.num_layers) return c.layers[i].compress_ratio;
+    return i < static_cast<int64_t>(c.compress_ratios.size()) ? c.compress_ratios[i] : 0;
+  };
+  auto spec = [](SpecKind k, int64_t bpt, int64_t compress, int64_t own_block, int64_t win) {
+    LayerSpec s;
+    s.kind = k;
+    s.dsv4 = true;
+    s.bytes_per_token = bpt;
+    s.compress = compress;
+    s.own_block = own_block;
+    s.window = win;
+    s.align = 576;
+    return s;
+  };
+  std::vector<LayerSpec> out;
+  auto add_layer = [&](int64_t r) {
+    out.push_back(spec(SpecKind::Sliding, latent, 1, 64, window));
+    if (r <= 1) return;
+    int64_t coff = r == 4 ? 2 : 1;
+    out.push_back(spec(SpecKind::Mla, latent, r, 0, 0));
+    out.push_back(spec(SpecKind::Sliding, 2 * coff * hd * 4, 1, r == 4 ? 4 : 8, coff * r));
+    if (r == 4) {
+      out.push_back(spec(SpecKind::Mla, ihd + ihd / 128 * 4, 4, 0, 0));
+      out.push_back(spec(SpecKind::Sliding, 2 * 2 * ihd * 4, 1, 4, 8));
+    }
+  };
+  auto [first, last] = pp_indices(static_cast<int>(c.num_layers), std::max(1, par.pp), pp_rank);
+  for (int i = first; i < last; ++i) add_layer(ratio(i));
+  if (pp_rank == std::max(1, par.pp) - 1)
+    for (int64_t j = 0; j < extra_layers; ++j) add_layer(ratio(c.num_layers + j));
+  return out;
+}
+}  // namespace
+
 std::vector<LayerSpec> layer_specs(const ModelConfig& c, const Parallel& par, const KvDtype& kv, int pp_rank,
                                    int64_t extra_full_layers) {
-  // DeepSeek-V4 registers several compressed / sliding-window MLA spec groups (DeepseekV4SWACache,
-  // compressor state caches, indexer caches with compress_ratio): not modelled here yet.
-  if (c.family == "deepseek_v4")
-    fail_input(c.hf_id.empty() ? c.source : c.hf_id, "architectures",
-               "DeepSeek-V4 KV cache (compressed CSA/HCA + sliding-window groups) is not modelled for vLLM yet");
+  if (c.family == "deepseek_v4" || c.model_type == "deepseek_v4") return dsv4_specs(c, par, kv, pp_rank, extra_full_layers);
 
   int tp = std::max(1, par.tp);
   int n = static_cast<int>(c.num_layers);
@@ -180,8 +239,150 @@ int64_t group_max_memory(const KvLayout::Group& g, int64_t page, int64_t L, int6
 }
 }  // namespace
 
+namespace {
+int64_t round_up(int64_t a, int64_t m) { return m <= 0 ? a : cdiv(a, m) * m; }
+
+// _approximate_gcd: the d in [lower_bound, max(values)] with the least total upward padding
+// sum((d - x % d) % d); ties prefer the larger d.
+int64_t approximate_gcd(const std::vector<int64_t>& values, int64_t lower_bound) {
+  int64_t max_v = *std::max_element(values.begin(), values.end());
+  int64_t best_d = std::max<int64_t>(1, lower_bound), best_pad = -1;
+  if (best_d > max_v) return best_d;
+  for (int64_t d = best_d; d <= max_v; ++d) {
+    int64_t pad = 0;
+    for (int64_t x : values) pad += (d - x % d) % d;
+    if (best_pad < 0 || pad < best_pad || (pad == best_pad && d > best_d)) {
+      best_pad = pad;
+      best_d = d;
+    }
+  }
+  return best_d;
+}
+
+// DeepSeek-V4 grouping and packed layout (vllm/v1/core/kv_cache_utils.py, 2026):
+// group_and_unify_kv_cache_specs puts every MLAAttentionSpec (compressed latent + indexer keys)
+// in one UniformTypeKVCacheSpecs and the SlidingWindowMLASpec layers in one per (block_size,
+// sliding_window); _get_kv_cache_groups_uniform_groups pads each sliding page up to the
+// smallest MLA page >= it, rounds the "layer tuple" counts (most common page-size count per
+// group) to one num_layer_tuples = _approximate_gcd(counts, lower_bound=the MLA group's) and
+// splits each sliding group into cdiv(n, num_layer_tuples) groups (tuples i::n_groups);
+// _get_kv_cache_config_packed then lays one block out as every page-size bucket side by side:
+// bytes per block = sum over page sizes ps of ps x (the most layers of size ps in one group).
+KvLayout dsv4_layout(const std::vector<LayerSpec>& specs, int64_t block_size, bool block_size_given, const Era& era) {
+  // The packed per-block layout came with "contiguous per-block KV allocations" (#44577, 0.24.0
+  // release notes); V4 arrived in 0.20.0 (#40860). 0.20-0.23 laid the groups out otherwise:
+  // not modelled. Boundary from the release notes (INFERRED that #44577 is this layout).
+  if (era.version < 2400)
+    fail_input("vllm", "--engine",
+               fmt::format("DeepSeek-V4's KV layout before vLLM 0.24 (per-group tensors) is not modelled by headroom (rules of {}); use 0.24 or newer",
+                           era.label));
+  KvLayout l;
+  if (!block_size_given) {
+    // DeepseekSparseSWABackend.get_preferred_block_size -> 256 when --block-size is not given.
+    block_size = 256;
+    l.notes.push_back("Setting kv cache block size to 256 for DEEPSEEK_SPARSE_SWA backend.");
+  }
+  l.block_size = block_size;
+  l.uniform = false;
+  l.hybrid = true;
+  l.packed = true;
+  l.tensors = 1;
+  auto page_of = [&](const LayerSpec& s) {
+    int64_t blk = s.own_block > 0 ? s.own_block : block_size;
+    if (s.compress > 1 && blk % s.compress != 0)
+      fail_input("vllm", "--block-size", fmt::format("Block size {} must be divisible by compress ratio {}.", blk, s.compress));
+    return round_up(blk / std::max<int64_t>(1, s.compress) * s.bytes_per_token, s.align);
+  };
+  // MLA group and sliding buckets keyed by (block, window), first-seen order.
+  std::map<int64_t, int64_t> mla_counts;  // page -> layers
+  struct Swa { int64_t block, window; std::vector<int64_t> pages; };
+  std::vector<Swa> swa;
+  for (const auto& s : specs) {
+    int64_t p = page_of(s);
+    if (s.kind == SpecKind::Mla) {
+      mla_counts[p]++;
+      continue;
+    }
+    auto it = std::find_if(swa.begin(), swa.end(), [&](const Swa& w) { return w.block == s.own_block && w.window == s.window; });
+    if (it == swa.end()) {
+      swa.push_back({s.own_block, s.window, {}});
+      it = swa.end() - 1;
+    }
+    it->pages.push_back(p);
+  }
+  if (mla_counts.empty()) fail_input("vllm", "kv cache", "AssertionError: DeepSeek-V4 stage without a compressed MLA layer (assert len(mla_specs) > 0)");
+  auto most_common = [](const std::map<int64_t, int64_t>& m) {
+    int64_t best = 0;
+    for (const auto& [p, n] : m) best = std::max(best, n);
+    return best;
+  };
+  int64_t mla_sum = 0, max_mla_page = 0;
+  for (const auto& [p, n] : mla_counts) {
+    mla_sum += p * n;
+    l.v4_tuple_bytes += p;
+    max_mla_page = std::max(max_mla_page, p);
+  }
+  std::vector<int64_t> tuples{most_common(mla_counts)};
+  std::vector<std::map<int64_t, int64_t>> swa_counts;  // candidate page -> layers
+  for (const auto& w : swa) {
+    std::map<int64_t, int64_t> raw;
+    for (int64_t p : w.pages) raw[p]++;
+    tuples.push_back(most_common(raw));
+    std::map<int64_t, int64_t> cand;
+    for (const auto& [p, n] : raw) {
+      if (p > max_mla_page) fail_input("vllm", "kv cache", "AssertionError: a sliding-window page is larger than every MLA page (assert max(sm_page_sizes) <= max(all_page_sizes))");
+      int64_t c = 0;
+      for (const auto& [mp, mn] : mla_counts)
+        if (mp >= p) {
+          c = mp;
+          break;
+        }
+      cand[c] += n;
+    }
+    int64_t n0 = cand.begin()->second;
+    for (const auto& [p, n] : cand)
+      if (n != n0) fail_input("vllm", "kv cache", "AssertionError: sliding-window layers per page size differ (assert len(set(len(layers) ...)) == 1)");
+    swa_counts.push_back(cand);
+  }
+  int64_t nt = approximate_gcd(tuples, tuples[0]);
+  l.v4.push_back({true, block_size, 0, mla_sum, 0, tuples[0]});
+  for (const auto& [p, n] : mla_counts) l.v4[0].layers += n;
+  std::map<int64_t, int64_t> bucket;  // page -> most layers of that page in one group
+  for (const auto& [p, n] : mla_counts) bucket[p] = std::max(bucket[p], n);
+  for (size_t k = 0; k < swa.size(); ++k) {
+    const auto& cand = swa_counts[k];
+    int64_t n = cand.begin()->second;
+    int64_t ng = cdiv(n, nt);
+    for (int64_t i = 0; i < ng; ++i) {
+      int64_t cnt = (n - i + ng - 1) / ng;  // len(range(i, n, ng))
+      KvLayout::V4Group g{false, swa[k].block, swa[k].window, 0, 0, cnt};
+      for (const auto& [p, m] : cand) {
+        g.page_sum += p * cnt;
+        g.layers += cnt;
+        bucket[p] = std::max(bucket[p], cnt);
+      }
+      l.v4.push_back(g);
+    }
+  }
+  int64_t per_block = 0;
+  for (const auto& [p, n] : bucket) per_block += p * n;
+  l.page_bytes = per_block;
+  l.num_groups = static_cast<int64_t>(l.v4.size());
+  for (const auto& g : l.v4)
+    l.groups.push_back({g.full ? SpecKind::Mla : SpecKind::Sliding, g.block, g.window, g.layers, g.layers});
+  return l;
+}
+
+// UniformTypeKVCacheSpecs.max_memory_usage_pages of one V4 group at max_model_len L.
+int64_t v4_pages(const KvLayout::V4Group& g, int64_t L, int64_t mnbt) {
+  if (g.full) return cdiv(L, g.block);  // FullAttentionSpec: cdiv(max_model_len, block_size)
+  return cdiv(std::min(g.window - 1 + mnbt, L), g.block) + 1;  // SlidingWindowSpec
+}
+}  // namespace
+
 KvLayout kv_layout(const std::vector<LayerSpec>& specs, int64_t block_size, bool block_size_given, const Era& era) {
   KvLayout l;
+  if (std::any_of(specs.begin(), specs.end(), [](const LayerSpec& s) { return s.dsv4; })) return dsv4_layout(specs, block_size, block_size_given, era);
   l.block_size = block_size;
   // 2025 (bbf906a8) check_enough_kv_cache_memory summed max_memory_usage_bytes over the layer
   // specs; the 2026 planner (_max_memory_usage_bytes_from_groups, "correctly accounts for
@@ -291,6 +492,16 @@ int64_t num_blocks(const KvLayout& l, int64_t avail_bytes) {
 int64_t needed_bytes(const KvLayout& l, int64_t L, int64_t mnbt) {
   // Sum over layers of max_memory_usage_bytes; groups are padded to group_size layers (2026
   // _check_enough_kv_cache_memory counts the padding; 2025 summed real layers only).
+  if (l.packed) {
+    // _max_memory_usage_bytes_from_groups, all groups UniformTypeKVCacheSpecs (DeepSeek-V4):
+    // sum over groups of num_layer_tuples x pages x layer_tuple_bytes, num_layer_tuples the
+    // largest group's tuple count, layer_tuple_bytes the sum of the MLA group's page sizes.
+    int64_t tuples = 0;
+    for (const auto& g : l.v4) tuples = std::max(tuples, g.tuples);
+    int64_t total = 0;
+    for (const auto& g : l.v4) total += tuples * v4_pages(g, L, mnbt) * l.v4_tuple_bytes;
+    return total;
+  }
   int64_t total = 0;
   for (const auto& g : l.groups)
     total += (l.needed_counts_padding ? g.layers : g.real_layers) * group_max_memory(g, l.page_bytes, L, mnbt);
@@ -313,6 +524,15 @@ int64_t estimate_max_model_len(const KvLayout& l, int64_t avail, int64_t L, int6
 
 double max_concurrency(const KvLayout& l, int64_t blocks, int64_t L, int64_t mnbt) {
   if (l.groups.empty() || l.page_bytes <= 0) return 0;
+  if (l.packed) {
+    // get_max_concurrency_for_kv_cache_config over UniformTypeKVCacheSpecs groups: per request
+    // sum_g pages_g x page_sum_g (times the layers per group, which cancels), in blocks of the
+    // first (MLA) group's page sum -- not the packed block the pool is counted in.
+    int64_t per_req = 0;
+    for (const auto& g : l.v4) per_req += v4_pages(g, L, mnbt) * g.page_sum;
+    int64_t bpr = cdiv(per_req, l.v4[0].page_sum);
+    return bpr > 0 ? static_cast<double>(blocks) / static_cast<double>(bpr) : 0.0;
+  }
   // get_max_concurrency_for_kv_cache_config: per-request bytes over all groups (each group's
   // spec, times the layers per group), in blocks of page * layers-per-group.
   int64_t n_lpg = l.tensors;
@@ -342,10 +562,28 @@ namespace headroom {
 
 KvPerToken vllm_kv_per_token(const ModelConfig& c, const Parallel& par, std::string_view kv_dtype, int sm, int pp_rank) {
   vllm::Era era = vllm::era_for_version("");
-  vllm::KvDtype kv = vllm::resolve_kv_dtype(era, std::string(kv_dtype), c.dtype, c.quant, c.mla);
+  // DeepSeek-V4 runs only an fp8 cache (vLLM asserts otherwise): the per-token view shows it.
+  bool v4 = c.family == "deepseek_v4" || c.model_type == "deepseek_v4";
+  vllm::KvDtype kv = vllm::resolve_kv_dtype(era, v4 && (kv_dtype.empty() || kv_dtype == "auto") ? std::string("fp8") : std::string(kv_dtype),
+                                            c.dtype, c.quant, c.mla);
   KvPerToken out;
-  out.kv_dtype = kv.name;
+  out.kv_dtype = v4 ? "fp8_ds_mla" : kv.name;
   for (const auto& s : vllm::layer_specs(c, par, kv, pp_rank)) {
+    if (s.dsv4) {
+      // Raw layout per token (before vLLM's grouping and 576 B page padding): compressed latent
+      // and indexer keys per compressed token, the sliding caches per token of their window;
+      // compressor states (a ring of 4 / 8 slots per request) counted per request.
+      if (s.kind == vllm::SpecKind::Mla) {
+        out.full_bytes += s.bytes_per_token / std::max<int64_t>(1, s.compress);
+        out.full_layers++;
+      } else if (s.own_block == 64) {
+        out.swa_bytes += s.bytes_per_token;
+        out.swa_layers++;
+      } else {
+        out.state_bytes_per_request += s.bytes_per_token * s.window;
+      }
+      continue;
+    }
     switch (s.kind) {
       case vllm::SpecKind::Full:
       case vllm::SpecKind::Mla: out.full_bytes += s.bytes_per_token; out.full_layers++; break;

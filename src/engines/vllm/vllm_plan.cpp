@@ -201,8 +201,7 @@ void prepare(Prepared& P, const Deployment& d) {
   const ModelConfig& c = d.model->config;
   P.era_text = era.label + "; " + era.reason;
 
-  if (c.model_type == "deepseek_v4" || c.architecture == "DeepseekV4ForCausalLM")
-    fail_input("vllm", "--model", "DeepSeek-V4's compressed sparse attention KV groups (DEEPSEEK_SPARSE_SWA) are not modelled by headroom's vLLM engine yet");
+  // DeepSeek-V4: per-layer specs, grouping and the packed block layout in vllm_kv.cpp (0.24+).
   const bool amd = d.gpu.vendor == "amd";
   const int tp = std::max(1, d.par.tp), pp = std::max(1, d.par.pp);
   const int64_t N = s.max_num_batched_tokens;
