@@ -268,6 +268,9 @@ int64_t approximate_gcd(const std::vector<int64_t>& values, int64_t lower_bound)
 // splits each sliding group into cdiv(n, num_layer_tuples) groups (tuples i::n_groups);
 // _get_kv_cache_config_packed then lays one block out as every page-size bucket side by side:
 // bytes per block = sum over page sizes ps of ps x (the most layers of size ps in one group).
+// With pipeline parallelism vLLM groups the whole model's layers and projects the groups on each
+// stage (_project_kv_cache_groups_to_worker); here each stage's layers are grouped on their own
+// (a GUESS for pp > 1: the bucket counts can differ from the projected ones).
 KvLayout dsv4_layout(const std::vector<LayerSpec>& specs, int64_t block_size, bool block_size_given, const Era& era) {
   // The packed per-block layout came with "contiguous per-block KV allocations" (#44577, 0.24.0
   // release notes); V4 arrived in 0.20.0 (#40860). 0.20-0.23 laid the groups out otherwise:
