@@ -42,7 +42,7 @@ TEST(Compare, SameKvBudgetIsFoundForEachEngine) {
 }
 
 TEST(Compare, AnEngineThatCannotPlanTheModelIsShownNotFatal) {
-  // DeepSeek-V4's compressed KV groups are modelled for SGLang only.
+  // DeepSeek-V4: vLLM refuses it at --kv-cache-dtype auto (fp8 only), TensorRT-LLM is not modelled.
   std::string out, err;
   int rc = run({"compare", "--model", "deepseek-ai/DeepSeek-V4-Flash", "--gpu", "h200", "--tp", "4", "--json"}, out, err);
   auto j = nlohmann::json::parse(out);

@@ -202,6 +202,15 @@ void prepare(Prepared& P, const Deployment& d) {
   P.era_text = era.label + "; " + era.reason;
 
   // DeepSeek-V4: per-layer specs, grouping and the packed block layout in vllm_kv.cpp (0.24+).
+  // The layout is exact given the KV memory (vllm-035, vllm-036 replayed to the token), but the
+  // profile run's V4-specific buffers (sparse-attention prefill workspace ~1 GiB at 1M context,
+  // indexer/compressor temporaries) are not in the estimates: on vllm-035 (H20 TP2, 0.26) the plan
+  // leaves ~4.5 GiB per rank more for KV than the log (MTP weights, 1.7 GiB, aside). Say so.
+  if (c.model_type == "deepseek_v4" || c.family == "deepseek_v4")
+    P.notes.push_back(
+        "GUESS: DeepSeek-V4's profile-run buffers (sparse-attention workspace, indexer/compressor temporaries) are not "
+        "estimated; in the one logged case the KV pool came out ~4.5 GiB per rank smaller than this plan. Pass "
+        "--kv-cache-memory-bytes for an exact token count");
   const bool amd = d.gpu.vendor == "amd";
   const int tp = std::max(1, d.par.tp), pp = std::max(1, d.par.pp);
   const int64_t N = s.max_num_batched_tokens;
