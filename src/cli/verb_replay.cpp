@@ -74,12 +74,15 @@ void print_chart(std::ostream& out, const ReplayRun& r, int64_t budget) {
     const auto& s = r.timeline[k];
     const int a = static_cast<int>(static_cast<double>(s.allocated) * kWidth / static_cast<double>(top));
     const int rv = static_cast<int>(static_cast<double>(s.reserved) * kWidth / static_cast<double>(top));
-    std::string bar(static_cast<size_t>(a), '#');
-    bar += std::string(static_cast<size_t>(std::max(0, rv - a)), '.');
-    if (budget > 0) {
-      const int b = static_cast<int>(static_cast<double>(budget) * kWidth / static_cast<double>(top));
-      if (static_cast<int>(bar.size()) < b) bar += std::string(static_cast<size_t>(b - static_cast<int>(bar.size())), ' ');
-      bar.insert(static_cast<size_t>(std::min(b, static_cast<int>(bar.size()))), "|");
+    // '#' allocated, '.' reserved on top, ' ' up to the budget, '|' at the budget's column.
+    const int filled = std::max(a, rv);
+    const int b = budget > 0 ? static_cast<int>(static_cast<double>(budget) * kWidth / static_cast<double>(top)) : -1;
+    std::string bar;
+    for (int i = 0; i <= std::max(filled, b); ++i) {
+      if (i == b) bar += '|';
+      if (i < a) bar += '#';
+      else if (i < filled) bar += '.';
+      else if (i < b) bar += ' ';
     }
     out << fmt::format("  {:>8}  {:>10} {:>10} {:>10}  {}\n", s.event, format_size(s.allocated), format_size(s.reserved),
                        format_size(s.largest_free), bar);

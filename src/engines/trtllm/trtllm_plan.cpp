@@ -56,7 +56,6 @@ void prepare(Prepared& P, const Deployment& d) {
   const trtllm::Settings& s = P.s;
   const ModelConfig& c = d.model->config;
   P.era_text = s.era.label + "; " + s.era.reason;
-  const bool pytorch = s.backend == "pytorch";
   Parallel par = d.par;
   par.tp = s.tp;
   par.pp = s.pp;
