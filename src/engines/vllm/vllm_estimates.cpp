@@ -120,8 +120,49 @@ SamplerPath sampler_path(const Era& era, int64_t reqs) {
 }
 }  // namespace
 
+Dsv4ProfileBuffers dsv4_profile_buffers(const ModelConfig& c, int64_t L, int64_t N, int pp_rank, int pp) {
+  // DERIVED from vLLM's DeepSeek-V4 code (0.24+ as read), what the dummy forward of profile_run
+  // (attn_metadata is not a dict) reserves per layer, in the one WorkspaceManager buffer of the
+  // worker (v1/worker/workspace.py: get_simultaneous rounds each piece up to 256 B and grows a
+  // single uint8 buffer to the largest request; it is never shrunk and stays allocated, locked,
+  // after profiling, so it is part of the torch peak and of the memory outside the KV pool):
+  //  - sparse indexer (C4A layers, compress ratio 4; layers/sparse_attn_indexer.py dummy branch):
+  //    T = get_max_prefill_buffer_size // compress_ratio = max_model_len * 40 // 4 entries
+  //    (mla/indexer.py: "40 is a magic number"; DeepseekV4Indexer.max_total_seq_len), as
+  //    (T, index_head_dim) fp8 values + (T, 4) uint8 scales + RADIX_TOPK_WORKSPACE_SIZE 1 MiB;
+  //    then torch.empty(VLLM_SPARSE_INDEXER_MAX_LOGITS_MB = 512 MiB by default) freed at once.
+  //  - sparse MLA prefill gather (deepseek_v4_attention.py attention_impl dummy branch):
+  //    (PREFILL_CHUNK_SIZE = 4, M, head_dim) bf16 with M = ceil(max_model_len / ratio) + window
+  //    + max_num_batched_tokens (N = 0 on SWA-only layers), largest for the smallest ratio > 1.
+  // The FP8 indexer cache is assumed (use_fp4_indexer_cache off, the default: the FP4 layout
+  // would halve the values). One workspace lane assumed (use_workspace_lane not seen in V4).
+  Dsv4ProfileBuffers b;
+  auto up256 = [](int64_t x) { return (x + 255) / 256 * 256; };
+  const int64_t hd = c.head_dim > 0 ? c.head_dim : 512;
+  const int64_t ihd = c.index_head_dim > 0 ? c.index_head_dim : 128;
+  const int64_t window = c.sliding_window > 0 ? c.sliding_window : 128;
+  auto [l0, l1] = pp_indices(static_cast<int>(c.num_layers), std::max(1, pp), pp_rank);
+  int64_t min_ratio = 0;
+  bool c4 = false;
+  for (int i = l0; i < l1; ++i) {
+    int64_t r = i < static_cast<int>(c.layers.size()) ? c.layers[i].compress_ratio
+                : i < static_cast<int>(c.compress_ratios.size()) ? c.compress_ratios[i] : 0;
+    if (r > 1 && (min_ratio == 0 || r < min_ratio)) min_ratio = r;
+    if (r == 4) c4 = true;
+  }
+  const int64_t n_comp = min_ratio > 1 ? (L + min_ratio - 1) / min_ratio : 0;
+  b.gather_ws = up256(4 * (n_comp + window + N) * hd * 2);
+  if (c4) {
+    const int64_t T = L * 40 / 4;
+    b.indexer_ws = up256(T * ihd) + up256(T * 4) + up256(1024 * 1024);
+    b.logits = 512LL * 1024 * 1024;
+  }
+  b.workspace = std::max(b.indexer_ws, b.gather_ws);
+  return b;
+}
+
 Estimate activation_peak(const Era& era, const ModelConfig& c, const Parallel& par, int64_t N, int64_t S,
-                         bool last_pp_rank, int64_t layers_on_rank) {
+                         bool last_pp_rank, int64_t layers_on_rank, const Dsv4ProfileBuffers* v4) {
   // profile_run = _dummy_run(max_num_batched_tokens) + _dummy_sampler_run(min(S, N) requests)
   // (vllm/v1/worker/gpu_model_runner.py). The torch peak is the larger of:
   //  forward: residual + hidden (2 x N x h x 2 B) + the largest layer temporary:
@@ -152,6 +193,8 @@ Estimate activation_peak(const Era& era, const ModelConfig& c, const Parallel& p
     moe = n * static_cast<double>(c.num_experts) * 4 + n * k * (3 * im + h) * b;
   }
   double forward = resident + std::max({attn, mlp, moe});
+  // DeepSeek-V4: the indexer's logits reservation is alive with the layer's activations.
+  if (v4) forward += static_cast<double>(v4->logits);
   if (c.has_linear_attention()) {
     // Chunked gated-delta-rule prefill: fp32 chunk states (N/64) x Hv x Dk x Dv per layer.
     double hv = static_cast<double>(std::max<int64_t>(1, c.linear_num_value_heads / tp));
@@ -178,9 +221,22 @@ Estimate activation_peak(const Era& era, const ModelConfig& c, const Parallel& p
     lo = std::min(lo, 0.95);
     hi = std::max(hi, 1.1);
   }
-  return range(central, lo, hi,
-               fmt::format("profile_run torch peak at max_num_batched_tokens={} (forward {:.2f} GiB, sampler {:.2f} GiB for {} requests: {})",
-                           N, forward / GiB, sampler / GiB, reqs, path.what));
+  Estimate e = range(central, lo, hi,
+                     fmt::format("profile_run torch peak at max_num_batched_tokens={} (forward {:.2f} GiB, sampler {:.2f} GiB for {} requests: {})",
+                                 N, forward / GiB, sampler / GiB, reqs, path.what));
+  if (v4 && v4->workspace > 0) {
+    // The workspace is held through the whole profile run (the sampler's peak included). Exact
+    // by the code read; the low end is the prefill gather alone, for builds that size the
+    // indexer reservation smaller (a later upstream change bounds it by the scheduler instead
+    // of max_model_len x 40: a GUESS that 0.26 may already carry it).
+    e.central += v4->workspace;
+    e.low += std::min(v4->workspace, v4->gather_ws);
+    e.high += v4->workspace;
+    e.basis += fmt::format("; + DeepSeek-V4 workspace {:.2f} GiB kept (max of indexer K-gather {:.2f}, sparse-MLA prefill gather {:.2f}; "
+                           "DERIVED) with the indexer's {:.0f} MiB logits reservation in the forward",
+                           to_gib(v4->workspace), to_gib(v4->indexer_ws), to_gib(v4->gather_ws), static_cast<double>(v4->logits) / MiB);
+  }
+  return e;
 }
 
 Estimate sampler_warmup(const Era& era, const ModelConfig& c, int64_t num_reqs) {

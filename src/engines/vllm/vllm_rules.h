@@ -147,8 +147,21 @@ Estimate cuda_context(int tp, int pp, bool amd);
 Estimate non_torch_increase(int tp_pp_world);
 // Torch peak increase of profile_run at max_num_batched_tokens (forward + sampler on the
 // last PP rank). Calibrated on the corpus activation figures (see vllm_estimates.cpp).
+// DeepSeek-V4 (0.24+): what the dummy forward of profile_run reserves beyond the generic
+// activations (vllm_estimates.cpp dsv4_profile_buffers): the shared WorkspaceManager buffer (the
+// larger of the sparse indexer's K-gather reservation and the sparse MLA prefill bf16 gather;
+// kept for the life of the engine) and the indexer's transient logits reservation.
+struct Dsv4ProfileBuffers {
+  int64_t indexer_ws = 0, gather_ws = 0;  // the two workspace requests (bytes, 256-aligned pieces)
+  int64_t workspace = 0;                  // max of the two: one buffer, grown to the largest request
+  int64_t logits = 0;                     // VLLM_SPARSE_INDEXER_MAX_LOGITS_MB torch.empty, freed at once
+};
+Dsv4ProfileBuffers dsv4_profile_buffers(const ModelConfig& c, int64_t max_model_len, int64_t max_num_batched_tokens, int pp_rank, int pp);
+// v4 (DeepSeek-V4 only): its logits reservation joins the forward, its workspace is added to the
+// peak (a torch allocation of the profile run, never freed).
 Estimate activation_peak(const Era& era, const ModelConfig& c, const Parallel& par, int64_t max_num_batched_tokens,
-                         int64_t max_num_seqs, bool last_pp_rank, int64_t layers_on_rank);
+                         int64_t max_num_seqs, bool last_pp_rank, int64_t layers_on_rank,
+                         const Dsv4ProfileBuffers* v4 = nullptr);
 // The sampler warm-up after capture (compile_or_warm_up_model): transient logits + sort buffers.
 Estimate sampler_warmup(const Era& era, const ModelConfig& c, int64_t num_reqs);
 // CUDA-graph memory: the capture after the KV cache (L16) and the estimator (L8).
