@@ -36,15 +36,12 @@
 #include "headroom/deployment.h"
 #include "headroom/engine.h"
 #include "headroom/units.h"
+#include "plan_test_util.h"
 
 using namespace headroom;
+using namespace headroom::test;
 
 namespace {
-Forecast run(std::vector<std::string> argv) { return plan(parse_deployment(Args::parse(argv))); }
-bool has_line(const Forecast& f, const std::string& l) { return std::find(f.log.begin(), f.log.end(), l) != f.log.end(); }
-bool has_prefix(const Forecast& f, const std::string& p) {
-  return std::any_of(f.log.begin(), f.log.end(), [&](const std::string& l) { return l.rfind(p, 0) == 0; });
-}
 size_t index_of_prefix(const Forecast& f, const std::string& p) {
   for (size_t i = 0; i < f.log.size(); ++i)
     if (f.log[i].rfind(p, 0) == 0) return i;

@@ -9,8 +9,10 @@
 #include "headroom/engine.h"
 #include "headroom/error.h"
 #include "headroom/units.h"
+#include "plan_test_util.h"
 
 using namespace headroom;
+using namespace headroom::test;
 
 namespace {
 ModelConfig dense(int64_t layers, int64_t heads, int64_t kv_heads, int64_t head_dim) {
@@ -23,18 +25,6 @@ ModelConfig dense(int64_t layers, int64_t heads, int64_t kv_heads, int64_t head_
   c.dtype = DType::F16;
   c.layers.assign(layers, LayerInfo{});
   return c;
-}
-Forecast run(std::vector<std::string> argv) { return plan(parse_deployment(Args::parse(argv))); }
-bool has_prefix(const Forecast& f, const std::string& p) {
-  return std::any_of(f.log.begin(), f.log.end(), [&](const std::string& l) { return l.rfind(p, 0) == 0; });
-}
-std::string input_error(std::vector<std::string> argv) {
-  try {
-    run(std::move(argv));
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
 }
 }  // namespace
 

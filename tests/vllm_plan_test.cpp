@@ -13,29 +13,10 @@
 #include "headroom/error.h"
 #include "headroom/units.h"
 #include "headroom/validate.h"
+#include "plan_test_util.h"
 
 using namespace headroom;
-
-namespace {
-
-Forecast run(std::vector<std::string> argv) {
-  Deployment d = parse_deployment(Args::parse(argv));
-  return plan(d);
-}
-bool has_line(const Forecast& f, const std::string& line) { return std::find(f.log.begin(), f.log.end(), line) != f.log.end(); }
-bool has_prefix(const Forecast& f, const std::string& prefix) {
-  return std::any_of(f.log.begin(), f.log.end(), [&](const std::string& l) { return l.rfind(prefix, 0) == 0; });
-}
-std::string input_error(std::vector<std::string> argv) {
-  try {
-    run(std::move(argv));
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-}  // namespace
+using namespace headroom::test;
 
 TEST(VllmPlan, Qwen3NextReplaysVllm048LogLines) {
   // vllm-048 (vLLM 0.10.2, H200, TP2): "Current kv cache memory in use is 47878721024 bytes" with

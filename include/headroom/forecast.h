@@ -61,6 +61,9 @@ struct Forecast {
   std::vector<std::string> notes;  // assumptions, estimates, warnings
 
   const std::string* setting(std::string_view key) const;
+  // Appends rank `rank` with the timeline of ranks[index] (ranks holding the same bytes play the
+  // same startup; engines simulate each distinct one once).
+  void repeat_rank(size_t index, int rank);
 };
 
 }  // namespace headroom

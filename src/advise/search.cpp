@@ -143,6 +143,19 @@ PrimaryResult search_primary(Deployment& d, const Primary& p, int64_t margin, in
     r.tried.push_back(evaluate(d, p, p.at(i), margin, opt, plans, nullptr, memo));
     return r.tried.back();
   };
+  // Bisect (lo not High, hi High) down to adjacent steps; r.best follows the highest non-High.
+  auto bisect = [&](int lo, int hi) {
+    while (hi - lo > 1) {
+      int mid = lo + (hi - lo) / 2;
+      Point pt = eval(mid);
+      if (pt.side == Side::High) {
+        hi = mid;
+      } else {
+        lo = mid;
+        r.best = pt;
+      }
+    }
+  };
   const int n = p.steps();
   if (known_ok && n > 0) {
     int lo = std::clamp(static_cast<int>(std::lround((*known_ok - p.lo) / p.step)), 0, n);
@@ -162,16 +175,7 @@ PrimaryResult search_primary(Deployment& d, const Primary& p, int64_t margin, in
         lo = probe;
         r.best = pt;
       }
-      while (hi >= 0 && hi - lo > 1) {
-        int mid = lo + (hi - lo) / 2;
-        Point pt = eval(mid);
-        if (pt.side == Side::High) {
-          hi = mid;
-        } else {
-          lo = mid;
-          r.best = pt;
-        }
-      }
+      if (hi >= 0) bisect(lo, hi);
       return r;
     }
     // The hint was wrong (the change did not lower memory use): plain bisection.
@@ -187,18 +191,8 @@ PrimaryResult search_primary(Deployment& d, const Primary& p, int64_t margin, in
     r.best = bottom;
     return r;
   }
-  int lo = 0, hi = n;  // invariant: lo not High, hi High
   r.best = bottom;
-  while (hi - lo > 1) {
-    int mid = lo + (hi - lo) / 2;
-    Point pt = eval(mid);
-    if (pt.side == Side::High) {
-      hi = mid;
-    } else {
-      lo = mid;
-      r.best = pt;
-    }
-  }
+  bisect(0, n);  // 0 is not High, n is High
   r.found = true;
   return r;
 }

@@ -19,4 +19,10 @@ const std::string* Forecast::setting(std::string_view key) const {
   return nullptr;
 }
 
+void Forecast::repeat_rank(size_t index, int rank) {
+  RankForecast copy = ranks[index];
+  copy.rank = rank;
+  ranks.push_back(std::move(copy));
+}
+
 }  // namespace headroom

@@ -388,11 +388,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
     bool dup = false;
     for (const auto& [key, idx] : played)
       if (key.first == rw.bytes && key.second == rw.mtp_bytes) {
-        if (opt.detail) {
-          RankForecast copy = out.ranks[idx];
-          copy.rank = rw.rank;
-          out.ranks.push_back(std::move(copy));
-        }
+        if (opt.detail) out.repeat_rank(idx, rw.rank);
         dup = true;
         break;
       }

@@ -438,11 +438,7 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
   for (const auto& t : ranks) {
     if (t.same_as >= 0) {
       // Same terms as an earlier rank: the same timeline (it cannot be the first to fail).
-      if (opt.detail) {
-        RankForecast copy = f.ranks[static_cast<size_t>(t.same_as)];
-        copy.rank = t.rank;
-        f.ranks.push_back(std::move(copy));
-      }
+      if (opt.detail) f.repeat_rank(static_cast<size_t>(t.same_as), t.rank);
       continue;
     }
     RankSim sim(t.rank, T);
