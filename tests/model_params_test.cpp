@@ -265,3 +265,80 @@ TEST(ModelParams, DeepSeekV4Flash_284B_13B_and_FP8_requant) {
   EXPECT_EQ(f->params_total, 284'334'567'511);
   EXPECT_EQ(f->checkpoint_bytes, 292'546'037'320);
 }
+
+TEST(ModelParams, Qwen25_72B_And_QwQ32B_MatchCheckpointCounts) {
+  // Both configs come from model reports that also sum the safetensors ('参数总量'): 72,706,203,648 over
+  // 37 files (135.43 GiB) and 32,763,876,352 over 14 files (61.03 GiB); see each facts.json.
+  // Qwen2.5-72B by hand: layer = q 8192^2 + 8192 bias + k/v 2 x (1024*8192 + 1024) + o 8192^2
+  //   + mlp 3*8192*29568 + 2 norms 8192 = 877,684,736; x 80 + 2 x 152064*8192 (untied) + 8192.
+  auto q72 = load_model("Qwen/Qwen2.5-72B-Instruct");
+  EXPECT_EQ(q72->params_total, 80LL * 877'684'736 + 2LL * 152'064 * 8192 + 8192);
+  EXPECT_EQ(q72->params_total, 72'706'203'648);
+  EXPECT_EQ(q72->checkpoint_bytes, 2 * 72'706'203'648LL);  // BF16
+  EXPECT_DOUBLE_EQ(round_to(q72->checkpoint_bytes / 1073741824.0, 2), 135.43);
+  auto qwq = load_model("Qwen/QwQ-32B");
+  EXPECT_EQ(qwq->params_total, 32'763'876'352);
+  EXPECT_DOUBLE_EQ(round_to(qwq->checkpoint_bytes / 1073741824.0, 2), 61.03);
+}
+
+TEST(ModelParams, Qwen35_4B_And_Qwen36_27B_MatchCheckpointCounts) {
+  // Model reports sum the safetensors (language model, vision tower and the MTP layer together):
+  // Qwen3.5-4B 4,659,865,088 parameters in 8.68 GiB (tied embeddings), Qwen3.6-27B 27,781,427,952 in
+  // 51.75 GiB. headroom keeps the MTP layer apart (params_mtp), so total + mtp must give the file count.
+  auto small = load_model("Qwen/Qwen3.5-4B");
+  EXPECT_EQ(small->params_total + small->params_mtp, 4'659'865'088);
+  EXPECT_EQ(small->config.count_layers(AttnKind::Linear), 24);  // 3 linear : 1 full over 32 layers
+  EXPECT_DOUBLE_EQ(round_to(small->checkpoint_bytes / 1073741824.0, 2), 8.68);
+  auto big = load_model("Qwen/Qwen3.6-27B");
+  EXPECT_EQ(big->params_total + big->params_mtp, 27'781'427'952);
+  EXPECT_EQ(big->config.count_layers(AttnKind::Linear), 48);
+  EXPECT_DOUBLE_EQ(round_to(big->checkpoint_bytes / 1073741824.0, 2), 51.75);
+}
+
+TEST(ModelParams, Qwen3Coder30B_IndexTotals) {
+  // deepit-cz/amd-npu-converting copies of the two checkpoints' model.safetensors.index.json:
+  // BF16 total_parameters 30,532,122,624, total_size 61,064,245,248 B; FP8 total_parameters
+  // 30,533,947,392 (1,824,768 more: the weight_scale_inv tensors), total_size 31,170,895,872 B.
+  auto bf16 = load_model("Qwen/Qwen3-Coder-30B-A3B-Instruct");
+  EXPECT_EQ(bf16->params_total, 30'532'122'624);
+  EXPECT_EQ(bf16->checkpoint_bytes, 61'064'245'248);
+  auto fp8 = load_model("Qwen/Qwen3-Coder-30B-A3B-Instruct-FP8");
+  EXPECT_EQ(fp8->params_total, 30'532'122'624);
+  EXPECT_EQ(fp8->config.quant.method, QuantMethod::Fp8Block);
+  // headroom sizes the 128x128 block scales as F32 (DeepSeek's layout); Qwen's FP8 files store
+  // weight_scale_inv in BF16 (also seen in a Qwen3-30B-A3B-Thinking-2507-FP8 weight table), so the
+  // estimate is 2 B x 1,824,768 scales (3.5 MiB, 0.01%) above the index.
+  EXPECT_EQ(fp8->checkpoint_bytes - 2LL * 1'824'768, 31'170'895'872);
+}
+
+TEST(ModelParams, Glm45Fp8_355B_32B_ByHand) {
+  // transformers glm4_moe docs: "GLM-4.5 has 355 billion total parameters with 32 billion active".
+  // zai-org/GLM-4.5-FP8 config: 92 layers (3 dense, intermediate 12288), hidden 5120, 96 heads / 8 KV x 128
+  // with q/k/v biases and qk norm, 160 experts (1536) top-8 + 1 shared, vocab 151552 untied, 1 MTP layer.
+  //   attention = 2 x 5120*12288 + 12288 + 2 x (1024*5120 + 1024) + 2 x 128 = 136,329,472; + 2 norms 10,240
+  //   dense mlp 3*5120*12288 = 188,743,680; MoE = 160*3*5120*1536 + 3*5120*1536 + 160*5120 + 160
+  //   = 3,799,285,920 (active: 8 experts 188,743,680 + shared 23,592,960 + router 819,360 = 213,156,000)
+  //   total = 92 x 136,339,712 + 3 x 188,743,680 + 89 x 3,799,285,920 + 2 x 151552*5120 + 5120
+  //   MTP = MoE layer + attention/norms + eh_proj 2*5120*5120 + enorm/hnorm/shared_head.norm 3*5120.
+  // 352.8B is 0.6% under the published 355B (its rounding or count is not stated).
+  auto m = load_model("zai-org/GLM-4.5-FP8");
+  EXPECT_EQ(m->params_total, 352'797'829'024);
+  EXPECT_EQ(m->params_active, 92LL * 136'339'712 + 3LL * 188'743'680 + 89LL * 213'156'000 + 2LL * 151'552 * 5120 + 5120);
+  EXPECT_EQ(m->params_mtp, 3'799'285'920LL + 136'339'712 + 2LL * 5120 * 5120 + 3 * 5120);
+  EXPECT_NEAR(billions(m->params_total), 355.0, 355.0 * 0.01);
+  EXPECT_DOUBLE_EQ(std::floor(billions(m->params_active - m->params_embedding)), 32);
+  EXPECT_EQ(m->config.quant.method, QuantMethod::Fp8PerChannel);
+  // The FP8 Air re-quantization keeps the BF16 Air's parameter count (106.85B, published 106B).
+  EXPECT_EQ(load_model("zai-org/GLM-4.5-Air-FP8")->params_total, load_model("zai-org/GLM-4.5-Air")->params_total);
+}
+
+TEST(ModelParams, Olmo2_32B_ByHand) {
+  // allenai/OLMo-2-0325-32B-Instruct ("32B"): 64 layers, hidden 5120, 40 heads / 8 KV heads x 128, MLP 27648,
+  // vocab 100352 untied. OLMo-2 layers (vLLM olmo2.py): q/k/v/o without bias, q_norm over 40*128 and k_norm
+  // over 8*128, post-attention and post-feedforward RMSNorms, no input norm.
+  //   layer = 2 x 5120^2 + 2 x 1024*5120 + 5120 + 1024 + 3*5120*27648 + 2*5120 = 487,604,224
+  auto m = load_model("allenai/OLMo-2-0325-32B-Instruct");
+  EXPECT_EQ(m->params_total, 64LL * 487'604'224 + 2LL * 100'352 * 5120 + 5120);
+  EXPECT_EQ(m->params_total, 32'234'279'936);
+  EXPECT_DOUBLE_EQ(round_to(billions(m->params_total), 0), 32);
+}
