@@ -115,6 +115,10 @@ struct LogRankMemory {
   // it printed: "init" | "weights" | "kv_pool" | "cuda_graph" | "warmup" | "ready" | "" (none).
   std::string stage;
   int64_t stage_line = 0;
+  // The stage line was a begin line of `stage` (SGLang "Load weight begin", "Capture cuda graph
+  // begin", vLLM "Starting to load model", "Capturing CUDA graphs", ...): the rank was inside the
+  // stage, not between two, when its lines ended.
+  bool stage_open = false;
 };
 
 // A PyTorch out-of-memory report, any version (templates: research/allocator-runtime.md §2):

@@ -198,13 +198,21 @@ std::string effective_outcome(LogScan& sc, const std::optional<Forecast>& foreca
   bool refusal = false, fatal = false;
   for (const auto& e : sc.errors) {
     if (e.kind.rfind("sglang_not_enough", 0) == 0 || e.kind == "sglang_weights_leave_no_kv" || e.kind == "vllm_no_cache_blocks" ||
-        e.kind == "vllm_max_seq_len" || e.kind == "vllm_autofit_failed")
+        e.kind == "vllm_max_seq_len" || e.kind == "vllm_autofit_failed" || e.kind == "trtllm_kv_too_small")
       refusal = true;
     if (e.kind != "trtllm_window_reduced") fatal = true;
   }
   std::string reached;
-  for (const auto& r : sc.ranks)
+  int64_t last_stage_line = 0;
+  for (const auto& r : sc.ranks) {
     if (stage_order(r.stage) > stage_order(reached)) reached = r.stage;
+    last_stage_line = std::max(last_stage_line, r.stage_line);
+  }
+  // The last traceback whose frames (or the call its last printed source line makes) name a
+  // stage, when it comes after every stage line: the more direct evidence of where it failed.
+  const LogTraceback* tb = nullptr;
+  for (const auto& t : sc.tracebacks)
+    if (!t.stage.empty() && t.line >= last_stage_line) tb = &t;
   if (!sc.failure_stage.empty() && sc.outcome != "other_error") {
     if (sc.outcome.empty()) return outcome_for_stage(sc.failure_stage, refusal);
     return sc.outcome;
@@ -219,7 +227,9 @@ std::string effective_outcome(LogScan& sc, const std::optional<Forecast>& foreca
   }
   if (sc.outcome == "ok" || (reached == "ready" && !oom && !fatal)) return sc.outcome.empty() ? "ok" : sc.outcome;
   if (oom || refusal || fatal) {
-    if (!reached.empty() && reached != "ready") {
+    if (tb && (reached.empty() || reached == "ready" || stage_order(tb->stage) >= stage_order(reached))) {
+      sc.failure_stage = tb->stage;
+    } else if (!reached.empty() && reached != "ready") {
       sc.failure_stage = reached;
     } else if (forecast && forecast->failure) {
       sc.failure_stage = forecast->failure->stage;
@@ -243,10 +253,42 @@ std::string effective_outcome(LogScan& sc, const std::optional<Forecast>& foreca
     }
     return outcome_for_stage(sc.failure_stage, refusal);
   }
+  // No error line and no finished startup: an excerpt cut mid-startup, or a process stopped from
+  // outside (the host's OOM killer, an NCCL abort, a scheduler). Where the log stops *inside* a
+  // stage (a traceback whose exception line is missing, or the furthest rank's last stage line is
+  // a begin line with no end line after it), the process was in that stage when it stopped: that
+  // stage is reported. Where it stops between two stages, nothing places a failure.
+  std::string inside;
+  int64_t inside_line = 0;
+  if (tb && tb->exception.empty()) {
+    inside = tb->stage;
+    inside_line = tb->line;
+  } else {
+    // A rank whose last stage line began a stage, with no later line of a later stage from any
+    // rank after it (lines of earlier stages from lagging ranks, or Ray's deduplicated repeats
+    // printed after the fact, do not end it).
+    for (const auto& r : sc.ranks) {
+      if (!r.stage_open || r.stage == "ready" || r.stage == "runtime") continue;
+      bool ended = false;
+      for (const auto& o : sc.ranks)
+        ended = ended || (o.stage_line > r.stage_line && stage_order(o.stage) > stage_order(r.stage));
+      if (ended) continue;
+      if (inside.empty() || stage_order(r.stage) > stage_order(inside) ||
+          (r.stage == inside && r.stage_line > inside_line)) {
+        inside = r.stage;
+        inside_line = r.stage_line;
+      }
+    }
+  }
+  if (!inside.empty()) {
+    sc.failure_stage = inside;
+    sc.failure_line = inside_line;
+    gaps.push_back(fmt::format("the log ends inside {} (line {}) without an error line: the process stopped there, the log does not "
+                               "say why (include the lines after it, or the error)",
+                               inside, inside_line));
+    return "no_error";
+  }
   if (!reached.empty() && reached != "ready" && reached != "runtime") {
-    // No error line and no finished startup: an excerpt cut mid-startup, or a process killed
-    // from outside. Placing a failure at the last stage line would be a guess (on the corpus,
-    // most such logs are healthy startups cut by whoever posted them): the stage stays unknown.
     gaps.push_back("the log ends during " + reached + " without an error line and without a finished startup: no failure is "
                    "placed (include the lines after it, or the error)");
     return "no_error";

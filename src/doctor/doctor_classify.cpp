@@ -70,8 +70,37 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
     dx.explanation = "The log shows a healthy start: no out-of-memory error and no refusal. Below, each figure the engine printed is held against headroom's forecast for the same deployment.";
     return;
   }
+  if (outcome == "no_error" && dx.stage != "unknown" && dx.stage != "none") {
+    // effective_outcome: the log stops inside a stage, with no error line.
+    dx.cause = "no_error_in_log";
+    dx.explanation = fmt::format(
+        "The log stops during {} (line {}) without an error line: the process stopped there. Something ended it from outside "
+        "the engine's own checks: the host's OOM killer or a container memory limit (no Python error is printed), an NCCL "
+        "abort or a watchdog on another rank, a scheduler's time limit, or the log was cut at this point. Include the lines "
+        "after it, or the error, to know which.",
+        dx.stage, scan.failure_line);
+    // vLLM captures CUDA graphs outside its --gpu-memory-utilization budget: what the budget
+    // leaves of the device is all capture has. vLLM's own V0 capture message puts the need at
+    // "1~3 GiB memory per GPU" (worker/model_runner.py, 0.4-0.5): GUESS threshold, 1 GiB.
+    std::optional<double> u = frac;
+    if (!u && s.gpu_memory_utilization) u = s.gpu_memory_utilization->value;
+    if (dx.stage == "cuda_graph" && dx.engine == "vllm" && u && s.total && s.total->value > 0) {
+      const int64_t outside = static_cast<int64_t>((1.0 - *u) * static_cast<double>(s.total->value));
+      if (outside < GiB) {
+        dx.cause = "static_fraction_too_high";
+        dx.explanation += fmt::format(
+            " The log's own numbers point at memory: {} {} leaves {} of the {} device outside vLLM's budget, and CUDA-graph capture "
+            "runs there (vLLM's capture message: graphs \"can take additional 1~3 GiB memory per GPU\"); a capture that ran out "
+            "of it would stop here.",
+            knob, *u, doctor_gib(outside), doctor_gib(s.total->value));
+        A(fmt::format("outside the budget: (1 - {}) x {} = {} (GUESS: capture needs >= 1 GiB, from vLLM's own message)", *u,
+                      doctor_gib(s.total->value), doctor_gib(outside)));
+      }
+    }
+    return;
+  }
   if (outcome == "no_error") {
-    // effective_outcome: no error line, no finished startup.
+    // effective_outcome: no error line, no finished startup, stopped between stages.
     int64_t last = 0;
     for (const auto& r : scan.ranks) last = std::max(last, r.stage_line);
     dx.cause = "no_error_in_log";
@@ -144,6 +173,17 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
   }
 
   if (outcome == "refused_kv") {
+    if (find_error(scan, "trtllm_kv_too_small")) {
+      // TensorRT-LLM's KV cache manager: maxTokensInPagedKvCache < beam_width x tokensPerBlock x maxBlocksPerSeq.
+      dx.cause = "kv_too_small_for_context";
+      dx.explanation = "TensorRT-LLM refused to start: the paged KV cache it could size holds fewer tokens than one sequence of the "
+                       "engine's maximum length needs (beam width x tokens per block x blocks per sequence). Give the KV cache more "
+                       "memory (a larger --kv_cache_free_gpu_memory_fraction, or max_tokens_in_paged_kv_cache) or use a shorter "
+                       "maximum sequence length.";
+      if (s.kv_tokens) A(fmt::format("KV cache tokens sized: {} (line {})", s.kv_tokens->value, s.kv_tokens->line));
+      dx.will_not_help.push_back("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: nothing failed to allocate; the engine refused by arithmetic");
+      return;
+    }
     const LogError* maxlen = find_error(scan, "vllm_max_seq_len");
     if (maxlen) {
       dx.cause = "kv_too_small_for_context";
@@ -261,7 +301,9 @@ void collect_evidence(const LogScan& scan, Diagnosis& dx) {
         e.kind.find("kv_cache") != std::string::npos || e.kind.find("capture") != std::string::npos ||
         e.kind.find("memory_pool") != std::string::npos || e.kind.find("pool_end") != std::string::npos ||
         e.kind.find("server_args") != std::string::npos || e.kind.find("profil") != std::string::npos ||
-        e.kind.find("refus") != std::string::npos || e.kind.find("graph") != std::string::npos)
+        e.kind.find("refus") != std::string::npos || e.kind.find("graph") != std::string::npos ||
+        e.kind.find("memory") != std::string::npos || e.kind.find("load") != std::string::npos ||
+        e.kind.find("worker_method") != std::string::npos)
       ev.push_back(e);
   }
   if (ev.empty()) ev = scan.evidence;

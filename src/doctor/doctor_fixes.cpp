@@ -213,7 +213,7 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, Diagnosis& dx) {
     if (!dx.forecast_after_fix) dx.forecast_after_fix = f;
   };
   auto best = best_fraction(dep, o);
-  const std::string cause = no_error ? stage_cause(dx.reached_stage) : dx.cause;
+  const std::string cause = no_error ? stage_cause(dx.stage != "unknown" ? dx.stage : dx.reached_stage) : dx.cause;
   // Causes whose cure is a smaller static share: a "fix" that raises the fraction (the forecast
   // fitting where the log failed) would point the wrong way, so it is not offered.
   const bool lower_only = cause == "static_fraction_too_high" || cause == "graph_capture_headroom" || cause == "other_process" ||
@@ -336,7 +336,7 @@ void static_fixes(const LogScan& scan, Diagnosis& dx) {
   auto add = [&](const std::string& flag, const std::string& value, const std::string& effect) {
     dx.fixes.push_back({flag, value, if_oom + effect + note});
   };
-  const std::string cause = no_error ? stage_cause(dx.reached_stage) : dx.cause;
+  const std::string cause = no_error ? stage_cause(dx.stage != "unknown" ? dx.stage : dx.reached_stage) : dx.cause;
   int64_t total = oom && oom->total > 0 ? oom->total : (s.total ? s.total->value : 0);
 
   if (cause == "fragmentation") add("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True", "reuses the reserved-but-unallocated memory");

@@ -80,6 +80,36 @@ constexpr KwText kKeywords[] = {
     {kVStartupComplete, "application startup complete"},
     {kVReservedKv, "memory for kv cache as specified"},
     {kVErrorLevel, ") error "},  // "(Worker_TP7_EP7 pid=7475) ERROR 10-23 08:05:13 [...]"
+    // stage begin/end lines (log_stages.cpp): gpu_model_runner.py / V0 model_runner.py
+    // "Starting to load model X...", model_loader "Loading weights took S seconds", V0 <= 0.5
+    // model_runner.py "Capturing the model for CUDA graphs.", api_server.py "Starting vLLM API server"
+    {kVStartLoad, "starting to load model"},
+    {kVLoadWeightsTook, "loading weights took"},
+    {kVCapturingModel, "capturing the model for cuda graphs"},
+    {kVStartingServer, "starting vllm api server"},
+    // weight-loading progress bars: vLLM/SGLang weight_utils.py "Loading safetensors checkpoint
+    // shards", TensorRT-LLM _torch/models/modeling_utils.py "Loading weights concurrently" and
+    // "Loading safetensors weights in parallel"
+    {kLoadShards, "checkpoint shards:"},
+    {kTLoadConcurrently, "loading weights concurrently"},
+    {kTLoadConcurrently, "loading safetensors weights in parallel"},
+    // a worker method that failed: vLLM V0 worker_base.py "Error executing method init_device",
+    // multiproc_worker_utils.py "Exception in worker ... while processing method load_model",
+    // TensorRT-LLM "Error executing load_single_module with args (...)"
+    {kMethodFailed, "error executing "},
+    {kMethodFailed, "while processing method "},
+    // a traceback's source line calling into a stage (log_torch.cpp): the call the innermost
+    // printed frame makes, when an excerpt ends before the deeper frames
+    {kCodeCall, "capture_model("},
+    {kCodeCall, ".capture("},
+    {kCodeCall, "init_cuda_graphs("},
+    {kCodeCall, "load_model("},
+    {kCodeCall, "load_weights("},
+    {kCodeCall, "init_device("},
+    {kCodeCall, "initialize_kv_cache("},
+    {kCodeCall, "init_memory_pool("},
+    {kCodeCall, "profile_run("},
+    {kCodeCall, "_dummy_sampler_run("},
     // TensorRT-LLM (cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp, _torch/pyexecutor/_util.py)
     {kTMemUsageChange, "[memusagechange]"},
     {kTMemCalc, "memory usage when calculating max tokens"},
@@ -93,6 +123,11 @@ constexpr KwText kKeywords[] = {
     {kTMaxSeqLen, "max_seq_len="},
     {kTWindow, "exceeds upper bound"},
     {kTVersion, "tensorrt-llm version"},
+    // 2023 C++ runtime (0.5-0.7, kvCacheManager / trtGptModelInflightBatching.cpp): "Using N tokens in
+    // paged KV cache." and its refusal "maxTokensInPagedKvCache must be large enough to process at
+    // least 1 sequence to completion (i.e. must be larger than beam_width * tokensPerBlock * maxBlocksPerSeq)"
+    {kTPagedTokens, "tokens in paged kv cache"},
+    {kTOneSequence, "must be large enough to process at least 1 sequence"},
     // PyTorch, CUDA, NCCL, Python
     {kTriedToAllocate, "tried to allocate"},
     {kOutOfMemory, "out of memory"},

@@ -56,10 +56,11 @@ enum Kw : uint8_t {
   kVProfResults, kVGpuBlocks, kVCudaBlocks, kVToServe, kVKvNeeded, kVEstMaxLen, kVNoBlocks, kVStoredInKv,
   kVSamplerWarmup, kVMamba, kVCapturingGraphs, kVCapturingCudagraphs, kVProfGraph, kVLoadFailed,
   kVEngineFailed, kVAutoFit, kVNonDefault, kVWithConfig, kVNamespace, kVApiVersion, kVInitEngine,
-  kVStartupComplete, kVReservedKv, kVErrorLevel,
+  kVStartupComplete, kVReservedKv, kVErrorLevel, kVStartLoad, kVLoadWeightsTook, kVCapturingModel, kVStartingServer,
+  kLoadShards, kTLoadConcurrently, kMethodFailed, kCodeCall,
   // TensorRT-LLM
   kTMemUsageChange, kTMemCalc, kTBlocksPrimary, kTTokensPerBlock, kTPeak, kTAfterWeights, kTDynamic,
-  kTOutsideTorch, kTEstimatedMax, kTMaxSeqLen, kTWindow, kTVersion,
+  kTOutsideTorch, kTEstimatedMax, kTMaxSeqLen, kTWindow, kTVersion, kTPagedTokens, kTOneSequence,
   // PyTorch / CUDA / NCCL / Python
   kTriedToAllocate, kOutOfMemory, kCcaOom, kCublasAlloc, kTraceback, kFrame, kErrorColon, kExceptionColon,
   kNcclError, kNcclWarn, kNcclUnhandled, kNcclSystem, kNcclInternal, kNcclInvalid, kNcclRemote, kWatchdog,
@@ -138,7 +139,8 @@ struct Ctx {
   LogRankMemory& rank_mem(const LogRank& r);
   RankState& state(const LogRank& r);
   void keep(const Line& l, std::string_view kind);
-  void stage(const Line& l, std::string_view stage);
+  // `open`: the line begins work in `stage` (the rank is inside it until a later stage line).
+  void stage(const Line& l, std::string_view stage, bool open = false);
   void fatal(const Line& l, std::string_view kind, std::string_view stage, std::string_view outcome,
              int device = -1, int64_t oom_index = -1);
   LogError& error(const Line& l, std::string_view kind);
@@ -158,6 +160,7 @@ void read_sglang(Ctx& c, const Line& l);
 void read_vllm(Ctx& c, const Line& l);
 void read_trtllm(Ctx& c, const Line& l);
 void read_torch(Ctx& c, const Line& l);     // OOM, CUDA/NCCL errors, tracebacks, exceptions
+void read_stages(Ctx& c, const Line& l);    // engine-neutral stage begin/end lines, failed worker methods
 void read_args(Ctx& c, const Line& l);      // ServerArgs, vLLM config lines, launch commands, versions
 void continue_pending(Ctx& c, const Line& l);  // feeds a line to multi-line messages in progress
 bool continue_command(Ctx& c, const Line& l);  // joins command continuation lines; true if consumed

@@ -60,7 +60,7 @@ void read_sglang(Ctx& c, const Line& l) {
     if (auto v = size_after(b, "avail mem=", GiB)) {
       set_first(c.fig(l.rank).init_avail, *v, l.no);
       c.keep(l, "sglang.load_weight_begin");
-      c.stage(l, "weights");
+      c.stage(l, "weights", true);
       c.score_sglang += 3;
     }
   }
@@ -145,7 +145,7 @@ void read_sglang(Ctx& c, const Line& l) {
       }
     }
     c.keep(l, phase.empty() ? "sglang.capture_cuda_graph_begin" : "sglang.capture_" + phase + "_begin");
-    c.stage(l, "cuda_graph");
+    c.stage(l, "cuda_graph", true);
     c.score_sglang += 3;
   }
   if (k[kSglGraphBs]) {
@@ -171,7 +171,7 @@ void read_sglang(Ctx& c, const Line& l) {
       set_last(f.graph_progress_avail, *avail, l.no);
       if (auto bs = int_after(b, "bs=")) set_last(f.graph_progress_bs, *bs, l.no);
       c.keep(l, "sglang.capturing_batches");
-      c.stage(l, "cuda_graph");
+      c.stage(l, "cuda_graph", true);
       c.score_sglang += 1;
     }
   }

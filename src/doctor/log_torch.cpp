@@ -145,7 +145,7 @@ std::string_view stage_of_function(std::string_view frame) {
       file == "memory_pool.py" || file == "kv_cache_configurator.py" || file == "cache_engine.py")
     return "kv_pool";
   if (in({"load_model", "load_weights", "load_weight", "get_model", "_load_weights", "load_weights_and_postprocess",
-          "weight_loader", "process_weights_after_loading"}) ||
+          "weight_loader", "process_weights_after_loading", "load_single_module"}) ||
       file == "loader.py" || file == "default_loader.py" || file == "weight_utils.py")
     return "weights";
   if (in({"profile_run", "_dummy_run", "_dummy_sampler_run", "_dummy_pooler_run", "determine_available_memory",
@@ -241,6 +241,21 @@ void read_torch(Ctx& c, const Line& l) {
         }
         c.keep(l, "traceback.frame");
       }
+    }
+  } else if (k[kCodeCall]) {
+    // A frame's source line ("    cuda_graph_memory_bytes = self.model_runner.capture_model()"):
+    // the function it calls is the next frame's, which an excerpt may have cut.
+    if (OpenTraceback* ot = open_for(c, l)) {
+      LogTraceback& tb = c.scan.tracebacks[ot->index];
+      for (size_t p = b.find('('); p != std::string_view::npos; p = b.find('(', p + 1)) {
+        size_t s = p;
+        while (s > 0 && is_ident(b[s - 1])) --s;
+        if (s == p) continue;
+        std::string frame = ":" + std::string(b.substr(s, p - s));
+        std::string_view st = stage_of_function(frame);
+        if (stage_rank(st) > stage_rank(tb.stage)) tb.stage = std::string(st);
+      }
+      ot->last_line = l.no;
     }
   }
 

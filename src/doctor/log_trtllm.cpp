@@ -14,6 +14,8 @@
 //   max_seq_len=N, max_num_requests=R, max_num_tokens=T, max_batch_size=B
 //   Attention window size A exceeds upper bound B for available blocks. Reducing to B.
 //   [TensorRT-LLM] TensorRT-LLM version: X
+//   2023 (0.5-0.7): [TensorRT-LLM][INFO] Using N tokens in paged KV cache.
+//                   maxTokensInPagedKvCache must be large enough to process at least 1 sequence to completion (...)
 #include "doctor/log_parse.h"
 #include "headroom/units.h"
 
@@ -42,6 +44,21 @@ void read_trtllm(Ctx& c, const Line& l) {
       c.keep(l, "trtllm.mem_usage_change");
       c.score_trt += 2;
     }
+  }
+  if (k[kTPagedTokens] && !k[kTMemUsageChange]) {
+    if (auto v = int_after(b, "using ")) {
+      set_first(c.fig(l.rank).kv_tokens, *v, l.no);
+      c.keep(l, "trtllm.kv_cache_tokens");
+      c.stage(l, "kv_pool");
+      c.score_trt += 3;
+    }
+  }
+  if (k[kTOneSequence]) {
+    // The pool cannot hold one sequence of the engine's max length: a refusal at KV sizing.
+    c.error(l, "trtllm_kv_too_small");
+    c.keep(l, "trtllm.kv_too_small_refusal");
+    c.fatal(l, "trtllm_kv_too_small", "kv_pool", "refused_kv");
+    c.score_trt += 3;
   }
   if (k[kTMemCalc]) {
     auto& f = c.fig(l.rank);

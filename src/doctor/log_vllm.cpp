@@ -257,7 +257,7 @@ void read_vllm(Ctx& c, const Line& l) {
   }
   if (k[kVProfGraph]) {
     c.keep(l, "vllm.profiling_cuda_graph_memory");
-    c.stage(l, "cuda_graph");
+    c.stage(l, "cuda_graph", true);
     c.score_vllm += 2;
   }
   if (k[kVGraphPool]) {
@@ -273,7 +273,7 @@ void read_vllm(Ctx& c, const Line& l) {
   }
   if (k[kVCapturingGraphs] || k[kVCapturingCudagraphs]) {
     c.keep(l, "vllm.capturing_cuda_graphs");
-    c.stage(l, "cuda_graph");
+    c.stage(l, "cuda_graph", true);
     c.score_vllm += 1;
   }
   if (k[kVGraphFinished]) {

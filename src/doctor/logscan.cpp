@@ -80,12 +80,14 @@ int stage_rank(std::string_view s) {
 }
 }  // namespace
 
-void Ctx::stage(const Line& l, std::string_view st) {
+void Ctx::stage(const Line& l, std::string_view st, bool open) {
   auto& m = rank_mem(l.rank);
   // Ray's log deduplication prints "... [repeated 30x across cluster]" after the fact, carrying
   // an earlier message of other workers under this worker's prefix: it must not move the
   // worker's stage back (ray/_private/ray_logging.py, LogDeduplicator).
   if (icontains(l.text, "x across cluster]") && stage_rank(st) < stage_rank(m.stage)) return;
+  // Inside the stage (a begin line) or between stages (an end line, or the next stage's sizing line).
+  m.stage_open = open;
   m.stage = std::string(st);
   m.stage_line = l.no;
   last_stage = std::string(st);
@@ -274,6 +276,7 @@ struct LogScanner::Impl {
     read_sglang(c, l);
     read_vllm(c, l);
     read_trtllm(c, l);
+    read_stages(c, l);
     read_torch(c, l);
   }
 

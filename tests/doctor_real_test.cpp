@@ -1,0 +1,104 @@
+// doctor on real crash logs posted in GitHub threads that are not in the corpus
+// (tests/data/doctor/real/*.log): each file's first line names its source thread and the
+// stage the thread shows; the rest is the log as posted (trimmed to the lines the thread
+// gave, kept verbatim, cut lines included). The table gives the deployment flags the thread
+// states and, where the thread makes it clear, the cause.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "headroom/cli.h"
+#include "headroom/doctor.h"
+#include "headroom/logscan.h"
+
+using namespace headroom;
+
+namespace {
+
+struct RealCase {
+  const char* file;
+  std::vector<std::string> args;  // the deployment the thread states
+  const char* stage;
+  const char* cause;  // "" when the thread does not make it clear; "a|b" for either
+};
+
+const RealCase kCases[] = {
+    // V0 (2024-08) "Capturing the model for CUDA graphs." then nothing: stopped inside capture.
+    {"vllm-v0-gemma2-l4-capture.log", {"--engine", "vllm", "--tensor-parallel-size", "8"}, "cuda_graph", "no_error_in_log"},
+    // V1 (2026-04) worker traceback cut after "self.model_runner.capture_model()"; the thread is a CUDA OOM.
+    {"vllm-v1-kimi-k25-capture.log", {"--engine", "vllm"}, "cuda_graph", "graph_capture_headroom|static_fraction_too_high"},
+    // SGLang (2025-04) "Capture cuda graph failed: CUDA out of memory".
+    {"sglang-deepep-h20-capture-oom.log", {"--engine", "sglang"}, "cuda_graph", "graph_capture_headroom|static_fraction_too_high"},
+    // SGLang (2024-09) every rank in capture, TP4's traceback from cuda_graph_runner.py, exception cut.
+    {"sglang-dsv25-capture.log", {"--engine", "sglang", "--tp", "8"}, "cuda_graph", ""},
+    // SGLang (2024-10) a FlashInfer failure inside capture, exception cut: no memory cause may be claimed.
+    {"sglang-phi35-capture-flashinfer.log", {"--engine", "sglang"}, "cuda_graph", "no_error_in_log|not_oom"},
+    // V0 0.6.4.post1 (2024-11) under docker compose: the maintainers' answer is to raise the utilization.
+    {"vllm-v0-064-no-cache-blocks.log", {"--engine", "vllm"}, "kv_pool", "static_fraction_too_low"},
+    // V1 (2026-08) a 118.65 GiB graph estimate then the cache-block refusal.
+    {"vllm-v1-graph-estimate-no-blocks.log", {"--engine", "vllm"}, "kv_pool", ""},
+    // V1 (2026-02) the startup free-memory check refuses before the weights.
+    {"vllm-v1-free-memory-startup.log", {"--engine", "vllm"}, "init", ""},
+    // HIP OOM of bf16 Qwen3-32B on one 32 GB gfx906 card (2025-06).
+    {"vllm-hip-qwen3-32b-weights.log", {"--engine", "vllm", "--model", "Qwen/Qwen3-32B"}, "weights", "weights_do_not_fit"},
+    // TensorRT-LLM PyTorch backend (2025-09): OOM inside load_single_module while loading weights.
+    {"trtllm-load-single-module-oom.log", {"--engine", "trtllm"}, "weights", ""},
+    // SGLang ROCm (2025-07): profiled KV token count negative after the weights.
+    {"sglang-rocm-dsr1-profiled-negative.log", {"--engine", "sglang", "--dp", "8", "--mem-fraction-static", "0.95"}, "kv_pool", ""},
+    // SGLang (2026-06): "Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=0.9".
+    {"sglang-dsv4-weights-leave-no-kv.log", {"--engine", "sglang"}, "kv_pool", "static_fraction_too_low"},
+    // V0 0.5.3.post1 (2024-07): NCCL error while processing init_device.
+    {"vllm-v0-053-nccl-init.log", {"--engine", "vllm"}, "init", "not_oom"},
+    // vLLM inside QAnything (2024-04): "# GPU blocks: 0".
+    {"vllm-v0-qanything-zero-blocks.log", {"--engine", "vllm"}, "kv_pool", ""},
+    // TensorRT-LLM C++ runtime (2023-11): 693 tokens sized, fewer than one sequence needs.
+    {"trtllm-kv-too-small-for-one-sequence.log", {"--engine", "trtllm"}, "kv_pool", "kv_too_small_for_context"},
+};
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+TEST(DoctorRealLogs, StageOfEachThread) {
+  int right = 0;
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(c.file);
+    const std::string text = read_all(std::string(HEADROOM_TEST_DATA) + "/doctor/real/" + c.file);
+    ASSERT_FALSE(text.empty());
+    // First line: "# source: <URL>; expected stage: X (why)" — the table must say the same.
+    const size_t nl = text.find('\n');
+    ASSERT_NE(nl, std::string::npos);
+    const std::string head = text.substr(0, nl);
+    EXPECT_EQ(head.rfind("# source: https://github.com/", 0), 0u) << head;
+    EXPECT_NE(head.find(std::string("expected stage: ") + c.stage + " "), std::string::npos) << head;
+    LogScan scan = scan_log_text(std::string_view(text).substr(nl + 1), c.file);
+    Diagnosis d = diagnose(scan, Args::parse(c.args));
+    EXPECT_EQ(d.stage, c.stage) << "cause " << d.cause;
+    if (d.stage == c.stage) ++right;
+    const std::string want = c.cause;
+    if (!want.empty()) EXPECT_NE(("|" + want + "|").find("|" + d.cause + "|"), std::string::npos) << d.cause << " vs " << want;
+  }
+  EXPECT_EQ(right, static_cast<int>(std::size(kCases)));
+}
+
+TEST(DoctorRealLogs, EveryFileIsInTheTable) {
+  // A log added to the folder without a row would never be checked.
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(HEADROOM_TEST_DATA) + "/doctor/real")) {
+    if (e.path().extension() != ".log") continue;
+    ++files;
+    bool listed = false;
+    for (const auto& c : kCases) listed = listed || e.path().filename() == c.file;
+    EXPECT_TRUE(listed) << e.path();
+  }
+  EXPECT_EQ(files, static_cast<int>(std::size(kCases)));
+}

@@ -1,0 +1,162 @@
+// doctor on logs with no error line: one that stops inside a stage (its begin line, and neither
+// its end line nor a later stage's line after it) names that stage; one that stops between two
+// stages names none ("unknown" + reached_stage); one that ends with a finished start is "none".
+// Line formats, from the engines' sources:
+//   SGLang model_runner.py        "Load weight begin. avail mem=X GB" / "Load weight end. type=.., avail mem=X GB, mem usage=Y GB."
+//                                 "Memory pool end. avail mem=X GB"
+//   SGLang cuda_graph_runner.py   "Capture cuda graph begin. This can take up to several minutes. avail mem=X GB"
+//                                 "Capture cuda graph end. Time elapsed: S s. mem usage=X GB. avail mem=Y GB."
+//   SGLang http_server.py         "The server is fired up and ready to roll!"
+//   vLLM/SGLang weight_utils.py   tqdm "Loading safetensors checkpoint shards:  40% Completed | 2/5 [..]"
+//   vLLM gpu_model_runner.py      "Starting to load model <name>...", "Model loading took X GiB and S seconds",
+//                                 tqdm "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):  45%|..."
+//   vLLM default_loader.py        "Loading weights took S seconds"
+//   vLLM gpu_worker.py            "Available KV cache memory: X GiB"; kv_cache_utils.py "GPU KV cache size: N tokens"
+//   vLLM api_server.py            "Starting vLLM API server 0 on http://0.0.0.0:8000"
+//   vLLM V0 worker.py             "the current vLLM instance can use total_gpu_memory (T) x gpu_memory_utilization (u) = R"
+//   vLLM V0 model_runner.py       "Capturing cudagraphs for decoding. This may lead to unexpected consequences ..."
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "headroom/cli.h"
+#include "headroom/doctor.h"
+#include "headroom/logscan.h"
+
+using namespace headroom;
+
+namespace {
+Diagnosis doctor(const std::string& log, std::vector<std::string> args) {
+  return diagnose(scan_log_text(log, "stop.log"), Args::parse(args));
+}
+}  // namespace
+
+TEST(DoctorStop, SglangInsideCaptureNamesCapture) {
+  const std::string log =
+      "[2025-06-01 10:00:01 TP0] Load weight end. type=Qwen3ForCausalLM, dtype=torch.bfloat16, avail mem=61.20 GB, mem usage=15.27 GB.\n"
+      "[2025-06-01 10:00:02 TP0] KV Cache is allocated. #tokens: 413207, K size: 25.22 GB, V size: 25.22 GB\n"
+      "[2025-06-01 10:00:02 TP0] Memory pool end. avail mem=10.42 GB\n"
+      "[2025-06-01 10:00:03 TP0] Capture cuda graph begin. This can take up to several minutes. avail mem=10.30 GB\n";
+  LogScan scan = scan_log_text(log, "stop.log");
+  ASSERT_EQ(scan.ranks.size(), 1u);
+  EXPECT_EQ(scan.ranks[0].stage, "cuda_graph");
+  EXPECT_TRUE(scan.ranks[0].stage_open);
+  Diagnosis d = diagnose(scan, Args::parse({"--engine", "sglang"}));
+  EXPECT_EQ(d.stage, "cuda_graph");
+  EXPECT_EQ(d.cause, "no_error_in_log");
+  EXPECT_NE(d.explanation.find("stops during cuda_graph (line 4) without an error line"), std::string::npos) << d.explanation;
+  EXPECT_NE(d.explanation.find("OOM killer"), std::string::npos);
+  // the begin line is among the evidence
+  bool begin = false;
+  for (const auto& e : d.evidence) begin = begin || e.line == 4;
+  EXPECT_TRUE(begin);
+}
+
+TEST(DoctorStop, SglangInsideWeightLoading) {
+  Diagnosis d = doctor(
+      "[2025-06-01 10:00:00 TP0] Load weight begin. avail mem=78.50 GB\n"
+      "Loading safetensors checkpoint shards:  40% Completed | 2/5 [00:03<00:04,  1.52s/it]\n",
+      {"--engine", "sglang"});
+  EXPECT_EQ(d.stage, "weights");
+  EXPECT_EQ(d.cause, "no_error_in_log");
+}
+
+TEST(DoctorStop, SglangBetweenStagesStaysUnknown) {
+  // After "Load weight end" SGLang sizes the pool with no line of its own: the log stops
+  // between stages, nothing places a failure.
+  Diagnosis d = doctor(
+      "[2025-06-01 10:00:01 TP0] Load weight end. type=Qwen3ForCausalLM, dtype=torch.bfloat16, avail mem=61.20 GB, mem usage=15.27 GB.\n",
+      {"--engine", "sglang"});
+  EXPECT_EQ(d.stage, "unknown");
+  EXPECT_EQ(d.reached_stage, "kv_pool");
+  EXPECT_EQ(d.cause, "no_error_in_log");
+  // after the capture's end line: between capture and warm-up
+  d = doctor(
+      "[2025-06-01 10:00:03 TP0] Capture cuda graph begin. This can take up to several minutes. avail mem=10.30 GB\n"
+      "[2025-06-01 10:00:40 TP0] Capture cuda graph end. Time elapsed: 37.10 s. mem usage=1.02 GB. avail mem=9.28 GB.\n",
+      {"--engine", "sglang"});
+  EXPECT_EQ(d.stage, "unknown");
+  EXPECT_EQ(d.reached_stage, "warmup");
+}
+
+TEST(DoctorStop, AnotherRanksLaterLineMeansBetween) {
+  // TP1 began capture, TP0 already ended it: the furthest rank is between stages.
+  Diagnosis d = doctor(
+      "[2025-06-01 10:00:03 TP1] Capture cuda graph begin. This can take up to several minutes. avail mem=10.30 GB\n"
+      "[2025-06-01 10:00:03 TP0] Capture cuda graph begin. This can take up to several minutes. avail mem=10.31 GB\n"
+      "[2025-06-01 10:00:40 TP0] Capture cuda graph end. Time elapsed: 37.10 s. mem usage=1.02 GB. avail mem=9.28 GB.\n",
+      {"--engine", "sglang", "--tp", "2"});
+  EXPECT_EQ(d.stage, "unknown");
+}
+
+TEST(DoctorStop, VllmV1InsideCaptureAndInsideLoading) {
+  Diagnosis d = doctor(
+      "(EngineCore_DP0 pid=2201) INFO 09-02 11:20:31 [gpu_worker.py:298] Available KV cache memory: 35.68 GiB\n"
+      "(EngineCore_DP0 pid=2201) INFO 09-02 11:20:31 [kv_cache_utils.py:1087] GPU KV cache size: 519,648 tokens\n"
+      "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):  45%|████▌     | 30/67 [00:08<00:10,  3.55it/s]\n",
+      {"--engine", "vllm"});
+  EXPECT_EQ(d.stage, "cuda_graph");
+  EXPECT_EQ(d.cause, "no_error_in_log");
+  d = doctor(
+      "(EngineCore_DP0 pid=2201) INFO 09-02 11:18:02 [gpu_model_runner.py:2338] Starting to load model Qwen/Qwen3-32B...\n"
+      "Loading safetensors checkpoint shards:  53% Completed | 9/17 [00:21<00:19,  2.43s/it]\n",
+      {"--engine", "vllm"});
+  EXPECT_EQ(d.stage, "weights");
+  // the weights are in: "Loading weights took" then "Model loading took" end the stage
+  d = doctor(
+      "(EngineCore_DP0 pid=2201) INFO 09-02 11:18:02 [gpu_model_runner.py:2338] Starting to load model Qwen/Qwen3-32B...\n"
+      "(EngineCore_DP0 pid=2201) INFO 09-02 11:18:45 [default_loader.py:267] Loading weights took 42.80 seconds\n",
+      {"--engine", "vllm"});
+  EXPECT_EQ(d.stage, "unknown");
+  EXPECT_EQ(d.reached_stage, "weights");
+}
+
+TEST(DoctorStop, VllmHealthyStartIsNone) {
+  Diagnosis d = doctor(
+      "(EngineCore_DP0 pid=2201) INFO 09-02 11:20:31 [gpu_worker.py:298] Available KV cache memory: 35.68 GiB\n"
+      "(EngineCore_DP0 pid=2201) INFO 09-02 11:20:31 [kv_cache_utils.py:1087] GPU KV cache size: 519,648 tokens\n"
+      "(APIServer pid=2100) INFO 09-02 11:21:05 [api_server.py:1880] Starting vLLM API server 0 on http://0.0.0.0:8000\n",
+      {"--engine", "vllm"});
+  EXPECT_EQ(d.stage, "none");
+  EXPECT_EQ(d.cause, "not_oom");
+}
+
+TEST(DoctorStop, VllmV0CaptureWithNoRoomOutsideTheBudgetIsAMemoryCause) {
+  // The lines of vllm-project/vllm#15598 (corpus vllm-023, Ray V0): 0.98 x 44.53 GiB leaves
+  // (1 - 0.98) x 44.53 = 0.89 GiB outside vLLM's budget, where capture runs.
+  Diagnosis d = doctor(
+      "(RayWorkerWrapper pid=1463574, ip=192.168.10.60) INFO 03-27 10:29:01 [worker.py:267] the current vLLM instance can use "
+      "total_gpu_memory (44.53GiB) x gpu_memory_utilization (0.98) = 43.64GiB [repeated 30x across cluster]\n"
+      "(RayWorkerWrapper pid=1861983) INFO 03-27 10:29:03 [model_runner.py:1442] Capturing cudagraphs for decoding. This may lead "
+      "to unexpected consequences if the model is not static.\n",
+      {"--engine", "vllm"});
+  EXPECT_EQ(d.stage, "cuda_graph");
+  EXPECT_EQ(d.cause, "static_fraction_too_high");
+  bool outside = false;
+  for (const auto& a : d.arithmetic) outside = outside || a.find("= 0.89 GiB") != std::string::npos;
+  EXPECT_TRUE(outside);
+  // the same stop at 0.90 (4.45 GiB outside): no memory cause in the numbers
+  d = doctor(
+      "(RayWorkerWrapper pid=1463574) INFO 03-27 10:29:01 [worker.py:267] the current vLLM instance can use total_gpu_memory "
+      "(44.53GiB) x gpu_memory_utilization (0.90) = 40.08GiB\n"
+      "(RayWorkerWrapper pid=1463574) INFO 03-27 10:29:03 [model_runner.py:1442] Capturing cudagraphs for decoding. This may lead "
+      "to unexpected consequences if the model is not static.\n",
+      {"--engine", "vllm"});
+  EXPECT_EQ(d.stage, "cuda_graph");
+  EXPECT_EQ(d.cause, "no_error_in_log");
+}
+
+TEST(DoctorStop, ExitCodeOneOnlyWhenAStageIsNamed) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "headroom_doctor_stop_test";
+  fs::create_directories(dir);
+  const std::string inside = (dir / "inside.log").string(), between = (dir / "between.log").string();
+  std::ofstream(inside) << "[2025-06-01 10:00:00 TP0] Load weight begin. avail mem=78.50 GB\n";
+  std::ofstream(between) << "[2025-06-01 10:00:02 TP0] Memory pool end. avail mem=10.42 GB\n";
+  std::ostringstream out, err;
+  EXPECT_EQ(run_cli({"doctor", inside, "--engine", "sglang"}, out, err), kExitFails) << err.str();
+  EXPECT_EQ(run_cli({"doctor", between, "--engine", "sglang"}, out, err), kExitOk) << err.str();
+  fs::remove_all(dir);
+}
