@@ -57,6 +57,10 @@ const RealCase kCases[] = {
     {"vllm-v0-qanything-zero-blocks.log", {"--engine", "vllm"}, "kv_pool", ""},
     // TensorRT-LLM C++ runtime (2023-11): 693 tokens sized, fewer than one sequence needs.
     {"trtllm-kv-too-small-for-one-sequence.log", {"--engine", "trtllm"}, "kv_pool", "kv_too_small_for_context"},
+    // V1 (2025-05): Inductor cannot link -lcuda after the weights; not a memory failure.
+    {"vllm-v1-compile-ld-failure.log", {"--engine", "vllm"}, "warmup", "not_oom"},
+    // V1 (2025-05): vLLM's own sampler warm-up OOM message.
+    {"vllm-v1-sampler-warmup-oom.log", {"--engine", "vllm"}, "warmup", "activation_peak"},
 };
 
 std::string read_all(const std::string& path) {

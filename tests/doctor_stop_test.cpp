@@ -148,6 +148,60 @@ TEST(DoctorStop, VllmV0CaptureWithNoRoomOutsideTheBudgetIsAMemoryCause) {
   EXPECT_EQ(d.cause, "no_error_in_log");
 }
 
+TEST(DoctorFrames, TrtllmCaptureFramesNameCapture) {
+  // A TensorRT-LLM PyTorch-backend OOM whose traceback runs through model_engine.py warmup ->
+  // _capture_generation_cuda_graphs (function names from tensorrt_llm/_torch/pyexecutor/
+  // model_engine.py; the line numbers and figures are illustrative): capture, not warm-up.
+  Diagnosis d = doctor(
+      "Traceback (most recent call last):\n"
+      "  File \"/usr/local/lib/python3.12/dist-packages/tensorrt_llm/_torch/pyexecutor/model_engine.py\", line 812, in warmup\n"
+      "    self._capture_generation_cuda_graphs(resource_manager)\n"
+      "  File \"/usr/local/lib/python3.12/dist-packages/tensorrt_llm/_torch/pyexecutor/model_engine.py\", line 1034, in "
+      "_capture_generation_cuda_graphs\n"
+      "    self.forward(batch, new_tensors_device=None, resource_manager=resource_manager)\n"
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB. GPU 0 has a total capacity of 79.19 GiB of which "
+      "1.10 GiB is free. Including non-PyTorch memory, this process has 78.08 GiB memory in use. Of the allocated memory 74.20 GiB "
+      "is allocated by PyTorch, and 2.10 GiB is reserved by PyTorch but unallocated.\n",
+      {"--engine", "trtllm"});
+  EXPECT_EQ(d.stage, "cuda_graph");
+}
+
+TEST(DoctorFrames, CutTracebackNamesTheCalledStage) {
+  // A V1 worker traceback cut after its source line "self.model_runner.capture_model()"
+  // (gpu_worker.py compile_or_warm_up_model): the call names the stage the frames alone do not.
+  LogScan scan = scan_log_text(
+      "(Worker_TP0 pid=99) ERROR 04-09 20:31:10 [multiproc_executor.py:949] WorkerProc hit an exception.\n"
+      "(Worker_TP0 pid=99) ERROR 04-09 20:31:10 [multiproc_executor.py:949] Traceback (most recent call last):\n"
+      "(Worker_TP0 pid=99) ERROR 04-09 20:31:10 [multiproc_executor.py:949]   File \"/usr/local/lib/python3.12/dist-packages/vllm/v1/"
+      "worker/gpu_worker.py\", line 588, in compile_or_warm_up_model\n"
+      "(Worker_TP0 pid=99) ERROR 04-09 20:31:10 [multiproc_executor.py:949]     cuda_graph_memory_bytes = self.model_runner.capture_model()\n",
+      "cut-tb");
+  ASSERT_EQ(scan.tracebacks.size(), 1u);
+  EXPECT_EQ(scan.tracebacks[0].stage, "cuda_graph");
+  EXPECT_EQ(diagnose(scan, Args::parse({"--engine", "vllm"})).stage, "cuda_graph");
+}
+
+TEST(DoctorFrames, FailedWorkerMethodNamesItsStage) {
+  // vLLM V0 multiproc_worker_utils.py: "Exception in worker ... while processing method init_device".
+  Diagnosis d = doctor(
+      "(VllmWorkerProcess pid=761) ERROR 07-24 08:26:01 multiproc_worker_utils.py:226] Exception in worker VllmWorkerProcess while "
+      "processing method load_model: CUDA error: an illegal memory access was encountered, Traceback (most recent call last):\n",
+      {"--engine", "vllm"});
+  EXPECT_EQ(d.stage, "weights");
+  EXPECT_EQ(d.cause, "not_oom");
+}
+
+TEST(DoctorFrames, EngineCoreInitializationFailedAfterKvSizing) {
+  // The API server's message (vllm/v1/engine/utils.py wait_for_engine_startup) right after the
+  // worker sized its KV cache: the engine died at KV sizing.
+  Diagnosis d = doctor(
+      "(EngineCore_DP0 pid=2201) INFO 09-02 11:20:31 [gpu_worker.py:298] Available KV cache memory: 1.20 GiB\n"
+      "(EngineCore_DP0 pid=2201) INFO 09-02 11:20:31 [kv_cache_utils.py:1087] GPU KV cache size: 9,808 tokens\n"
+      "(APIServer pid=2100) RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}\n",
+      {"--engine", "vllm"});
+  EXPECT_EQ(d.stage, "kv_pool");
+}
+
 TEST(DoctorStop, ExitCodeOneOnlyWhenAStageIsNamed) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / "headroom_doctor_stop_test";

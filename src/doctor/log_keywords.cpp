@@ -71,6 +71,7 @@ constexpr KwText kKeywords[] = {
     {kVProfGraph, "profiling cuda graph memory"},
     {kVLoadFailed, "failed to load model - not enough gpu memory"},
     {kVEngineFailed, "enginecore failed to start"},
+    {kVEngineFailed, "engine core initialization failed"},  // v1/engine/utils.py wait_for_engine_startup (API server side)
     {kVAutoFit, "auto-fit max_model_len"},
     {kVNonDefault, "non-default args"},
     {kVWithConfig, "engine (v"},

@@ -134,14 +134,18 @@ std::string_view stage_of_function(std::string_view frame) {
   };
   if (in({"capture", "capture_model", "_capture_cudagraphs", "capture_one_batch_size", "init_cuda_graphs",
           "init_device_graphs", "capture_cuda_graphs", "capture_graphs", "_capture_graph", "capture_end",
-          "profile_cudagraph_memory", "init_piecewise_cuda_graphs"}) ||
+          "profile_cudagraph_memory", "init_piecewise_cuda_graphs",
+          // TensorRT-LLM _torch/pyexecutor/model_engine.py
+          "_capture_generation_cuda_graphs", "_capture_piecewise_cuda_graphs"}) ||
       file == "cuda_graph_runner.py" || file == "cuda_graph_setup.py" || file == "piecewise_cuda_graph_runner.py" ||
       file == "graphs.py" || file == "cuda_graph.py")
     return "cuda_graph";
   if (in({"init_memory_pool", "alloc_memory_pool", "_create_buffers", "initialize_kv_cache",
           "initialize_kv_cache_tensors", "_allocate_kv_cache_tensors", "_reshape_kv_cache_tensors",
           "initialize_from_config", "_init_cache_engine", "_allocate_kv_cache", "allocate_kv_cache",
-          "check_enough_kv_cache_memory", "get_kv_cache_configs", "get_kv_cache_config"}) ||
+          "check_enough_kv_cache_memory", "get_kv_cache_configs", "get_kv_cache_config",
+          // TensorRT-LLM _torch/pyexecutor/_util.py KvCacheCreator
+          "_create_kv_cache_manager", "build_managers"}) ||
       file == "memory_pool.py" || file == "kv_cache_configurator.py" || file == "cache_engine.py")
     return "kv_pool";
   if (in({"load_model", "load_weights", "load_weight", "get_model", "_load_weights", "load_weights_and_postprocess",
