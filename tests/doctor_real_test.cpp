@@ -61,6 +61,12 @@ const RealCase kCases[] = {
     {"vllm-v1-compile-ld-failure.log", {"--engine", "vllm"}, "warmup", "not_oom"},
     // V1 (2025-05): vLLM's own sampler warm-up OOM message.
     {"vllm-v1-sampler-warmup-oom.log", {"--engine", "vllm"}, "warmup", "activation_peak"},
+    // V0 on Ray (2025-03): "Error executing method 'initialize_cache'", traceback into _init_cache_engine.
+    {"vllm-v0-ray-initialize-cache.log", {"--engine", "vllm"}, "kv_pool", ""},
+    // V0 in Jupyter (2024-06): IPython frames, CacheEngine._allocate_kv_cache, OOM line cut.
+    {"vllm-v0-jupyter-allocate-kv-cache.log", {"--engine", "vllm"}, "kv_pool", ""},
+    // V1 on ROCm behind a launcher's own line prefix (2026-05): initialize_kv_cache frames, error cut.
+    {"vllm-rocm-gfx1151-initialize-kv-cache.log", {"--engine", "vllm"}, "kv_pool", ""},
 };
 
 std::string read_all(const std::string& path) {

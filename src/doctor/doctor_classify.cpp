@@ -73,12 +73,20 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
   if (outcome == "no_error" && dx.stage != "unknown" && dx.stage != "none") {
     // effective_outcome: the log stops inside a stage, with no error line.
     dx.cause = "no_error_in_log";
-    dx.explanation = fmt::format(
-        "The log stops during {} (line {}) without an error line: the process stopped there. Something ended it from outside "
-        "the engine's own checks: the host's OOM killer or a container memory limit (no Python error is printed), an NCCL "
-        "abort or a watchdog on another rank, a scheduler's time limit, or the log was cut at this point. Include the lines "
-        "after it, or the error, to know which.",
-        dx.stage, scan.failure_line);
+    bool cut_traceback = false;  // the stop is a traceback whose exception line is missing
+    for (const auto& t : scan.tracebacks) cut_traceback = cut_traceback || (t.line == scan.failure_line && t.exception.empty());
+    if (cut_traceback)
+      dx.explanation = fmt::format(
+          "The log holds a traceback (line {}) whose frames are in {}, but it ends before the exception line: the startup failed "
+          "there and the log does not say with what. Include the lines after it to know whether it ran out of memory.",
+          scan.failure_line, dx.stage);
+    else
+      dx.explanation = fmt::format(
+          "The log stops during {} (line {}) without an error line: the process stopped there. Something ended it from outside "
+          "the engine's own checks: the host's OOM killer or a container memory limit (no Python error is printed), an NCCL "
+          "abort or a watchdog on another rank, a scheduler's time limit, or the log was cut at this point. Include the lines "
+          "after it, or the error, to know which.",
+          dx.stage, scan.failure_line);
     // vLLM captures CUDA graphs outside its --gpu-memory-utilization budget: what the budget
     // leaves of the device is all capture has. vLLM's own V0 capture message puts the need at
     // "1~3 GiB memory per GPU" (worker/model_runner.py, 0.4-0.5): GUESS threshold, 1 GiB.

@@ -70,6 +70,7 @@ void read_stages(Ctx& c, const Line& l) {
     if (a) {
       std::string_view s = *a;
       if (s.substr(0, 7) == "method ") s.remove_prefix(7);
+      while (!s.empty() && (s.front() == '\'' || s.front() == '"' || s.front() == '`')) s.remove_prefix(1);  // 'initialize_cache'
       size_t e = 0;
       while (e < s.size() && ident(s[e])) ++e;
       std::string frame = ":" + std::string(s.substr(0, e));

@@ -145,7 +145,9 @@ std::string_view stage_of_function(std::string_view frame) {
           "initialize_from_config", "_init_cache_engine", "_allocate_kv_cache", "allocate_kv_cache",
           "check_enough_kv_cache_memory", "get_kv_cache_configs", "get_kv_cache_config",
           // TensorRT-LLM _torch/pyexecutor/_util.py KvCacheCreator
-          "_create_kv_cache_manager", "build_managers"}) ||
+          "_create_kv_cache_manager", "build_managers",
+          // vLLM V0 llm_engine.py / worker.py
+          "_initialize_kv_caches", "initialize_cache"}) ||
       file == "memory_pool.py" || file == "kv_cache_configurator.py" || file == "cache_engine.py")
     return "kv_pool";
   if (in({"load_model", "load_weights", "load_weight", "get_model", "_load_weights", "load_weights_and_postprocess",
@@ -247,9 +249,15 @@ void read_torch(Ctx& c, const Line& l) {
       }
     }
   } else if (k[kCodeCall]) {
-    // A frame's source line ("    cuda_graph_memory_bytes = self.model_runner.capture_model()"):
-    // the function it calls is the next frame's, which an excerpt may have cut.
-    if (OpenTraceback* ot = open_for(c, l)) {
+    // A frame's source line ("    cuda_graph_memory_bytes = self.model_runner.capture_model()"),
+    // or an IPython frame ("---> 49 self.gpu_cache = self._allocate_kv_cache(...)", "File
+    // [path:64](link), in CacheEngine._allocate_kv_cache(self, ...)"): the function it calls is the
+    // next frame's, which an excerpt may have cut. An indented or IPython line with no traceback
+    // open is an excerpt that starts inside one.
+    OpenTraceback* ot = open_for(c, l);
+    if (!ot && (t.find("---> ") != std::string_view::npos || b.substr(0, 2) == "  " || ifind(t, "file [") != std::string_view::npos))
+      ot = open_traceback(c, l);
+    if (ot) {
       LogTraceback& tb = c.scan.tracebacks[ot->index];
       for (size_t p = b.find('('); p != std::string_view::npos; p = b.find('(', p + 1)) {
         size_t s = p;
