@@ -67,6 +67,15 @@ const RealCase kCases[] = {
     {"vllm-v0-jupyter-allocate-kv-cache.log", {"--engine", "vllm"}, "kv_pool", ""},
     // V1 on ROCm behind a launcher's own line prefix (2026-05): initialize_kv_cache frames, error cut.
     {"vllm-rocm-gfx1151-initialize-kv-cache.log", {"--engine", "vllm"}, "kv_pool", ""},
+    // SGLang-based launcher (2026-05): "Scheduler hit an exception" into load_model(), exception cut:
+    // the thread is a CUDA OOM, so "not an OOM" may not be claimed.
+    {"sglang-ktransformers-load-model.log", {"--engine", "sglang"}, "weights", "no_error_in_log|weights_do_not_fit"},
+    // SGLang CI (2026-06) behind GitHub Actions timestamps: Scheduler.init_memory_pools(), exception cut.
+    {"sglang-ci-init-memory-pools.log", {"--engine", "sglang"}, "kv_pool", ""},
+    // SGLang overlap scheduler (2025-03): "CUDA error: out of memory" in forward_thread_func while serving.
+    {"sglang-overlap-thread-cuda-oom.log", {"--engine", "sglang"}, "runtime", ""},
+    // SGLang 2024 controller: decode batch sampling while serving, exception cut.
+    {"sglang-2024-decode-oom.log", {"--engine", "sglang"}, "runtime", ""},
 };
 
 std::string read_all(const std::string& path) {

@@ -202,6 +202,17 @@ TEST(DoctorFrames, EngineCoreInitializationFailedAfterKvSizing) {
   EXPECT_EQ(d.stage, "kv_pool");
 }
 
+TEST(DoctorStop, TracebackThatNothingPlacesIsNotAHealthyStart) {
+  // Frames of no known stage and no exception line (a cut excerpt): a failure, place unknown.
+  Diagnosis d = doctor(
+      "Traceback (most recent call last):\n"
+      "  File \"/opt/app/serve.py\", line 12, in main\n"
+      "    run()\n",
+      {"--engine", "sglang"});
+  EXPECT_EQ(d.stage, "unknown");
+  EXPECT_EQ(d.cause, "no_error_in_log");
+}
+
 TEST(DoctorStop, ExitCodeOneOnlyWhenAStageIsNamed) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / "headroom_doctor_stop_test";

@@ -217,6 +217,19 @@ std::string effective_outcome(LogScan& sc, const std::optional<Forecast>& foreca
     if (sc.outcome.empty()) return outcome_for_stage(sc.failure_stage, refusal);
     return sc.outcome;
   }
+  // The engine's wrapper message ("Scheduler hit an exception:", "EngineCore failed to start.")
+  // with its traceback cut before the exception: the failure's stage is in the frames, what it
+  // was is not in the log (it may well have been an OOM), so it is not called "not an OOM".
+  const bool wrapper_only = !sc.errors.empty() && std::all_of(sc.errors.begin(), sc.errors.end(), [](const LogError& e) {
+    return e.kind == "scheduler_exception" || e.kind == "vllm_engine_failed";
+  });
+  if (sc.outcome == "other_error" && !oom && !refusal && wrapper_only && tb && tb->exception.empty()) {
+    sc.failure_stage = tb->stage;
+    sc.failure_line = tb->line;
+    gaps.push_back(fmt::format("the traceback at line {} ends before its exception line: what failed in {} is not in the log",
+                               tb->line, tb->stage));
+    return "no_error";
+  }
   if (sc.outcome == "other_error" && !oom && !refusal) {
     if (reached == "kv_pool" && fatal && std::any_of(sc.errors.begin(), sc.errors.end(), [](const LogError& e) { return e.kind == "vllm_engine_failed"; })) {
       sc.failure_stage = "kv_pool";  // the engine died right after sizing its KV cache
@@ -291,6 +304,12 @@ std::string effective_outcome(LogScan& sc, const std::optional<Forecast>& foreca
   if (!reached.empty() && reached != "ready" && reached != "runtime") {
     gaps.push_back("the log ends during " + reached + " without an error line and without a finished startup: no failure is "
                    "placed (include the lines after it, or the error)");
+    return "no_error";
+  }
+  if (sc.outcome.empty() && !sc.tracebacks.empty()) {
+    // A traceback whose frames place it nowhere and no exception line: something failed, where
+    // is not in the log; it is not a healthy start.
+    gaps.push_back("the log holds a traceback without its exception line and no frame that places it in a stage");
     return "no_error";
   }
   return sc.outcome;

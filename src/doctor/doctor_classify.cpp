@@ -112,6 +112,11 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
     int64_t last = 0;
     for (const auto& r : scan.ranks) last = std::max(last, r.stage_line);
     dx.cause = "no_error_in_log";
+    if (dx.reached_stage.empty()) {
+      dx.explanation = "The log holds a traceback but neither its exception line nor any startup line or frame that places it: "
+                       "something failed, and the log does not say where or with what. Include the lines around it.";
+      return;
+    }
     dx.explanation = fmt::format(
         "The log stops during {}{} without an error line and without a finished startup: no failure is in it, and where one "
         "happened (if one did) is unknown. Either the log was cut (include the lines after this point, or the error), or the "

@@ -109,6 +109,7 @@ constexpr KwText kKeywords[] = {
     {kCodeCall, "init_device("},
     {kCodeCall, "initialize_kv_cache("},
     {kCodeCall, "init_memory_pool("},
+    {kCodeCall, "init_memory_pools("},
     {kCodeCall, "profile_run("},
     {kCodeCall, "_dummy_sampler_run("},
     {kCodeCall, "_dummy_run("},

@@ -140,7 +140,7 @@ std::string_view stage_of_function(std::string_view frame) {
       file == "cuda_graph_runner.py" || file == "cuda_graph_setup.py" || file == "piecewise_cuda_graph_runner.py" ||
       file == "graphs.py" || file == "cuda_graph.py")
     return "cuda_graph";
-  if (in({"init_memory_pool", "alloc_memory_pool", "_create_buffers", "initialize_kv_cache",
+  if (in({"init_memory_pool", "init_memory_pools", "alloc_memory_pool", "_create_buffers", "initialize_kv_cache",
           "initialize_kv_cache_tensors", "_allocate_kv_cache_tensors", "_reshape_kv_cache_tensors",
           "initialize_from_config", "_init_cache_engine", "_allocate_kv_cache", "allocate_kv_cache",
           "check_enough_kv_cache_memory", "get_kv_cache_configs", "get_kv_cache_config",
@@ -162,7 +162,10 @@ std::string_view stage_of_function(std::string_view frame) {
           "init_process_group", "init_worker_distributed_environment"}))
     return "init";
   if (in({"event_loop_normal", "event_loop_overlap", "run_batch", "forward_batch_generation", "execute_model",
-          "step_with_batch_queue", "sample_tokens"}))
+          "step_with_batch_queue", "sample_tokens",
+          // SGLang tp_worker_overlap_thread.py, and 2024 controller_single.py / tp_worker.py
+          "forward_thread_func", "loop_for_forward", "exposed_step", "forward_decode_batch", "forward_fill_batch",
+          "forward_prefill_batch"}))
     return "runtime";
   return {};
 }
