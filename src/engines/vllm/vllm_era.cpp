@@ -44,7 +44,15 @@ Era make(int v, std::string reason) {
   e.graph_estimate_applied = v >= 2100;  // PR #38284: default on, utilization 0.92
   e.ceil_request = v >= 2100;
   e.tokens_from_concurrency = v >= 2100; // bracket 0.17..0.21 (INFERRED), see §3.4
-  e.total_consumed = v >= 2700;          // first logs of the L18b form: 0.27.1
+  // total_consumed accounting and its L18b suggestion line: logged by a 0.26.1rc0 build (vllm-080),
+  // 0.27.1 (vllm-053) and later; not seen before. Cut at 0.26.1 (INFERRED from those logs).
+  e.total_consumed = v >= 2601;
+  // The L18a line printed "(x GiB)" after each suggested value and "in use is x GiB" in 2026 logs
+  // (vllm-071), "in use is N bytes" without the GiB figures in 0.10.2 (vllm-048): cut INFERRED at 0.11.
+  e.suggestion_gib = v >= 1100;
+  // PR #41069 (merged 2026-04-28, "Account for num_gpu_blocks_override in max_model_len checks"):
+  // first release after it 0.21.0 (release dates INFERRED, see kReleases).
+  e.override_sets_memory = v >= 2100;
   e.combined_kv_line = v >= 2900;
   e.models_typo = v < 2600;              // "models's" -> "model's" (late 2026 logs)
   e.default_utilization = v >= 2100 ? 0.92 : 0.9;

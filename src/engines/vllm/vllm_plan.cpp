@@ -9,6 +9,7 @@
 
 #include "engines/layout_cache.h"
 #include "engines/plan_memo.h"
+#include "engines/vllm/vllm_kv.h"
 #include "engines/vllm/vllm_rules.h"
 #include "engines/vllm/vllm_settings.h"
 #include "headroom/engine.h"
@@ -131,25 +132,22 @@ void log_lines(Forecast& f, const Settings& s, const RankTerms& t0, int64_t F0c,
                                     t0.st->gact.central > 0 ? 100.0 * diff / to_gib(t0.st->gact.central) : 0.0));
       }
       if (era.kv_memory_flag && !s.kv_cache_memory_bytes) {
-        // The suggestion line (PR #21489): fixed 150 MiB redundancy buffer, graphs as captured.
-        int64_t kv_bytes = blocks * t0.st->layout.bytes_per_block_all();
-        int64_t non_kv = W0 + t0.st->act.central + t0.st->nt.central + (s.graph_estimate_on ? t0.st->gest.central : 0) + t0.st->gact.central;
-        int64_t to_req = R - non_kv - 150 * MiB, to_gpu = F0c - non_kv - 150 * MiB;
-        if (era.total_consumed)
-          f.log.push_back(fmt::format("Free memory on device ({}/{} GiB) on startup. Desired GPU memory utilization is ({}, {} GiB). Actual usage is {} GiB for "
-                                      "consumed memory (weights + non-torch), {} GiB for peak activation, and {} GiB for CUDAGraph memory. Replace "
-                                      "gpu_memory_utilization config with `--kv-cache-memory={}` ({} GiB) to fit into requested memory, or "
-                                      "`--kv-cache-memory={}` ({} GiB) to fully utilize gpu memory. Current kv cache memory in use is {} GiB.",
-                                      gib_fmt(F0c), gib_fmt(T), py(u), gib_fmt(R), gib_fmt(W0 + t0.st->nt.central),
-                                      gib_fmt(t0.st->act.central + (s.graph_estimate_on ? t0.st->gest.central : 0)), gib_fmt(t0.st->gact.central), to_req,
-                                      gib_fmt(to_req), to_gpu, gib_fmt(to_gpu), gib_fmt(kv_bytes)));
-        else
-          f.log.push_back(fmt::format("Free memory on device ({}/{} GiB) on startup. Desired GPU memory utilization is ({}, {} GiB). Actual usage is {} GiB for "
-                                      "weight, {} GiB for peak activation, {} GiB for non-torch memory, and {} GiB for CUDAGraph memory. Replace "
-                                      "gpu_memory_utilization config with `--kv-cache-memory={}` to fit into requested memory, or "
-                                      "`--kv-cache-memory={}` to fully utilize gpu memory. Current kv cache memory in use is {} bytes.",
-                                      gib(era, F0c), gib(era, T), py(u), gib(era, R), gib(era, W0), gib(era, t0.st->act.central), gib(era, t0.st->nt.central),
-                                      gib(era, t0.st->gact.central), to_req, to_gpu, kv_bytes));
+        // The suggestion line (PR #21489; vllm_log.cpp kv_suggestion_line): fixed 150 MiB
+        // redundancy buffer, graphs as captured, the budget sized before capture as "in use".
+        // peak_activation_memory holds the applied CUDA-graph estimate only in the
+        // total_consumed era (L18b); before it the estimate was subtracted from the budget
+        // separately (vllm-071: R - weights - peak - non-torch - 1.32 GiB estimate = 43.4 GiB in use).
+        KvSuggestion k;
+        k.free_at_start = F0c;
+        k.total = T;
+        k.utilization = u;
+        k.requested = R;
+        k.weights = W0;
+        k.non_torch = t0.st->nt.central;
+        k.peak_activation = t0.st->act.central + (era.total_consumed && s.graph_estimate_on ? t0.st->gest.central : 0);
+        k.graph_actual = t0.st->gact.central;
+        k.kv_available = t0.avail[Central];
+        f.log.push_back(kv_suggestion_line(era, k));
       }
     }
   }
@@ -257,7 +255,7 @@ void prepare(Prepared& P, const Deployment& d) {
     if (w.pp_rank < 0 || w.pp_rank >= pp) fail_input("vllm", "--pp", fmt::format("rank {} lies on pipeline stage {} of {}", w.rank, w.pp_rank, pp));
     StageTerms& st = P.stages[static_cast<size_t>(w.pp_rank)];
     if (!st.built) {
-      auto specs = layer_specs(c, d.par, s.kv, w.pp_rank, extra_layers);
+      auto specs = layer_specs(c, d.par, s.kv, w.pp_rank, extra_layers, mamba_cache_for(d, s));
       st.layout = kv_layout(specs, s.block_size, s.block_size_given, era);
       auto [l0, l1] = pp_indices(static_cast<int>(c.num_layers), pp, w.pp_rank);
       int64_t layers = l1 - l0;
@@ -299,6 +297,21 @@ void prepare(Prepared& P, const Deployment& d) {
     if (c.num_layers % pp) P.log.push_back(fmt::format("Hidden layers were unevenly partitioned: [{}]. This can be manually overridden using the VLLM_PP_LAYER_PARTITION environment variable", fmt::join(parts, ",")));
   }
   const RankTerms& r0 = P.ranks.front();
+  if (d.flag("--kv-transfer-config")) {
+    // KV connectors (e.g. LMCacheConnectorV1) leave vLLM's budget as it is (vllm_estimates.cpp
+    // non_torch_increase). LMCache's GPU connector (lmcache/v1/gpu_connector.py
+    // VLLMPagedMemGPUConnectorV2, use_gpu) keeps one staging chunk, torch.empty of
+    // [2, layers, chunk_size 256, KV heads x head size] in the KV dtype = 256 tokens of this
+    // rank's KV, allocated before profiling and outside the budget; its CPU/disk tiers hold no
+    // GPU memory. Not added to the timeline (whether the buffer exists depends on the LMCache
+    // config, which the flags do not carry).
+    const auto& l = r0.st->layout;
+    int64_t chunk = l.block_size > 0 ? l.bytes_per_block_all() / l.block_size * 256 : 0;
+    P.notes.push_back(fmt::format(
+        "--kv-transfer-config: the connector does not change vLLM's KV budget; its GPU buffers come on top of it (LMCache's GPU staging "
+        "chunk: 256 tokens of this rank's KV, {}; not in the timeline: it depends on the connector's own config)",
+        human_bytes(chunk)));
+  }
   for (const auto& n : r0.st->layout.notes) P.log.push_back(n);
   if (r0.st->layout.padding_layers > 0)
     P.log.push_back(fmt::format("Add {} padding layers, may waste at most {:.2f}% KV cache memory", r0.st->layout.padding_layers,
@@ -369,11 +382,34 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
   for (const auto& t : ranks)
     if (t.weights + t.st->ctx.central > T) { weights_fail_rank = t.rank; break; }
 
+  // --num-gpu-blocks-override (vllm/v1/core/kv_cache_utils.py). Until 0.20 get_num_blocks ->
+  // may_override_num_blocks replaces each worker's computed block count after the capacity check,
+  // which still ran on the profiled memory, and logs the computed count. From 0.21 (PR #41069)
+  // get_kv_cache_configs first sets every worker's available memory to override x
+  // _pool_bytes_per_block (logging avail // bytes_per_block), so auto-fit and the checks run on
+  // the overridden capacity. Either way the override blocks are what initialize_kv_cache
+  // allocates, whatever the memory.
+  const std::optional<int64_t> override_blocks = s.num_gpu_blocks_override;
+  auto checked = [&](const RankTerms& t, int sc) -> int64_t {
+    if (override_blocks && era.override_sets_memory && !t.st->layout.attention_free)
+      return *override_blocks * t.st->layout.bytes_per_block_all();
+    return t.avail[sc];
+  };
+  std::string override_line;  // printed by the engine core before "GPU KV cache size"
+  if (!refusal && weights_fail_rank < 0 && override_blocks && era.override_sets_memory)
+    override_line = fmt::format("Overriding num_gpu_blocks={} with num_gpu_blocks_override={}",
+                                r0.avail[Central] > 0 ? r0.avail[Central] / std::max<int64_t>(1, r0.st->layout.bytes_per_block_all()) : 0,
+                                *override_blocks);
+  if (override_blocks && era.override_sets_memory) {
+    min_avail = INT64_MAX;
+    for (const auto& t : ranks) min_avail = std::min(min_avail, checked(t, Central));
+  }
+
   if (!refusal && weights_fail_rank < 0) {
     if (s.max_model_len_auto) {
       int64_t best = INT64_MAX;
       for (const auto& t : ranks)
-        if (t.same_as < 0) best = std::min(best, t.avail[Central] > 0 ? estimate_max_model_len(t.st->layout, t.avail[Central], L0, N) : 0);
+        if (t.same_as < 0) best = std::min(best, checked(t, Central) > 0 ? estimate_max_model_len(t.st->layout, checked(t, Central), L0, N) : 0);
       if (best <= 0) {
         refusal = Failure{"kv_pool", 0, 0, min_avail,
                           "ValueError: Cannot auto-fit max_model_len: not enough GPU memory available to serve even a single token. Try increasing `gpu_memory_utilization`."};
@@ -387,7 +423,7 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
     for (const auto& t : ranks) {
       if (refusal) break;
       if (t.same_as >= 0) continue;  // decided on the earlier rank with the same terms
-      int64_t a = t.avail[Central];
+      int64_t a = checked(t, Central);
       if (a <= 0 && !t.st->layout.attention_free) {
         refusal = Failure{"kv_pool", t.rank, 0, a,
                           std::string("ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.") +
@@ -414,9 +450,14 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
     for (int sc = 0; sc < 3; ++sc)
       for (const auto& t : ranks)
         if (t.same_as < 0) blocks[sc] = std::min(blocks[sc], num_blocks(t.st->layout, t.avail[sc]));
-    if (s.num_gpu_blocks_override) {
-      f.log.push_back(fmt::format("Overriding num_gpu_blocks={} with num_gpu_blocks_override={}", blocks[Central], *s.num_gpu_blocks_override));
-      for (auto& b : blocks) b = *s.num_gpu_blocks_override;
+    if (override_blocks) {
+      if (!era.override_sets_memory)
+        override_line = fmt::format("Overriding num_gpu_blocks={} with num_gpu_blocks_override={}", std::max<int64_t>(0, blocks[Central]), *override_blocks);
+      for (auto& b : blocks) b = *override_blocks;
+      f.notes.push_back(fmt::format("--num-gpu-blocks-override {}: the KV pool is {} blocks whatever the memory ({}){}", *override_blocks, *override_blocks,
+                                    human_bytes(*override_blocks * r0.st->layout.bytes_per_block_all()),
+                                    era.override_sets_memory ? "; the capacity checks and auto-fit use that capacity (PR #41069, 0.21+)"
+                                                             : "; the capacity check still used the profiled memory (before PR #41069)"));
     }
     if (era.v0 && !refusal) {
       int64_t tokens = blocks[Central] * r0.st->layout.block_size;
@@ -505,7 +546,15 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
   }
   if (era.v0 && refusal && refusal->stage == "kv_pool" && v0_tokens > 0) f.kv_tokens = v0_tokens;
   // The lines vLLM would print (rank 0); only with detail: tune and fit never read them.
-  if (opt.detail) log_lines(f, s, t0, F0c, R, T, u, L, blocks[Central], started_profile, kv_done, refusal, oom, v0_tokens);
+  if (opt.detail) {
+    log_lines(f, s, t0, F0c, R, T, u, L, blocks[Central], started_profile, kv_done, refusal, oom, v0_tokens);
+    if (!override_line.empty()) {
+      auto at = std::find_if(f.log.begin(), f.log.end(), [](const std::string& l) {
+        return l.rfind("GPU KV cache size", 0) == 0 || l.rfind("# GPU blocks", 0) == 0 || l.rfind("ValueError", 0) == 0;
+      });
+      f.log.insert(at, override_line);
+    }
+  }
   f.context_len = L;
   f.max_running_requests = s.max_num_seqs;
   f.headroom_bytes = headroom == INT64_MAX ? 0 : headroom;
@@ -524,7 +573,7 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
     // The capacity check on the unfavourable estimates: at risk of the refusal.
     if (f.verdict == Verdict::Fits) {
       for (const auto& t : ranks)
-        if (t.avail[Worst] <= 0 || needed_bytes(t.st->layout, L, N) > t.avail[Worst]) {
+        if (checked(t, Worst) <= 0 || needed_bytes(t.st->layout, L, N) > checked(t, Worst)) {
           f.verdict = Verdict::AtRisk;
           f.notes.push_back("at the unfavourable end of the estimated activation/non-torch/graph terms vLLM would refuse (KV cache too small)");
           break;

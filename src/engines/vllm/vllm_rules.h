@@ -29,7 +29,9 @@ struct Era {
   bool graph_estimate_applied = false; // >= 0.21: estimate subtracted by default (PR #38284)
   bool ceil_request = false;       // >= 0.21: requested = ceil(T*u) (request_memory())
   bool tokens_from_concurrency = false;  // >= 0.21: GPU KV cache size = int(concurrency * L)
-  bool total_consumed = false;     // >= 0.27: total_consumed (mem_get_info) accounting
+  bool total_consumed = false;     // >= 0.26.1: total_consumed (mem_get_info) accounting (L18b suggestion line)
+  bool suggestion_gib = false;     // >= 0.11: L18a suggestion line with "(x GiB)" and "in use is x GiB" (0.10.2: "x bytes")
+  bool override_sets_memory = false;  // >= 0.21: --num-gpu-blocks-override sets the KV memory before the checks (PR #41069)
   bool combined_kv_line = false;   // >= 0.29: one "GPU KV cache size ..., Maximum concurrency ..." line
   bool format_gib = false;         // >= 0.12: GiB printed with format_gib (round 2, no trailing zeros)
   bool models_typo = true;         // "models's max seq len" until ~0.26
@@ -71,7 +73,21 @@ struct LayerSpec {
   // fixed block size (SWA 64, compressor states 4 / 8; 0 = the cache block size).
   bool dsv4 = false;
   int64_t compress = 1, own_block = 0, align = 0;
+  // MambaSpec only: cache mode (vllm/config/cache.py mamba_cache_mode) and the state blocks kept
+  // for speculative tokens (num_speculative_blocks = num_speculative_tokens).
+  int mamba_mode = 0;  // MambaCache::None / Align / All
+  int64_t spec_blocks = 0;
+  int64_t mamba_chunk = 0;  // the model's mamba chunk size ("all" mode aligns the block to it)
   bool operator==(const LayerSpec&) const = default;
+};
+
+// How vLLM caches Mamba / linear-attention state (MambaSpec.max_memory_usage_bytes, vllm_kv.cpp
+// mamba_cache_for): "none" one state block per request (+ spec blocks), "align" two (+ spec
+// blocks), "all" one per block of the context. spec_tokens widen the GDN conv state.
+struct MambaCache {
+  enum Mode { None = 0, Align = 1, All = 2 };
+  int mode = None;
+  int64_t spec_tokens = 0;
 };
 
 struct KvDtype {
@@ -88,7 +104,7 @@ KvDtype resolve_kv_dtype(const Era& era, const std::string& flag, DType model_dt
 // The specs of the layers on pipeline stage pp_rank (vLLM get_pp_indices split; TP shards KV
 // heads, MLA latent replicated). extra_full_layers: draft/MTP layers that get their own KV.
 std::vector<LayerSpec> layer_specs(const ModelConfig& c, const Parallel& par, const KvDtype& kv, int pp_rank,
-                                   int64_t extra_full_layers = 0);
+                                   int64_t extra_full_layers = 0, const MambaCache& mamba = {});
 // vLLM's pipeline split (vllm/distributed/utils.py get_pp_indices): remainder layers go to the
 // stages before the last, from the second-to-last backwards.
 std::pair<int, int> pp_indices(int num_layers, int pp, int pp_rank);
@@ -103,7 +119,10 @@ struct KvLayout {
   int64_t padding_layers = 0;     // L12 warning
   // layers: the group's layer count as allocated (group_size, padding included);
   // real_layers: the model's layers in it (the last group of a type may be short).
-  struct Group { SpecKind kind; int64_t block_size; int64_t window; int64_t layers; int64_t real_layers = 0; };
+  struct Group {
+    SpecKind kind; int64_t block_size; int64_t window; int64_t layers; int64_t real_layers = 0;
+    int mamba_mode = 0; int64_t spec_blocks = 0;  // Mamba groups: MambaCache mode and speculative state blocks
+  };
   // The capacity check's per-request sum counts the padding layers (2026 _max_memory_usage_
   // bytes_from_groups) or only the model's layers (2025 max_memory_usage_bytes over the specs).
   bool needed_counts_padding = true;
@@ -169,6 +188,22 @@ Estimate cuda_graph_memory(const ModelConfig& c, int64_t layers_on_rank, int64_t
                            int64_t piecewise_graphs, int64_t full_graphs, int tp);
 
 // ---------------------------------------------------------------- printing (vllm_log.cpp)
+// The figures of gpu_worker.py's --kv-cache-memory suggestion line (L18a/L18b), printed after
+// CUDA-graph capture by compile_or_warm_up_model when the KV size came from profiling.
+struct KvSuggestion {
+  int64_t free_at_start = 0;   // init_snapshot.free_memory
+  int64_t total = 0;           // init_snapshot.total_memory
+  double utilization = 0.9;
+  int64_t requested = 0;       // requested_memory
+  int64_t weights = 0;         // model_memory_usage (L18a) ...
+  int64_t non_torch = 0;       // ... + non_torch_memory; their sum is total_consumed (L18b)
+  int64_t peak_activation = 0; // peak_activation_memory: torch peak increase (+ the applied CUDA-graph estimate, 0.21+)
+  int64_t graph_actual = 0;    // cuda_graph_memory_bytes returned by capture_model()
+  int64_t kv_available = 0;    // available_kv_cache_memory_bytes
+};
+// The line in the era's form; to_requested / to_gpu: the two --kv-cache-memory values it suggests.
+std::string kv_suggestion_line(const Era& era, const KvSuggestion& k, int64_t* to_requested = nullptr, int64_t* to_gpu = nullptr);
+
 // GiB as the era prints it: "%.2f" or format_gib (round to 2, trailing zeros dropped).
 std::string gib(const Era& era, int64_t bytes);
 std::string gib_fmt(int64_t bytes);     // format_gib: round(x/2^30, 2) printed without trailing zeros
