@@ -3,7 +3,12 @@
 // maximum model length, pipeline split, era table and capture sizes.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
+#include "engines/vllm/vllm_kv.h"
 #include "engines/vllm/vllm_rules.h"
+#include "headroom/cli.h"
+#include "headroom/deployment.h"
 #include "headroom/error.h"
 #include "headroom/kv.h"
 #include "headroom/units.h"
@@ -424,4 +429,110 @@ TEST(VllmKvDsv4, RefusalsAsVllm) {
   EXPECT_THROW(kv_layout(specs, 256, true, era_for_version("0.22.0")), InputError);
   // A block size the HCA ratio does not divide.
   EXPECT_THROW(kv_layout(specs, 64, true, era_for_version("0.26.0")), InputError);
+}
+
+namespace {
+// vLLM's KV layout for a command line (catalog model), and the tokens for a logged KV GiB figure
+// at the interval ends [X - 0.005, X + 0.005) GiB.
+KvSizing sizing(std::vector<std::string> argv) { return kv_sizing(parse_deployment(Args::parse(argv))); }
+std::pair<int64_t, int64_t> tokens_for_gib2(const KvSizing& k, double x) {
+  const long double g = static_cast<long double>(GiB);
+  int64_t lo = static_cast<int64_t>(std::ceil((x - 0.005L) * g)), hi = static_cast<int64_t>(std::ceil((x + 0.005L) * g)) - 1;
+  return {kv_tokens_for_memory(k, lo), kv_tokens_for_memory(k, hi)};
+}
+}  // namespace
+
+TEST(VllmKv, Qwen35MambaAlignModeMatchesVllm085) {
+  // vllm-085 (vLLM 0.30.0, B200, Qwen3.5-4B, --max-model-len 65536 --max-num-seqs 48, prefix
+  // caching on by default for hybrids since 0.28): "11.58 GiB = 359,197 tokens; at 65,536
+  // tokens/request: 5.48x" (serving notes, public-code index 70166912399). GDN state: conv
+  // 3 x (2*16*128 + 32*128) x 2 B = 49,152 + ssm fp32 32 x 128 x 128 x 4 = 2,097,152 -> 2,146,304 B;
+  // attention 4 heads x 512 x 2 B = 4,096 B/token -> block 16 x cdiv(2,146,304, 65,536) = 528.
+  // 8 full + 24 GDN: 8 tensors, 4 groups. blocks = floor(floor(11.58 GiB / 2,162,688) / 8) = 718.
+  // mamba_cache_mode "align": 2 state blocks per GDN group -> per request cdiv(65,536, 528) + 3 x 2
+  // = 125 + 6 = 131 blocks; 718 / 131 = 5.481x; int(5.481 x 65,536) = 359,197. With "none"
+  // (1 block per group) it would be 718 / 128 -> 367,616.
+  KvSizing k = sizing({"--engine", "vllm@0.30.0", "--model", "Qwen/Qwen3.5-4B", "--gpu", "b200", "--gpu-memory-utilization", "0.16",
+                       "--max-model-len", "65536", "--max-num-seqs", "48"});
+  const KvLayout& l = k.stages.front();
+  EXPECT_EQ(l.block_size, 528);
+  EXPECT_EQ(l.tensors, 8);
+  EXPECT_EQ(l.num_groups, 4);
+  EXPECT_NE(k.summary.find("mamba cache align"), std::string::npos) << k.summary;
+  auto [lo, hi] = tokens_for_gib2(k, 11.58);
+  EXPECT_LE(lo, 359197);
+  EXPECT_GE(hi, 359197);
+  EXPECT_EQ(kv_tokens_for_memory(k, 718LL * 8 * 2162688), 359197);
+  // --no-enable-prefix-caching: "none", one state block per request.
+  KvSizing off = sizing({"--engine", "vllm@0.30.0", "--model", "Qwen/Qwen3.5-4B", "--gpu", "b200", "--max-model-len", "65536",
+                         "--no-enable-prefix-caching"});
+  EXPECT_EQ(kv_tokens_for_memory(off, 718LL * 8 * 2162688), 367616);
+}
+
+TEST(VllmKv, Qwen35MtpWidensConvStateAndKeepsSpecBlocksVllm087) {
+  // vllm-087 (same notes, per DP rank): + --speculative-config {"method":"mtp",
+  // "num_speculative_tokens":2}, utilization 0.12: "KV 10.91 GiB = 287,767 tokens (the MTP layer +
+  // 3 padding layers ...)". The GDN conv state keeps kernel - 1 + 2 columns: 5 x 8,192 x 2 = 81,920
+  // + 2,097,152 = 2,179,072 B -> block 16 x cdiv(2,179,072, 65,536) = 544, page 2,228,224. 9 full
+  // (8 + the MTP layer) + 24 GDN: group_size 9, 1 + 3 groups, 27 - 24 = 3 padding layers, 9 tensors.
+  // blocks = floor(floor(10.91 GiB / 2,228,224) / 9) = 584; align mode keeps 2 + 2 spec blocks per
+  // GDN group: per request cdiv(65,536, 544) + 3 x 4 = 121 + 12 = 133; int(584 / 133 x 65,536) = 287,767.
+  KvSizing k = sizing({"--engine", "vllm@0.30.0", "--model", "Qwen/Qwen3.5-4B", "--gpu", "b200", "--gpu-memory-utilization", "0.12",
+                       "--max-model-len", "65536", "--max-num-seqs", "48", "--speculative-config",
+                       R"({"method":"mtp","num_speculative_tokens":2})"});
+  const KvLayout& l = k.stages.front();
+  EXPECT_EQ(l.block_size, 544);
+  EXPECT_EQ(l.page_bytes, 2228224);
+  EXPECT_EQ(l.tensors, 9);
+  EXPECT_EQ(l.num_groups, 4);
+  EXPECT_EQ(l.padding_layers, 3);
+  auto [lo, hi] = tokens_for_gib2(k, 10.91);
+  EXPECT_LE(lo, 287767);
+  EXPECT_GE(hi, 287767);
+  EXPECT_EQ(kv_tokens_for_memory(k, 584LL * 9 * 2228224), 287767);
+}
+
+TEST(VllmKv, Qwen36PrefixCachingAlignModeMatchesVllm008) {
+  // vllm-008 (vLLM 0.24.0, RTX 5090, a Qwen3.6-35B-A3B NVFP4 checkpoint, --kv-cache-dtype fp8,
+  // --max-model-len 131072, prefix caching on per the record): "Available KV cache memory:
+  // 6.01 GiB", "GPU KV cache size: 569,878 tokens", "Maximum concurrency for 131,072 tokens per
+  // request: 4.35x"; a near-identical run: 5.98 GiB / 567,978 / 4.33x. fp8 attention 2 heads x
+  // 512 x 1 B = 1,024 B/token; GDN 49,152 + 2,097,152 = 2,146,304 B -> block 16 x cdiv(2,146,304,
+  // 16,384) = 2,096 (page exactly 2,146,304). 10 full + 30 GDN: 10 tensors, 4 groups.
+  // 6.01 GiB: floor(3,006 / 10) = 300 blocks; align: cdiv(131,072, 2,096) + 3 x 2 = 63 + 6 = 69;
+  // 300 / 69 = 4.35x -> 569,878. 5.98 GiB: 299 blocks -> 567,978. (Before 0.28 prefix caching is
+  // opt-in for hybrids: without it the same memory gives 300 / 66 -> 595,781.)
+  std::vector<std::string> argv{"--engine", "vllm@0.24.0", "--model", "Qwen/Qwen3.6-35B-A3B", "--gpu", "rtx-5090", "--kv-cache-dtype", "fp8",
+                                "--max-model-len", "131072", "--max-num-seqs", "1", "--max-num-batched-tokens", "8192"};
+  KvSizing off = sizing(argv);
+  argv.push_back("--enable-prefix-caching");
+  KvSizing k = sizing(argv);
+  EXPECT_EQ(k.stages.front().block_size, 2096);
+  EXPECT_EQ(k.stages.front().page_bytes, 2146304);
+  auto [lo, hi] = tokens_for_gib2(k, 6.01);
+  EXPECT_LE(lo, 569878);
+  EXPECT_GE(hi, 569878);
+  auto [lo2, hi2] = tokens_for_gib2(k, 5.98);
+  EXPECT_LE(lo2, 567978);
+  EXPECT_GE(hi2, 567978);
+  EXPECT_EQ(kv_tokens_for_memory(k, 300LL * 10 * 2146304), 569878);
+  EXPECT_EQ(kv_tokens_for_memory(off, 300LL * 10 * 2146304), 595781);
+}
+
+TEST(VllmKv, MambaCacheModeFlagIsReadAsVllmReadsIt) {
+  // --mamba-cache-mode overrides the default; a value outside vLLM's choices is argparse's error.
+  std::vector<std::string> base{"--engine", "vllm@0.30.0", "--model", "Qwen/Qwen3.5-4B", "--gpu", "b200", "--max-model-len", "65536"};
+  auto with = [&](const char* mode) {
+    auto a = base;
+    a.insert(a.end(), {"--mamba-cache-mode", mode});
+    return a;
+  };
+  EXPECT_NE(sizing(with("none")).summary.find("mamba cache none"), std::string::npos);
+  EXPECT_NE(sizing(with("align")).summary.find("mamba cache align"), std::string::npos);
+  try {
+    sizing(with("sometimes"));
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("invalid choice: 'sometimes'"), std::string::npos) << e.what();
+  }
 }

@@ -56,16 +56,36 @@ int verb_validate(const Args& args, std::ostream& out, std::ostream& err) {
     out << fmt::format("{:<12} {:<11} {:<11} {:<24} {:<6}  {}\n", r["id"].get<std::string>(), d["stage"].get<std::string>() + mark,
                        d["want_stage"].get<std::string>(), d["cause"].get<std::string>(), agree, fixes.substr(0, 90));
   }
+  // kv_tokens_given_memory (vLLM): the logged tokens against the interval the logged KV GiB allows.
+  bool given_header = false;
+  for (const auto& r : j["per_case"]) {
+    if (!r.contains("kv_given_memory")) continue;
+    const auto& g = r["kv_given_memory"];
+    if (!given_header) {
+      out << fmt::format("\n{:<12} {:>8} {:>10}  {:>10} {:>10} {:>10} {:>8}  {:<5}  {}\n", "kv given", "KV GiB", "logged", "low", "high", "point",
+                         "err %", "agree", "layout / why skipped");
+      given_header = true;
+    }
+    auto i = [&](const char* k) { return g.contains(k) ? std::to_string(g[k].get<int64_t>()) : std::string("-"); };
+    std::string note = g.contains("skipped") ? "skipped: " + g["skipped"].get<std::string>() : g.value("layout", std::string());
+    if (g.contains("gpu_unknown_tried")) note += " [GPU unknown: union over its candidates]";
+    if (g.contains("below_min_over_workers")) note += " [below: another worker may have had less (min over workers)]";
+    out << fmt::format("{:<12} {:>8.2f} {:>10}  {:>10} {:>10} {:>10} {:>8}  {:<5}  {}\n", r["id"].get<std::string>(), g["kv_gib"].get<double>(),
+                       i("observed"), i("tokens_low"), i("tokens_high"), i("tokens_point"),
+                       g.contains("err_pct") ? fmt::format("{:+.2f}", g["err_pct"].get<double>()) : std::string("-"),
+                       g.contains("agree") ? (g["agree"].get<bool>() ? "yes" : "NO") : "-", note.substr(0, 110));
+  }
   out << fmt::format("\n{} cases, {} covered\n", j["cases"].get<int>(), j["covered"].get<int>());
-  out << fmt::format("{:<24} {:>4}  {:>16}  {:>16}\n", "metric", "n", "median |err| %", "p90 |err| %");
-  for (const char* m : {"kv_tokens", "weights_gib", "post_weights_avail", "graph_gib", "max_model_len", "max_model_len_given_memory"}) {
+  out << fmt::format("{:<26} {:>4}  {:>16}  {:>16}\n", "metric", "n", "median |err| %", "p90 |err| %");
+  for (const char* m : {"kv_tokens", "weights_gib", "post_weights_avail", "graph_gib", "max_model_len", "max_model_len_given_memory",
+                        "kv_tokens_given_memory_err"}) {
     const auto& x = j[m];
     auto f = [](const nlohmann::ordered_json& v) { return v.is_null() ? std::string("-") : fmt::format("{:.2f}", v.get<double>()); };
-    out << fmt::format("{:<24} {:>4}  {:>16}  {:>16}\n", m, x["n"].get<int>(), f(x["median_abs_pct_err"]), f(x["p90_abs_pct_err"]));
+    out << fmt::format("{:<26} {:>4}  {:>16}  {:>16}\n", m, x["n"].get<int>(), f(x["median_abs_pct_err"]), f(x["p90_abs_pct_err"]));
   }
   for (const char* m : {"outcome", "kv_tokens_given_memory", "doctor_stage", "doctor_stage_decided", "doctor_fix_direction"}) {
     const auto& x = j[m];
-    out << fmt::format("{:<24} {:>4}  agreement {:.1f}%{}\n", m, x["n"].get<int>(), 100.0 * x["agreement"].get<double>(),
+    out << fmt::format("{:<26} {:>4}  agreement {:.1f}%{}\n", m, x["n"].get<int>(), 100.0 * x["agreement"].get<double>(),
                        std::string(m) == "doctor_stage" ? fmt::format("  ({} stage unknown: the log does not place the failure)",
                                                                       j["doctor_stage_unknown"].get<int>())
                                                         : "");

@@ -15,6 +15,7 @@
 #include "headroom/error.h"
 #include "headroom/gpu.h"
 #include "headroom/units.h"
+#include "validate/validate_vllm_kv.h"
 
 namespace headroom {
 
@@ -126,6 +127,9 @@ J validate_corpus(const std::string& path) {
   // vLLM "... the estimated maximum model length is M": the forecast's M (refusals it predicts)
   // and M recomputed from the log's own "available KV cache memory (X GiB)".
   Metric max_len, max_len_given;
+  // kv_tokens_given_memory: |err| of the point value (SGLang: the recomputed pool; vLLM: the
+  // tokens at the printed KV GiB figure).
+  Metric given_err;
   Agreement outcome, given_memory, doctor_stage, doctor_fix, doctor_decided;
   int doctor_unknown = 0;
   J rows = J::array();
@@ -157,25 +161,22 @@ J validate_corpus(const std::string& path) {
     else if (!model) why = "model unknown";
     else if (!gpu && !total) why = "GPU unknown";
     else if (!num(c, "tp")) why = "parallelism unknown";
-    if (why.empty()) {
-      args = {"--engine", version && *version != "null" ? engine + "@" + *version : engine, "--model", *model};
-      if (gpu && find_gpu(*gpu)) {
-        args.insert(args.end(), {"--gpu", *gpu});
-        if (total) args.insert(args.end(), {"--gpu-memory", fmt::format("{}GiB", *total)});
-      } else if (total) {
-        args.insert(args.end(), {"--gpu-memory", fmt::format("{}GiB", *total)});
-      } else {
-        why = "GPU '" + *gpu + "' not in the catalog";
-      }
+    // The deployment's arguments without the GPU (engine, model, parallelism, flags) and the
+    // GPU's: plan() needs both; vLLM's KV layout given the logged memory needs only the first.
+    std::vector<std::string> base;
+    std::vector<std::string> gpu_args;
+    bool gpu_known = false;
+    if (!engine.empty() && model && num(c, "tp")) {
+      base = {"--engine", version && *version != "null" ? engine + "@" + *version : engine, "--model", *model};
       auto add_int = [&](const char* key, const char* flag) {
-        if (auto v = num(c, key); v && *v > 1) args.insert(args.end(), {flag, std::to_string(static_cast<int64_t>(*v))});
+        if (auto v = num(c, key); v && *v > 1) base.insert(base.end(), {flag, std::to_string(static_cast<int64_t>(*v))});
       };
       add_int("tp", "--tp");
       add_int("pp", "--pp");
       add_int("dp", "--dp");
       add_int("ep", "--ep");
       if (c.contains("enable_dp_attention") && c["enable_dp_attention"].is_boolean() && c["enable_dp_attention"].get<bool>())
-        args.push_back("--enable-dp-attention");
+        base.push_back("--enable-dp-attention");
       if (c.contains("flags") && c["flags"].is_object())
         for (const auto& [k, v] : c["flags"].items()) {
           static const char* skip[] = {"--model-path", "--model", "--tp-size", "--tensor-parallel-size", "--dp-size",
@@ -184,11 +185,27 @@ J validate_corpus(const std::string& path) {
           if (std::find(std::begin(skip), std::end(skip), k) != std::end(skip)) continue;
           std::string val = v.is_string() ? v.get<std::string>() : v.dump();
           if (is_boolean_flag(k)) {
-            if (val == "true") args.push_back(k);
+            if (val == "true") base.push_back(k);
           } else {
-            args.insert(args.end(), {k, val});
+            base.insert(base.end(), {k, val});
           }
         }
+      if (gpu && find_gpu(*gpu)) {
+        gpu_args = {"--gpu", *gpu};
+        if (total) gpu_args.insert(gpu_args.end(), {"--gpu-memory", fmt::format("{}GiB", *total)});
+        gpu_known = true;
+      } else if (total) {
+        gpu_args = {"--gpu-memory", fmt::format("{}GiB", *total)};
+        gpu_known = true;
+      }
+    }
+    if (why.empty()) {
+      if (gpu_known) {
+        args = base;
+        args.insert(args.end(), gpu_args.begin(), gpu_args.end());
+      } else {
+        why = "GPU '" + *gpu + "' not in the catalog";
+      }
     }
     if (why.empty()) {
       try {
@@ -229,6 +246,7 @@ J validate_corpus(const std::string& path) {
           bool exact = std::llabs(g.kv_tokens - static_cast<int64_t>(*okv)) < page;
           ++given_memory.n;
           if (exact) ++given_memory.agree;
+          given_err.add(static_cast<double>(g.kv_tokens), *okv);
           pred["kv_tokens_given_memory"] = g.kv_tokens;
         }
         // vLLM's estimated maximum model length (kv_cache_utils.py estimate_max_model_len).
@@ -266,6 +284,26 @@ J validate_corpus(const std::string& path) {
         row["verdict"] = verdict_name(f.verdict);
       } catch (const InputError& e) {
         why = e.what();
+      }
+    }
+    // kv_tokens_given_memory, vLLM: the logged tokens recomputed from the logged "Available KV
+    // cache memory" through the KV layout alone, so it needs no GPU: a case whose GPU is unknown
+    // is tried on GPUs that select each batch default and MLA block size (the union is kept).
+    if (engine == "vllm" && !base.empty()) {
+      auto kv_gib = num(obs, "kv_gib");
+      auto kv_tok = num(obs, "kv_tokens");
+      if (kv_gib && kv_tok && *kv_gib > 0) {
+        std::vector<std::vector<std::string>> variants;
+        if (gpu_known) variants.push_back(gpu_args);
+        else
+          for (const char* g : {"h100", "l40s", "b200", "a100-80gb"}) variants.push_back({"--gpu", g});
+        VllmKvGiven r = vllm_kv_given_memory(*kv_gib, static_cast<int64_t>(*kv_tok), base, variants);
+        if (r.counted) {
+          ++given_memory.n;
+          if (r.agree) ++given_memory.agree;
+          given_err.add(static_cast<double>(r.point), *kv_tok);
+        }
+        row["kv_given_memory"] = std::move(r.row);
       }
     }
     // doctor on the case's own log: the stage it names, and whether its fixes move the flags the
@@ -339,6 +377,7 @@ J validate_corpus(const std::string& path) {
            {"max_model_len_given_memory", max_len_given.json()},
            {"outcome", outcome.json()},
            {"kv_tokens_given_memory", given_memory.json()},
+           {"kv_tokens_given_memory_err", given_err.json()},
            {"doctor_stage", doctor_stage.json()},
            {"doctor_stage_decided", doctor_decided.json()},
            {"doctor_stage_unknown", doctor_unknown},

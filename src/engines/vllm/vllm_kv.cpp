@@ -6,8 +6,11 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <map>
+#include <numeric>
 
+#include "engines/vllm/vllm_kv.h"
 #include "engines/vllm/vllm_rules.h"
+#include "engines/vllm/vllm_settings.h"
 #include "headroom/error.h"
 #include "headroom/kv.h"
 
@@ -145,7 +148,7 @@ std::vector<LayerSpec> dsv4_specs(const ModelConfig& c, const Parallel& par, con
 }  // namespace
 
 std::vector<LayerSpec> layer_specs(const ModelConfig& c, const Parallel& par, const KvDtype& kv, int pp_rank,
-                                   int64_t extra_full_layers) {
+                                   int64_t extra_full_layers, const MambaCache& mamba) {
   if (c.family == "deepseek_v4" || c.model_type == "deepseek_v4") return dsv4_specs(c, par, kv, pp_rank, extra_full_layers);
 
   int tp = std::max(1, par.tp);
@@ -199,13 +202,18 @@ std::vector<LayerSpec> layer_specs(const ModelConfig& c, const Parallel& par, co
         // mamba_utils.py MambaStateShapeCalculator). Conv state in the model dtype; the SSM
         // state in mamba_ssm_dtype when the config names one, else the model dtype.
         s.kind = SpecKind::Mamba;
+        s.mamba_mode = mamba.mode;
+        s.spec_blocks = mamba.spec_tokens;
+        s.mamba_chunk = mamba.mode == MambaCache::All ? c.mamba_chunk_size : 0;
         int64_t conv_b = c.dtype == DType::F32 ? 4 : 2;
         int64_t ssm_b = c.mamba_ssm_dtype_given ? dtype_size(c.mamba_ssm_dtype) : conv_b;
         if (c.linear_num_value_heads > 0) {
           // Gated DeltaNet (Qwen3-Next / Qwen3.5): conv over q, k, v channels; state Hv x Dk x Dv.
+          // gated_delta_net_state_shape: the conv state keeps kernel - 1 + num_spec columns, so
+          // speculative tokens widen it (vllm-087: MTP 2 takes Qwen3.5-4B from block 528 to 544).
           int64_t conv_dim = 2 * c.linear_num_key_heads * c.linear_key_head_dim + c.linear_num_value_heads * c.linear_value_head_dim;
           int64_t kern = c.linear_conv_kernel_dim > 0 ? c.linear_conv_kernel_dim : 4;
-          s.mamba_bytes = (kern - 1) * (conv_dim / tp) * conv_b +
+          s.mamba_bytes = (kern - 1 + mamba.spec_tokens) * (conv_dim / tp) * conv_b +
                           (c.linear_num_value_heads / tp) * c.linear_key_head_dim * c.linear_value_head_dim * ssm_b;
         } else {
           // Mamba2 (Nemotron-H, Granite-4): conv over d_inner + 2 * groups * state; state heads x head_dim x state.
@@ -233,7 +241,11 @@ int64_t group_max_memory(const KvLayout::Group& g, int64_t page, int64_t L, int6
     case SpecKind::Mla: return cdiv(L, g.block_size) * page;
     case SpecKind::Sliding: return (cdiv(std::min(g.window - 1 + mnbt, L), g.block_size) + 1) * page;
     case SpecKind::Chunked: return cdiv(std::min(g.window + mnbt, L), g.block_size) * page;
-    case SpecKind::Mamba: return page;  // mamba_cache_mode "none": one state block per request
+    case SpecKind::Mamba:
+      // MambaSpec.max_memory_usage_bytes (vllm/v1/kv_cache_interface.py): "all" one state per
+      // block of the context, "align" two states, "none" one, each + num_speculative_blocks.
+      if (g.mamba_mode == MambaCache::All) return (cdiv(L, g.block_size) + g.spec_blocks) * page;
+      return ((g.mamba_mode == MambaCache::Align ? 2 : 1) + g.spec_blocks) * page;
   }
   return 0;
 }
@@ -406,16 +418,25 @@ KvLayout kv_layout(const std::vector<LayerSpec>& specs, int64_t block_size, bool
   }
   bool has_mamba = std::any_of(specs.begin(), specs.end(), [](const LayerSpec& s) { return s.kind == SpecKind::Mamba; });
   int64_t attn_bpt = 0;
-  int64_t mamba_page = 0;
+  int64_t mamba_page = 0, mamba_chunk = 0;
   for (const auto& [s, n] : buckets) {
-    if (s.kind == SpecKind::Mamba) mamba_page = std::max(mamba_page, s.mamba_bytes);
+    if (s.kind == SpecKind::Mamba) mamba_page = std::max(mamba_page, s.mamba_bytes), mamba_chunk = std::max(mamba_chunk, s.mamba_chunk);
     else attn_bpt = std::max(attn_bpt, s.bytes_per_token);
   }
   if (has_mamba && attn_bpt > 0) {
     // model_executor/models/config.py HybridAttentionMambaModelConfig: raise the attention
     // block size so one attention page >= the mamba page (kernel alignment 16), then pad the
     // mamba page to exactly attn_block * attn_bytes_per_token.
-    int64_t need = 16 * cdiv(mamba_page, 16 * attn_bpt);
+    // vllm/platforms/interface.py _align_hybrid_block_size: kernel alignment 16 (the attention
+    // backends' smallest kernel block, or the cache block size if larger); in mamba_cache_mode
+    // "all" the block is a multiple of lcm(mamba chunk size, alignment) instead.
+    int64_t align = 16;
+    int64_t need = align * cdiv(mamba_page, align * attn_bpt);
+    bool all_mode = std::any_of(specs.begin(), specs.end(), [](const LayerSpec& s) { return s.kind == SpecKind::Mamba && s.mamba_mode == MambaCache::All; });
+    if (all_mode && mamba_chunk > 0) {
+      int64_t chunk = std::lcm(mamba_chunk, align);
+      need = chunk * cdiv(cdiv(mamba_page, attn_bpt), chunk);
+    }
     if (!block_size_given || block_size < need) {
       if (need != block_size)
         l.notes.push_back(fmt::format("Setting attention block size to {} tokens to ensure that attention page size is >= mamba page size.", need));
@@ -447,7 +468,7 @@ KvLayout kv_layout(const std::vector<LayerSpec>& specs, int64_t block_size, bool
     l.uniform = true;
     l.tensors = n;
     l.num_groups = 1;
-    l.groups.push_back({s.kind, blk[0], s.window, n, n});
+    l.groups.push_back({s.kind, blk[0], s.window, n, n, s.mamba_mode, s.spec_blocks});
     return l;
   }
   // All of one kind with different sizes: UniformTypeKVCacheSpecs (one group, one tensor per
@@ -479,7 +500,8 @@ KvLayout kv_layout(const std::vector<LayerSpec>& specs, int64_t block_size, bool
     int64_t g = cdiv(n, group_size);
     l.padding_layers += g * group_size - n;
     for (int64_t j = 0; j < g; ++j)
-      l.groups.push_back({buckets[i].first.kind, blk[i], buckets[i].first.window, group_size, std::min(group_size, n - j * group_size)});
+      l.groups.push_back({buckets[i].first.kind, blk[i], buckets[i].first.window, group_size, std::min(group_size, n - j * group_size),
+                          buckets[i].first.mamba_mode, buckets[i].first.spec_blocks});
     groups += g;
   }
   l.num_groups = groups;
@@ -557,6 +579,82 @@ int64_t kv_tokens(const Era& era, const KvLayout& l, int64_t blocks, int64_t L, 
     if (g.kind != SpecKind::Mamba) min_b = std::min(min_b, g.block_size);
   if (min_b == INT64_MAX) min_b = l.block_size;
   return blocks / l.num_groups * min_b;
+}
+
+int64_t draft_kv_layers(const ModelConfig& c, const std::string& spec_method) {
+  // MTP drafters (deepseek_mtp / qwen3_next_mtp / "mtp") register their attention layers in the
+  // same vllm_config, so the KV cache config gets num_nextn_predict_layers more full-attention
+  // layers (at least one); other drafters (EAGLE, draft models, DFlash) are not modelled here.
+  bool mtp = spec_method == "mtp" || spec_method == "deepseek_mtp" || spec_method == "qwen3_next_mtp";
+  return mtp ? std::max<int64_t>(1, c.num_nextn_predict_layers) : 0;
+}
+
+MambaCache mamba_cache_for(const Deployment& d, const Settings& s) {
+  MambaCache m;
+  const ModelConfig& c = d.model->config;
+  bool has_mamba = std::any_of(c.layers.begin(), c.layers.end(), [](const LayerInfo& l) { return l.attn == AttnKind::Linear; });
+  if (!has_mamba) return m;
+  // MambaSpec.num_speculative_blocks = speculative_config.num_speculative_tokens (any method).
+  if (!s.spec_method.empty()) m.spec_tokens = s.num_speculative_tokens;
+  auto on = [&](const char* flag) {
+    const std::string* v = d.flag(flag);
+    return v && *v != "false" && *v != "False" && *v != "0";
+  };
+  if (const std::string* v = d.flag("--mamba-cache-mode")) {
+    if (*v == "none") m.mode = MambaCache::None;
+    else if (*v == "align") m.mode = MambaCache::Align;
+    else if (*v == "all") m.mode = MambaCache::All;
+    else fail_input("vllm serve", "--mamba-cache-mode", fmt::format("argument --mamba-cache-mode: invalid choice: '{}' (choose from none, all, align)", *v));
+    return m;
+  }
+  // Prefix caching for hybrid models: opt-in from PR #23716 (2025-08) until PR #50991
+  // (merged 2026-08-04: "enable prefix cache for hybrid model by default and change the default
+  // mode to align"), first in 0.28.0 (INFERRED: vllm-metal's support matrix for 0.28.0 says so;
+  // vllm-085 / vllm-087 on 0.30.0 replay only with "align").
+  bool prefix = s.era.version >= 2800 ? !on("--no-enable-prefix-caching") : on("--enable-prefix-caching") && !on("--no-enable-prefix-caching");
+  if (!prefix) return m;
+  // Before the flip, enabled prefix caching chose "all" for models that implement
+  // SupportsMambaPrefixCaching (the Mamba2 families) and "align" for the others (Gated DeltaNet),
+  // and "align" with speculative decoding (PR #40454); after it the default is "align".
+  bool gdn = c.linear_num_value_heads > 0;
+  m.mode = s.era.version >= 2800 || gdn || m.spec_tokens > 0 ? MambaCache::Align : MambaCache::All;
+  return m;
+}
+
+KvSizing kv_sizing(const Deployment& d) {
+  Settings s = resolve_settings(d);
+  const ModelConfig& c = d.model->config;
+  KvSizing k;
+  k.era = s.era;
+  k.max_model_len = s.max_model_len;
+  k.max_model_len_auto = s.max_model_len_auto;
+  k.max_num_batched_tokens = s.max_num_batched_tokens;
+  k.num_gpu_blocks_override = s.num_gpu_blocks_override;
+  const int pp = std::max(1, d.par.pp);
+  const int64_t extra = draft_kv_layers(c, s.spec_method);
+  const MambaCache mc = mamba_cache_for(d, s);
+  for (int p = 0; p < pp; ++p) k.stages.push_back(kv_layout(layer_specs(c, d.par, s.kv, p, extra, mc), s.block_size, s.block_size_given, s.era));
+  const KvLayout& l = k.stages.front();
+  k.summary = l.attention_free ? std::string("attention-free")
+                               : fmt::format("{} KV, block {}, page {} B, {} tensor(s), {} group(s){}", s.kv.name, l.block_size, commas(l.page_bytes),
+                                             l.tensors, l.num_groups, l.packed ? " (packed)" : l.hybrid ? " (hybrid)" : "");
+  if (std::any_of(l.groups.begin(), l.groups.end(), [](const KvLayout::Group& g) { return g.kind == SpecKind::Mamba; }))
+    k.summary += fmt::format(", mamba cache {}{}", mc.mode == MambaCache::All ? "all" : mc.mode == MambaCache::Align ? "align" : "none",
+                             mc.spec_tokens > 0 ? fmt::format(" + {} spec blocks", mc.spec_tokens) : "");
+  return k;
+}
+
+int64_t kv_tokens_for_memory(const KvSizing& k, int64_t avail) {
+  // vllm/v1/core/kv_cache_utils.py get_kv_cache_configs: every worker's num_blocks from its own
+  // available memory (get_num_blocks: avail // page_size // num_layers_per_group), the min over
+  // workers kept; the tokens are logged from that config (_report_kv_cache_config).
+  int64_t L = k.max_model_len;
+  if (k.max_model_len_auto)
+    for (const auto& l : k.stages) L = std::min(L, estimate_max_model_len(l, avail, k.max_model_len, k.max_num_batched_tokens));
+  int64_t blocks = INT64_MAX;
+  for (const auto& l : k.stages) blocks = std::min(blocks, num_blocks(l, avail));
+  if (blocks == INT64_MAX || L <= 0) return 0;
+  return kv_tokens(k.era, k.stages.front(), blocks, L, k.max_num_batched_tokens);
 }
 
 }  // namespace headroom::vllm
