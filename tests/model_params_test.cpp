@@ -342,3 +342,16 @@ TEST(ModelParams, Olmo2_32B_ByHand) {
   EXPECT_EQ(m->params_total, 32'234'279'936);
   EXPECT_DOUBLE_EQ(round_to(billions(m->params_total), 0), 32);
 }
+
+TEST(ModelParams, Qwen3VL30B_Fp8_ExpertsAreFp8) {
+  // Qwen/Qwen3-VL-30B-A3B-Instruct-FP8: same text model as Qwen3-Coder-30B-A3B (hidden 2048, 48 layers,
+  // 128 experts x 768, vocab 151936 untied) plus a 27-block vision tower that ignored_layers keeps in BF16;
+  // the experts are not ignored, so vLLM loads them with Fp8MoEMethod (qwen3_vl_moe.py takes the fused BF16
+  // layout or per-expert tensors). The checkpoint is therefore the Coder FP8 estimate plus 2 B per vision
+  // parameter (538,631,408), not the BF16 fused experts (which would put it at 62.1 GB).
+  auto vl = load_model("Qwen/Qwen3-VL-30B-A3B-Instruct-FP8");
+  auto coder = load_model("Qwen/Qwen3-Coder-30B-A3B-Instruct-FP8");
+  EXPECT_EQ(vl->config.vision.params, 31'070'754'032 - 30'532'122'624);
+  EXPECT_EQ(vl->checkpoint_bytes, coder->checkpoint_bytes + 2 * vl->config.vision.params);
+  EXPECT_EQ(load_model("Qwen/Qwen3-VL-30B-A3B-Instruct")->checkpoint_bytes, 2 * vl->params_total);  // BF16 sibling
+}

@@ -310,7 +310,10 @@ void mixtral_family(InventoryBuilder& b) {
 void qwen_moe_family(InventoryBuilder& b) {
   const auto& c = b.config();
   const int64_t H = c.hidden_size;
-  bool fused = c.architecture == "Qwen3VLMoeForConditionalGeneration";
+  // Qwen3-VL-MoE BF16 checkpoints fuse the experts into 3-D tensors; a quantized checkpoint's experts are
+  // quantized like any other linear unless listed as ignored (vLLM qwen3_vl_moe.py load_weights accepts both
+  // layouts, and FusedMoE takes the checkpoint's quant method, e.g. Fp8MoEMethod for Qwen's -FP8 releases).
+  bool fused = c.architecture == "Qwen3VLMoeForConditionalGeneration" && c.quant.method == QuantMethod::None;
   for (int i = 0; i < c.num_layers; ++i) {
     const std::string p = L(c, i);
     b.norm(p + "input_layernorm", H, i);
