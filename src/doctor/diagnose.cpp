@@ -200,7 +200,8 @@ std::string effective_outcome(LogScan& sc, const std::optional<Forecast>& foreca
     if (e.kind.rfind("sglang_not_enough", 0) == 0 || e.kind == "sglang_weights_leave_no_kv" || e.kind == "vllm_no_cache_blocks" ||
         e.kind == "vllm_max_seq_len" || e.kind == "vllm_autofit_failed" || e.kind == "trtllm_kv_too_small")
       refusal = true;
-    if (e.kind != "trtllm_window_reduced") fatal = true;
+    // a build tool's error line is a hint about a failure's kind, not a failure of its own
+    if (e.kind != "trtllm_window_reduced" && e.kind != "tool_error") fatal = true;
   }
   std::string reached;
   int64_t last_stage_line = 0;
@@ -221,13 +222,15 @@ std::string effective_outcome(LogScan& sc, const std::optional<Forecast>& foreca
   // with its traceback cut before the exception: the failure's stage is in the frames, what it
   // was is not in the log (it may well have been an OOM), so it is not called "not an OOM".
   const bool wrapper_only = !sc.errors.empty() && std::all_of(sc.errors.begin(), sc.errors.end(), [](const LogError& e) {
-    return e.kind == "scheduler_exception" || e.kind == "vllm_engine_failed";
+    return e.kind == "scheduler_exception" || e.kind == "vllm_engine_failed" || e.kind == "error_line";
   });
-  if (sc.outcome == "other_error" && !oom && !refusal && wrapper_only && tb && tb->exception.empty()) {
-    sc.failure_stage = tb->stage;
-    sc.failure_line = tb->line;
-    gaps.push_back(fmt::format("the traceback at line {} ends before its exception line: what failed in {} is not in the log",
-                               tb->line, tb->stage));
+  const LogTraceback* last_tb = sc.tracebacks.empty() ? nullptr : &sc.tracebacks.back();
+  if (sc.outcome == "other_error" && !oom && !refusal && wrapper_only && last_tb && last_tb->exception.empty() &&
+      last_tb->line >= sc.errors.front().line) {
+    if (!last_tb->stage.empty()) sc.failure_stage = last_tb->stage;
+    sc.failure_line = last_tb->line;
+    gaps.push_back(fmt::format("the traceback at line {} ends before its exception line: what failed{} is not in the log", last_tb->line,
+                               sc.failure_stage.empty() ? std::string() : " in " + sc.failure_stage));
     return "no_error";
   }
   if (sc.outcome == "other_error" && !oom && !refusal) {
@@ -261,8 +264,13 @@ std::string effective_outcome(LogScan& sc, const std::optional<Forecast>& foreca
                               : "the log is a bare out-of-memory report with no startup lines: the stage is unknown "
                                 "(give --model and --gpu so the forecast can place it)");
       return "oom";
+    } else if (!sc.outcome.empty()) {
+      return sc.outcome;
     } else {
-      return sc.outcome.empty() ? "" : sc.outcome;
+      // An error line (a worker's ERROR line, a failure message) with nothing that places it and
+      // no forecast: a failure, not a healthy start; where, the log does not say.
+      gaps.push_back("the log holds an error line but no startup line, traceback frame or wording that places it in a stage");
+      return "no_error";
     }
     return outcome_for_stage(sc.failure_stage, refusal);
   }

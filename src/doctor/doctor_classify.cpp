@@ -113,8 +113,9 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
     for (const auto& r : scan.ranks) last = std::max(last, r.stage_line);
     dx.cause = "no_error_in_log";
     if (dx.reached_stage.empty()) {
-      dx.explanation = "The log holds a traceback but neither its exception line nor any startup line or frame that places it: "
-                       "something failed, and the log does not say where or with what. Include the lines around it.";
+      dx.explanation = "The log holds an error line or a traceback, but neither the exception that ended it nor any startup line "
+                       "or frame that places it: something failed, and the log does not say where or with what. Include the lines "
+                       "around it.";
       return;
     }
     dx.explanation = fmt::format(

@@ -99,6 +99,11 @@ constexpr KwText kKeywords[] = {
     // TensorRT-LLM "Error executing load_single_module with args (...)"
     {kMethodFailed, "error executing "},
     {kMethodFailed, "while processing method "},
+    // the HTTP front end is up (uvicorn, under both vLLM and SGLang): "Uvicorn running on
+    // http://0.0.0.0:8000 (Press CTRL+C to quit)", and its access log: a request answered 200
+    // means the server was serving ('INFO:     172.17.0.1:51708 - "POST /v1/chat/completions HTTP/1.1" 200 OK')
+    {kUvicornRunning, "uvicorn running on"},
+    {kHttpOk, "http/1.1\" 200"},
     // a traceback's source line calling into a stage (log_torch.cpp): the call the innermost
     // printed frame makes, when an excerpt ends before the deeper frames
     {kCodeCall, "capture_model("},

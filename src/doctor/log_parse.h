@@ -57,7 +57,7 @@ enum Kw : uint8_t {
   kVSamplerWarmup, kVMamba, kVCapturingGraphs, kVCapturingCudagraphs, kVProfGraph, kVLoadFailed,
   kVEngineFailed, kVAutoFit, kVNonDefault, kVWithConfig, kVNamespace, kVApiVersion, kVInitEngine,
   kVStartupComplete, kVReservedKv, kVErrorLevel, kVStartLoad, kVLoadWeightsTook, kVCapturingModel, kVStartingServer,
-  kLoadShards, kTLoadConcurrently, kMethodFailed, kCodeCall,
+  kLoadShards, kTLoadConcurrently, kMethodFailed, kCodeCall, kUvicornRunning, kHttpOk,
   // TensorRT-LLM
   kTMemUsageChange, kTMemCalc, kTBlocksPrimary, kTTokensPerBlock, kTPeak, kTAfterWeights, kTDynamic,
   kTOutsideTorch, kTEstimatedMax, kTMaxSeqLen, kTWindow, kTVersion, kTPagedTokens, kTOneSequence,

@@ -11,6 +11,8 @@
 //   vLLM V0 worker_base.py                           "Error executing method init_device. This might cause deadlock ..."
 //   vLLM V0 multiproc_worker_utils.py                "Exception in worker VllmWorkerProcess while processing method load_model: ..."
 //   TensorRT-LLM model loader                        "[TRT-LLM] [RANK 7] [E] Error executing load_single_module with args (...): ..."
+//   uvicorn (vLLM and SGLang HTTP servers)           "Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)",
+//                                                    access log '... - "POST /v1/chat/completions HTTP/1.1" 200 OK'
 #include "doctor/log_parse.h"
 
 namespace headroom::logscan_detail {
@@ -61,6 +63,10 @@ void read_stages(Ctx& c, const Line& l) {
     c.keep(l, "vllm.startup_complete");
     c.stage(l, "ready");
     c.score_vllm += 1;
+  }
+  if (k[kUvicornRunning] || k[kHttpOk]) {
+    if (k[kUvicornRunning]) c.keep(l, "http.serving");  // access lines are not kept: there may be millions
+    c.stage(l, "ready");
   }
   if (k[kMethodFailed]) {
     // The method's name after "executing [method ]" / "processing method ": the worker was

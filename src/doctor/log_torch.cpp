@@ -365,6 +365,14 @@ void read_torch(Ctx& c, const Line& l) {
     c.fatal(l, "generic", "", "other_error");
   }
 
+  // ---- a build tool's error line ("collect2: error: ld returned 1 exit status", "foo.cu(12): error: ..."):
+  // Triton / Inductor / FlashInfer JIT builds fail this way, a failure that is not a memory one
+  if (exc.empty() && !oom_line && k[kErrorColon] && ifind(b, ": error: ") != std::string_view::npos &&
+      ifind(b, "out of memory") == std::string_view::npos) {
+    c.error(l, "tool_error");
+    c.keep(l, "error.tool");
+  }
+
   // ---- any other exception line
   if (!exc.empty() && !oom_line && !k[kCudaErrorColon]) {
     bool specific = k[kSglNotEnough] || k[kSglNoKv] || k[kSglCaptureFailed] || k[kVToServe] || k[kVNoBlocks] ||

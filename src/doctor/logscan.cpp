@@ -263,6 +263,9 @@ struct LogScanner::Impl {
     l.no = line_no;
     l.text = text;
     bool hit = match_keywords(text, l.kw);
+    // An access-log line once the start is known finished says nothing new: skipped before any
+    // reader runs, so a log of millions of requests costs the keyword walk only.
+    if (hit && c.finished_startup && l.kw[kHttpOk] && l.kw.count() == 1 && c.pending.empty() && !c.cmd_open) return;
     if (!c.pending.empty() || c.cmd_open) {
       l.rank = parse_rank(text);
       l.body = message_body(text);
@@ -397,6 +400,18 @@ LogScan LogScanner::Impl::finish() {
       if (a.source == src)
         for (const auto& [k, v] : a.flags) s.flags[k] = v;
 
+  // A worker's ERROR line followed by its traceback ("WorkerProc hit an exception." then
+  // "Traceback ...", vLLM multiproc_executor.py) is a failure even when the exception line is cut.
+  if (c.fatals.empty())
+    for (const auto& e : s.errors) {
+      if (e.kind != "error_line") continue;
+      for (const auto& tb : s.tracebacks)
+        if (tb.line >= e.line && tb.line <= e.line + 3 && (tb.rank.label.empty() || tb.rank == e.rank)) {
+          c.fatals.push_back(Ctx::Fatal{e.line, "generic", "", "other_error", e.rank, -1, -1});
+          break;
+        }
+      break;
+    }
   // Outcome: the first specific fatal event (OOM, refusal, capture failure); generic errors
   // (an exception line, "EngineCore failed to start", NCCL) only when there is none.
   if (!c.fatals.empty()) {
