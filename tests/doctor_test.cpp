@@ -61,11 +61,12 @@ TEST(DoctorCorpus, StageAndFixDirection) {
     const auto& st = j["doctor_stage"];
     ASSERT_GT(st["n"].get<int>(), 0) << file;
     // Measured 2026-11-30: sglang 5/7, the 2 others "unknown" (sglang-012, sglang-033: a lone
-    // OOM report, no model), 5/5 where a stage is named; vllm 19/23, 4 "unknown" (vllm-068: a
-    // lone OOM report; vllm-023, -029, -094: excerpts that end mid-startup with no error line),
-    // 19/19 where named. Every stage the doctor names is right; these pin that.
+    // OOM report, no model), 5/5 where a stage is named; vllm 20/23, 3 "unknown" (vllm-068: a
+    // lone OOM report; vllm-029, -094: excerpts that stop between stages with no error line and
+    // failed later, at runtime), 20/20 where named. Every stage the doctor names is right; these
+    // pin that.
     EXPECT_GE(j["doctor_stage_decided"]["agreement"].get<double>(), 0.99) << file;
-    EXPECT_GE(st["agreement"].get<double>(), 0.7) << file;
+    EXPECT_GE(st["agreement"].get<double>(), std::string(file) == "/corpus/vllm.jsonl" ? 0.86 : 0.7) << file;
     std::cout << file << ": doctor stage " << st.dump() << ", named " << j["doctor_stage_decided"].dump() << ", fix direction "
               << j["doctor_fix_direction"].dump() << "\n";
     if (std::string(file) == "/corpus/vllm.jsonl") EXPECT_GE(j["doctor_fix_direction"]["agreement"].get<double>(), 0.9);
