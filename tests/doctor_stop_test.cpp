@@ -213,6 +213,21 @@ TEST(DoctorStop, TracebackThatNothingPlacesIsNotAHealthyStart) {
   EXPECT_EQ(d.cause, "no_error_in_log");
 }
 
+TEST(DoctorStop, V0ErrorWhileCapturingAfterTheWeightsIsCapture) {
+  // V0 lines as vllm-project/vllm#7593 printed them, then a worker's ERROR line cut by the
+  // excerpt (illustrative). vLLM's post-weights profile run is labelled "warmup", which orders
+  // after capture; the error came while capture was running, and capture is the stage.
+  Diagnosis d = doctor(
+      "INFO 08-19 07:51:03 model_runner.py:732] Loading model weights took 2.3463 GB\n"
+      "INFO 08-19 07:51:08 distributed_gpu_executor.py:56] # GPU blocks: 22982, # CPU blocks: 6241\n"
+      "(VllmWorkerProcess pid=13109) INFO 08-19 07:51:12 model_runner.py:1024] Capturing the model for CUDA graphs. This may "
+      "lead to unexpected consequences if the model is not static.\n"
+      "(VllmWorkerProcess pid=13109) ERROR 08-19 07:51:20 multiproc_worker_utils.py:226] Exception in worker VllmWorkerProcess "
+      "while proc\n",
+      {"--engine", "vllm"});
+  EXPECT_EQ(d.stage, "cuda_graph");
+}
+
 TEST(DoctorStop, ExitCodeOneOnlyWhenAStageIsNamed) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / "headroom_doctor_stop_test";

@@ -214,6 +214,23 @@ std::string effective_outcome(LogScan& sc, const std::optional<Forecast>& foreca
   const LogTraceback* tb = nullptr;
   for (const auto& t : sc.tracebacks)
     if (!t.stage.empty() && t.line >= last_stage_line) tb = &t;
+  // The stage a rank is inside when its lines end: its last stage line began a stage, and no
+  // rank printed a line of a later stage after it (lines of earlier stages from lagging ranks,
+  // or Ray's deduplicated repeats printed after the fact, do not end it). Unlike the furthest
+  // stage reached, this does not confuse vLLM's profile run after the weights ("warmup") with
+  // the warm-up after capture.
+  std::string open_stage;
+  int64_t open_line = 0;
+  for (const auto& r : sc.ranks) {
+    if (!r.stage_open || r.stage == "ready" || r.stage == "runtime") continue;
+    bool ended = false;
+    for (const auto& o : sc.ranks) ended = ended || (o.stage_line > r.stage_line && stage_order(o.stage) > stage_order(r.stage));
+    if (ended) continue;
+    if (open_stage.empty() || stage_order(r.stage) > stage_order(open_stage) || (r.stage == open_stage && r.stage_line > open_line)) {
+      open_stage = r.stage;
+      open_line = r.stage_line;
+    }
+  }
   if (!sc.failure_stage.empty() && sc.outcome != "other_error") {
     if (sc.outcome.empty()) return outcome_for_stage(sc.failure_stage, refusal);
     return sc.outcome;
@@ -245,6 +262,8 @@ std::string effective_outcome(LogScan& sc, const std::optional<Forecast>& foreca
   if (oom || refusal || fatal) {
     if (tb && (reached.empty() || reached == "ready" || stage_order(tb->stage) >= stage_order(reached))) {
       sc.failure_stage = tb->stage;
+    } else if (!open_stage.empty()) {
+      sc.failure_stage = open_stage;  // the error came while that stage was running
     } else if (!reached.empty() && reached != "ready") {
       sc.failure_stage = reached;
     } else if (forecast && forecast->failure) {
@@ -279,27 +298,11 @@ std::string effective_outcome(LogScan& sc, const std::optional<Forecast>& foreca
   // stage (a traceback whose exception line is missing, or the furthest rank's last stage line is
   // a begin line with no end line after it), the process was in that stage when it stopped: that
   // stage is reported. Where it stops between two stages, nothing places a failure.
-  std::string inside;
-  int64_t inside_line = 0;
+  std::string inside = open_stage;
+  int64_t inside_line = open_line;
   if (tb && tb->exception.empty()) {
     inside = tb->stage;
     inside_line = tb->line;
-  } else {
-    // A rank whose last stage line began a stage, with no later line of a later stage from any
-    // rank after it (lines of earlier stages from lagging ranks, or Ray's deduplicated repeats
-    // printed after the fact, do not end it).
-    for (const auto& r : sc.ranks) {
-      if (!r.stage_open || r.stage == "ready" || r.stage == "runtime") continue;
-      bool ended = false;
-      for (const auto& o : sc.ranks)
-        ended = ended || (o.stage_line > r.stage_line && stage_order(o.stage) > stage_order(r.stage));
-      if (ended) continue;
-      if (inside.empty() || stage_order(r.stage) > stage_order(inside) ||
-          (r.stage == inside && r.stage_line > inside_line)) {
-        inside = r.stage;
-        inside_line = r.stage_line;
-      }
-    }
   }
   if (!inside.empty()) {
     sc.failure_stage = inside;
