@@ -226,6 +226,14 @@ TEST(DoctorStop, V0ErrorWhileCapturingAfterTheWeightsIsCapture) {
       "while proc\n",
       {"--engine", "vllm"});
   EXPECT_EQ(d.stage, "cuda_graph");
+  // without the ERROR line the log stops inside capture, and capture is how far it got
+  d = doctor(
+      "INFO 08-19 07:51:03 model_runner.py:732] Loading model weights took 2.3463 GB\n"
+      "(VllmWorkerProcess pid=13109) INFO 08-19 07:51:12 model_runner.py:1024] Capturing the model for CUDA graphs. This may "
+      "lead to unexpected consequences if the model is not static.\n",
+      {"--engine", "vllm"});
+  EXPECT_EQ(d.stage, "cuda_graph");
+  EXPECT_EQ(d.reached_stage, "cuda_graph");
 }
 
 TEST(DoctorStop, ExitCodeOneOnlyWhenAStageIsNamed) {

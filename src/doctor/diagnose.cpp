@@ -165,6 +165,9 @@ Diagnosis diagnose(const LogScan& scan, const Args& args) {
   else dx.stage = sc.outcome.empty() || sc.outcome == "ok" ? "none" : "unknown";
   for (const auto& r : sc.ranks)
     if (stage_order(r.stage) > stage_order(dx.reached_stage)) dx.reached_stage = r.stage;
+  // A log that stops inside a stage reached that stage (vLLM's post-weights profile run is
+  // labelled "warmup", which orders after capture: the furthest label is not how far it got).
+  if (sc.outcome == "no_error" && !sc.failure_stage.empty()) dx.reached_stage = sc.failure_stage;
   classify(sc, dep, dx);
   collect_evidence(sc, dx);
   if (dep) plan_fixes(sc, *dep, dx);
