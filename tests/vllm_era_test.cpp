@@ -156,3 +156,75 @@ TEST(VllmEra, CutsOfTheSuggestionLineAndTheOverride) {
   EXPECT_TRUE(era_for_version("0.8.5").whole_gpu);
   EXPECT_FALSE(era_for_version("0.9.1").whole_gpu);
 }
+
+// ---- NCCL and the budget by era (vllm_estimates.cpp cuda_context / non_torch_increase by era).
+// PR #25359 moved init_worker_distributed_environment above the init snapshot in 0.11.0.
+
+TEST(VllmNcclEra, PR25359CutsBetween0102And011) {
+  EXPECT_FALSE(era_for_version("0.10.2").nccl_before_snapshot);
+  EXPECT_TRUE(era_for_version("0.11.0").nccl_before_snapshot);
+  // 2025-09-22 merge: a build dated 2025-09-20 runs 0.10.2's order, one of 2025-10-05 0.11's.
+  EXPECT_FALSE(era_for_version("main@2025-09-20").nccl_before_snapshot);
+  EXPECT_TRUE(era_for_version("main@2025-10-05").nccl_before_snapshot);
+}
+
+TEST(VllmNcclEra, StartupCheckSeesTheContextAloneBefore011) {
+  // vllm-048 (0.10.2, H200 TP2): "Free memory on device (139.21/139.81 GiB) on startup": 0.60 GiB
+  // resident, one GPU's CUDA context; NCCL is built after that snapshot.
+  const Estimate b = cuda_context(era_for_version("0.10.2"), 2, 1, false);
+  EXPECT_NEAR(to_gib(b.central), 0.60, 0.01);
+  EXPECT_LT(to_gib(b.high), 0.96);  // below every 0.11+ multi-GPU figure (NCCL not in it)
+  // 0.11+ (NCCL before the snapshot), all TP4: 0.96 (vllm-052, RTX PRO 6000), 1.55 (vllm-071,
+  // 80 GB), 2.47 (GLM-5.2-NVFP4 v0.26.0, 184.31 GiB, public-code idx 61511710941).
+  const Estimate c = cuda_context(era_for_version("0.11.0"), 4, 1, false);
+  EXPECT_NEAR(to_gib(c.central), 1.55, 0.01);
+  EXPECT_LE(to_gib(c.low), 0.96);
+  EXPECT_GE(to_gib(c.high), 2.47);
+  // The plan replays vllm-048's figure: T 139.81 - 0.60.
+  Forecast f = run({"--engine", "vllm@0.10.2", "--model", "Qwen/Qwen3-Next-80B-A3B-Instruct", "--gpu", "h200", "--tp", "2",
+                    "--max-model-len", "262144", "--max-num-batched-tokens", "8192"});
+  EXPECT_TRUE(has_prefix(f, "Free memory on device (139.21/139.81 GiB) on startup."));
+}
+
+TEST(VllmNcclEra, NcclBuffersAreChargedToTheBudgetOnlyBefore011) {
+  // 0.9.1-0.10.2: the communicators' buffers are non-torch growth. vllm-048 logs "1.38 GiB for
+  // non-torch memory" at TP2; vllm-001 (TP4 H100, July 2025) implies ~2.5 GiB (71.27 requested -
+  // 55.12 weights - 8.11 available - ~5.5 sampler peak).
+  const Era b = era_for_version("0.10.2");
+  EXPECT_NEAR(to_gib(non_torch_increase(b, 2, 1).central), 1.38, 0.1);
+  const Estimate b4 = non_torch_increase(b, 4, 1);
+  EXPECT_LE(to_gib(b4.low), 2.5);
+  EXPECT_GE(to_gib(b4.high), 2.5);
+  EXPECT_NEAR(to_gib(b4.central), 2.5, 0.15);
+  // 0.11+: growth after NCCL init only: 0.09 (OPT-2.7B TP4, 2025-11, idx 34802511869), 0.13
+  // (vllm-071, TP4), 0.95 (GLM-5.2-NVFP4 TP4 with a FlashInfer MNNVL all-reduce workspace).
+  const Estimate c = non_torch_increase(era_for_version("0.11.0"), 4, 1);
+  EXPECT_LT(to_gib(c.central), 0.2);
+  EXPECT_LE(to_gib(c.low), 0.09);
+  EXPECT_GE(to_gib(c.high), 0.95);
+  // total_consumed era: consumed - weights, 56.89 - 55.19 = 1.70 GiB (vllm-052, TP4).
+  EXPECT_NEAR(to_gib(non_torch_increase(era_for_version("0.27.1"), 4, 1).central), 1.70, 0.01);
+  // One GPU has no NCCL: the same term in every era.
+  EXPECT_EQ(non_torch_increase(b, 1, 1).central, non_torch_increase(era_for_version("0.11.0"), 1, 1).central);
+}
+
+TEST(VllmNcclEra, WholeGpuEraChargesContextAndNcclOnce) {
+  // 0.8.x charges every non-torch byte in use (context + NCCL + growth) once: the context + NCCL
+  // resident at start and the growth after it, as 0.11+ logs show them, not 0.10.2's growth term
+  // (which holds NCCL's buffers a second time). vllm-073 (0.8.5, TP4 A10) bounds the total below
+  // ~0.6 GiB on PCIe; the NVLink-fitted 1.7 still overstates it (the case stays a miss).
+  const Era a = era_for_version("0.8.5");
+  const Era c = era_for_version("0.11.0");
+  EXPECT_EQ(cuda_context(a, 4, 1, false).central, cuda_context(c, 4, 1, false).central);
+  EXPECT_EQ(non_torch_increase(a, 4, 1).central, non_torch_increase(c, 4, 1).central);
+  EXPECT_NEAR(to_gib(cuda_context(a, 4, 1, false).central + non_torch_increase(a, 4, 1).central), 1.70, 0.01);
+}
+
+TEST(VllmNcclEra, Vllm001KvFromTheEraBudget) {
+  // vllm-001 (vllm#21348, July 2025, Qwen3-235B-A22B-FP8 TP4 H100, u = 0.9): "GPU KV cache size:
+  // 178,880 tokens". The 0.10 era charges NCCL's ~2.6 GiB per rank to the budget. In-sample: this
+  // log is one of the two that fit the 0.65 GiB x world term, so this pins the arithmetic, not
+  // an out-of-sample check.
+  Forecast f = run({"--engine", "vllm@unknown@2025-07-22", "--model", "Qwen/Qwen3-235B-A22B-FP8", "--gpu", "h100", "--tp", "4"});
+  EXPECT_NEAR(static_cast<double>(f.kv_tokens), 178880.0, 178880.0 * 0.03) << f.kv_tokens;
+}

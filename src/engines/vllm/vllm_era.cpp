@@ -39,6 +39,9 @@ Era make(int v, std::string reason) {
   e.whole_gpu = v < 901;                 // PR #19312 (per-instance budget) in 0.9.1
   e.kv_memory_flag = v >= 1002;          // PR #21489: its suggestion line is in 0.10.2 logs (vllm-048)
   e.full_and_piecewise = v >= 1100;      // cudagraph_mode FULL_AND_PIECEWISE default from 0.11
+  // PR #25359 (merged 2025-09-22, after 0.10.2 of 2025-09-13; listed with PR #25444, the 0.11
+  // FULL_AND_PIECEWISE default, in the week of 2025-09-26): first release 0.11.0.
+  e.nccl_before_snapshot = v >= 1100;
   e.format_gib = v >= 1200;              // format_gib in gpu_model_runner / kv_cache_utils
   e.graph_estimate_logged = v >= 1700;   // PR #30515 (opt-in, logged)
   e.graph_estimate_applied = v >= 2100;  // PR #38284: default on, utilization 0.92

@@ -24,6 +24,7 @@ Estimate range(double central, double lo_factor, double hi_factor, std::string b
 }  // namespace
 
 Estimate cuda_context(int tp, int pp, bool amd) {
+  // Era-blind (TRT-LLM's plan uses it; vLLM's multi-GPU plan takes the era form below).
   // Free memory before the budget check, logged as "Free memory on device (F/T GiB)":
   // T - F = 0.49 (1 GPU, vllm-019), 0.51 (vllm-054), 0.56 (vllm-082); 0.60 (TP2, vllm-048),
   // 0.96 (TP4, vllm-052), 1.55 (TP4, vllm-071). vllm-009 started at u=0.98 of 22.36 GiB, so
@@ -45,11 +46,14 @@ Estimate cuda_context(int tp, int pp, bool amd) {
 // its act + non-torch were ~8.0 GiB per rank against 6.9 estimated. LMCache does not explain it:
 // its GPU connector (lmcache/v1/gpu_connector.py VLLMPagedMemGPUConnectorV2) allocates one
 // staging chunk [2, layers, 256, KV heads x head size] (12 MiB here) as a torch tensor before
-// the profile, outside both the peak increase and the non-torch growth. The ~1.2 GiB is not
-// found in the code read (left as an outlier; the NCCL share of the multi-GPU non-torch term is
-// the likeliest, see non_torch_increase); vllm-029 (LMCache CPU offload, u = 0.9764) started and
+// the profile, outside both the peak increase and the non-torch growth. The ~1.2 GiB is NCCL's:
+// a July-2025 build (0.9.1-0.10.2) builds the communicators after the init snapshot and charges
+// their buffers to the budget, ~0.65 GiB per rank (non_torch_increase by era; vllm-001 is one of
+// the two figures that fit it, so its agreement is in-sample); vllm-029 (LMCache CPU offload, u = 0.9764) started and
 // then ran out of memory during inference, the runtime buffers above.
 Estimate non_torch_increase(int world) {
+  // Era-blind (TRT-LLM's plan uses it). Its multi-GPU figure mixes the eras split below: the
+  // 0.10.2 figure holds NCCL's buffers, the 2026 ones do not.
   // "non-torch forward increase memory" / non-torch memory in the logs: 0.02 (vllm-019),
   // 0.03 (vllm-017), 0.30 (consumed - weights, vllm-053) on one GPU; 1.38 (TP2, vllm-048),
   // 0.13 (TP4, vllm-071), 1.70 (TP4 consumed - weights, vllm-052) with NCCL / custom all-reduce.
@@ -58,6 +62,98 @@ Estimate non_torch_increase(int world) {
   // 2025: 71.27 requested - 55.12 weights - 8.11 available - ~5.5 sampler peak), so the
   // unfavourable end is 2.6 GiB (2.0x).
   return range(1.3 * GiB, 0.1, 2.0, "non-torch growth in profile_run (NCCL / custom all-reduce buffers), multi-GPU (logged 0.13 .. 1.70 GiB, ~2.5 implied)");
+}
+
+// ---- Where NCCL sits relative to the budget, by era (multi-GPU only; one GPU has no NCCL).
+// vllm/v1/worker/gpu_worker.py init_device / determine_available_memory, read in three eras:
+//  A. V1 until 0.9.0 (whole-GPU, era.whole_gpu): init_gpu_memory = mem_get_info() is read before
+//     init_worker_distributed_environment, but determine_available_memory charges every non-torch
+//     byte in use after the profile (total - free - torch allocated: CUDA context, NCCL
+//     communicators, their growth; idx:44087638, a 0.8.x copy). KV = T x u - (peak + all that).
+//  B. 0.9.1 .. 0.10.2 (per-instance budget, PR #19312): init_snapshot = MemorySnapshot() and the
+//     "Free memory on device" check come first, init_worker_distributed_environment after it
+//     (idx:70421998 / idx:67128433888, 0.10.x copies: "# Initialize the distributed environment."
+//     below the ValueError). The communicators are built after the snapshot, so their buffers
+//     are non-torch growth in memory_profiling's non_torch_increase (after_profile -
+//     before_create) and are charged to the gpu_memory_utilization budget; the startup check
+//     sees the CUDA context alone.
+//  C. 0.11.0 on: PR #25359 ("[BugFix] Fix OOM in vLLM replicas by ensuring consistent NCCL
+//     memory accounting", merged 2025-09-22; in the weekly summary of 2025-09-26 with PR #25444,
+//     the FULL_AND_PIECEWISE default of 0.11.0; 0.10.2 was released 2025-09-13, before it) moves
+//     init_worker_distributed_environment above the snapshot ("Now take memory snapshot after
+//     NCCL is initialized", idx:1384046). NCCL's buffers are in the baseline: outside the
+//     budget, seen only by the startup check (free >= T x u); non_torch_increase keeps what
+//     grows after it (lazily connected NCCL channels, all-reduce fusion workspaces, cuBLAS).
+//  D. total_consumed accounting (0.26.1 on, era.total_consumed; vllm/utils/mem_utils.py,
+//     idx:57477222335): total_consumed = init free - free after the profile (after gc +
+//     empty_cache), non_kv = total_consumed + (torch peak - torch allocated after). The snapshot
+//     is still taken after NCCL (C), so "consumed memory (weights + non-torch)" - weights is
+//     everything left resident since the snapshot that is not weights: non-torch growth, the
+//     model runner's persistent torch buffers and the allocator's segments empty_cache cannot
+//     return. It stands where non_torch_increase stood (vllm_plan.cpp: R - W - A - NT - G).
+// Each era's figures below are fitted on logs of that era only. V0 (< 0.8) takes era A's rule
+// and is not re-derived: its own logs show more (PR #10511's sanity run, Llama-3-8B on H100:
+// non_torch_memory 1.79 GiB at TP1, 3.58 GiB at TP2, Dec 2024).
+Estimate cuda_context(const Era& era, int tp, int pp, bool amd) {
+  if (tp * pp <= 1) return cuda_context(tp, pp, amd);
+  if (!era.whole_gpu && !era.nccl_before_snapshot) {
+    // Era B: the startup check's free memory is before NCCL. T - F logged "Free memory on device
+    // (139.21/139.81 GiB)" = 0.60 GiB (vllm-048, 0.10.2, H200 TP2), as one GPU's context (0.49 ..
+    // 0.56, vllm_estimates cuda_context). n = 1 multi-GPU figure; the ends are the 1-GPU ones.
+    return range(0.6 * GiB, 0.75, 1.35, "CUDA context (0.9.1-0.10.2: NCCL is built after the startup snapshot, its buffers are charged as non-torch growth)");
+  }
+  // Eras C/D (and A, where the whole of it is charged): context + the communicators, T - F of
+  // "Free memory on device (F/T GiB)" in 0.11+ logs, all TP4: 0.96 (RTX PRO 6000 PCIe, vllm-052),
+  // 1.55 (80 GB, vllm-071), 2.47 (GB200-class 184.31 GiB, v0.26.0 GLM-5.2-NVFP4 with a FlashInfer
+  // MNNVL all-reduce; public-code idx:61511710941: "Free memory on device (181.84/184.31 GiB)").
+  // Central the median, ends just past the extremes (0.6x, 1.6x). Era A reuses them: no 0.8.x log gives
+  // the figure (INFERRED: the same init_worker_distributed_environment builds the same groups).
+  // Not fitted: vllm PR #45517 reports 8.76 GiB on the last pipeline stage of TP2 x PP2 on 24 GB
+  // consumer GPUs (NCCL over PCIe/host, asymmetric per rank); such hosts can exceed the high end.
+  return range(1.55 * GiB, 0.6, 1.6,
+               era.whole_gpu ? "CUDA context + NCCL communicators (charged to the whole-GPU budget before 0.9.1), fitted on 0.11+ startup free memory"
+                             : "CUDA context + NCCL communicators before the startup snapshot (PR #25359, 0.11+: outside the budget), fitted on logged free memory at start");
+}
+
+Estimate non_torch_increase(const Era& era, int tp, int pp) {
+  const int world = tp * pp;
+  if (world <= 1) return non_torch_increase(world);
+  if (!era.whole_gpu && !era.nccl_before_snapshot) {
+    // Era B: the communicators' buffers + later growth, in the budget. Logged / implied per
+    // world size: 1.38 GiB at TP2 (vllm-048, 0.10.2 H200, "1.38 GiB for non-torch memory") =
+    // 0.69 per rank; ~2.5 GiB at TP4 (vllm-001, July 2025 H100: 71.27 requested - 55.12 weights -
+    // 8.11 available - ~5.5 sampler peak) = 0.63 per rank. PR #25359 itself reports ~4.5 GiB of
+    // NCCL buffers in its setup (78.59 vs 74.07 GiB free, TP not stated; not fitted). Scaled by
+    // the world size: NCCL's NVLS buffers are allocated per rank of the communicator
+    // (channels x 2 x buffer size x ranks; INFERRED from NCCL's NVLS setup, n = 2 fits: a GUESS
+    // for TP8 and for hosts without NVSwitch). 0.65 GiB x world, ends 0.3x (PCIe hosts: no NVLS,
+    // no custom all-reduce past two GPUs; GUESS) .. 1.5x.
+    return range(0.65 * GiB * world, 0.3, 1.5,
+                 fmt::format("non-torch growth in the budget (0.9.1-0.10.2: NCCL communicators built after the snapshot), 0.65 GiB x {} ranks "
+                             "(logged 1.38 at TP2, ~2.5 implied at TP4)",
+                             world));
+  }
+  if (era.total_consumed) {
+    // Era D: consumed - weights. 1.70 GiB (vllm-052, RTX PRO 6000 TP4: 56.89 consumed - 55.19
+    // weights); vllm-080 (0.26.1rc0, TP3) logs 64.44 consumed against ~61.74 loaded, ~2.7 with a
+    // 1.2 GiB draft model inside (not separable) -> the high end 1.6x. n = 1 clean figure.
+    // vllm-071 (dated 2026-08-14, so read as 0.27 by the release table) still prints the L18a
+    // "for non-torch memory" form (0.13 GiB): its build predates the total_consumed rewrite, and
+    // this term overstates its non-torch by ~1.6 GiB (the era table's date cut is INFERRED).
+    return range(1.7 * GiB, 0.1, 1.6, "consumed - weights (total_consumed accounting, 0.26.1+: non-torch growth + persistent non-weight torch), multi-GPU (logged 1.70 at TP4)");
+  }
+  // Eras A and C: growth after NCCL init only. Logged in 0.11+: 0.09 GiB (OPT-2.7B TP4 on 24 GB
+  // GPUs, 2025-11-19, public-code idx:34802511869 "non-torch forward increase memory: 0.09GiB"),
+  // 0.13 (vllm-071, TP4 80 GB), 0.95 (GLM-5.2-NVFP4 TP4 GB200-class, v0.26.0, idx:61511710941:
+  // the FlashInfer MNNVL all-reduce fusion workspace is built during compile, after the
+  // snapshot). Central 0.15 GiB, ends 0.5x .. 6.5x (the fusion workspace). Era A (0.8.x) has no
+  // log of its own (vllm-073 bounds context + NCCL + growth below ~0.6 GiB on PCIe A10s); it
+  // takes these (INFERRED).
+  // Still a miss: vllm-035 (DeepSeek-V4-Flash, 0.26.0, H20 TP2) logs a 7.01 GiB KV pool; this
+  // era's terms leave 13.2 GiB (1.15 GiB more than the era-blind 1.3 GiB term did). The gap is
+  // not NCCL's: the run had MTP on (draft weights, KV and activations absent from its flags) and
+  // DeepSeek-V4's profile-run memory is not checked against a log that prints weights or peak.
+  return range(0.15 * GiB, 0.5, 6.5, "non-torch growth in profile_run after NCCL init (lazy NCCL channels, all-reduce workspaces), multi-GPU (logged 0.09 .. 0.95 GiB)");
 }
 
 namespace {
@@ -112,8 +208,10 @@ SamplerPath sampler_path(const Era& era, int64_t reqs) {
     // match) leaves 15.39 - 14.24 = 1.15 GiB for peak + non-torch + KV, so that install cannot
     // have run this 1.38 GiB sort path (FlashInfer's 0.36 fits), and its context + NCCL + growth
     // were below ~0.6 GiB (PCIe A10s: no NVLS, no custom all-reduce past 2 PCIe GPUs) against
-    // 2.1 estimated. The forecast refuses it: the multi-GPU estimates are fitted to NVLink/
-    // NVSwitch hosts.
+    // 1.7 estimated (cuda_context + non_torch_increase of its era: context + NCCL as 0.11+ logs
+    // show it at start, 1.55, + growth 0.15). The forecast refuses it: the multi-GPU estimates
+    // are fitted to logs of NVLink/NVSwitch and RTX PRO hosts; no 0.8.x multi-GPU log gives the
+    // figure.
     double extra = (era.version >= 800 && era.version < 802) ? 8 : 0;  // prompt_token_ids (version cut INFERRED)
     double fi = era.version < 900 ? 10 : 14;
     return {sort + extra, fi + extra, sort + extra,

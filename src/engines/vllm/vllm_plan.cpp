@@ -263,8 +263,8 @@ void prepare(Prepared& P, const Deployment& d) {
       for (int i = l0; i < l1 && i < static_cast<int>(c.layers.size()); ++i)
         if (c.layers[i].attn == AttnKind::Linear) ++linear;
       bool last = w.pp_rank == pp - 1;
-      st.ctx = cuda_context(tp, pp, amd);
-      st.nt = non_torch_increase(tp * pp);
+      st.ctx = cuda_context(era, tp, pp, amd);
+      st.nt = non_torch_increase(era, tp, pp);
       if (dsv4) {
         Dsv4ProfileBuffers b = dsv4_profile_buffers(c, s.max_model_len, N, w.pp_rank, pp);
         st.act = activation_peak(era, c, d.par, N, s.max_num_seqs, last, layers, &b);
@@ -484,7 +484,9 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
     }
     RankSim sim(t.rank, T);
     sim.begin_stage("init");
-    sim.alloc_estimated("CUDA context" + std::string(tp * pp > 1 ? " + NCCL communicators" : ""), t.st->ctx.central, t.st->ctx.low, t.st->ctx.high);
+    // 0.9.1-0.10.2 build NCCL after the init snapshot: its buffers are in the non-torch growth item.
+    const char* ctx_what = tp * pp <= 1 ? "" : (!era.whole_gpu && !era.nccl_before_snapshot) ? " (NCCL buffers: in the non-torch growth)" : " + NCCL communicators";
+    sim.alloc_estimated("CUDA context" + std::string(ctx_what), t.st->ctx.central, t.st->ctx.low, t.st->ctx.high);
     bool stop = refusal && refusal->stage == "init";
     if (!stop) {
       sim.begin_stage("weights");

@@ -36,6 +36,9 @@ struct Era {
   bool format_gib = false;         // >= 0.12: GiB printed with format_gib (round 2, no trailing zeros)
   bool models_typo = true;         // "models's max seq len" until ~0.26
   bool full_and_piecewise = false; // >= 0.11: cudagraph_mode FULL_AND_PIECEWISE by default
+  // >= 0.11: NCCL is initialised before the init snapshot (PR #25359), so its buffers are outside
+  // the budget and seen by the startup free-memory check; 0.9.1-0.10.2 charge them as non-torch growth.
+  bool nccl_before_snapshot = false;
   double default_utilization = 0.9;  // 0.92 from 0.21
 };
 // Reads "0.10.2", "0.11.0rc1", "0.26.1rc1.dev608+g99a10304d", "unknown@2025-07-22",
@@ -160,10 +163,18 @@ struct Estimate {
   int64_t central = 0, low = 0, high = 0;
   std::string basis;  // how it was computed (shown in notes)
 };
-// CUDA context + NCCL communicators before the init snapshot (not in the budget since 0.9.1).
+// CUDA context + NCCL communicators, era-blind (fitted on logs of every era; TRT-LLM's plan uses
+// them). vLLM's plan takes the era forms below.
 Estimate cuda_context(int tp, int pp, bool amd);
-// Non-torch memory growth during the profile run (cuBLAS/NCCL/custom all-reduce workspaces).
+// Non-torch memory growth during the profile run (cuBLAS/NCCL/custom all-reduce workspaces), era-blind.
 Estimate non_torch_increase(int tp_pp_world);
+// By era (vllm_estimates.cpp): what the startup "Free memory on device" check sees resident --
+// the CUDA context alone in 0.9.1-0.10.2 (NCCL is built after the snapshot), context + NCCL from
+// 0.11 (PR #25359) -- and, before 0.9.1, the context + NCCL that the whole-GPU budget charges.
+Estimate cuda_context(const Era& era, int tp, int pp, bool amd);
+// By era: the non-torch term of the budget. 0.9.1-0.10.2: NCCL's buffers + growth (scaled by the
+// world size); 0.11+: growth after NCCL init; total_consumed era: consumed - weights.
+Estimate non_torch_increase(const Era& era, int tp, int pp);
 // Torch peak increase of profile_run at max_num_batched_tokens (forward + sampler on the
 // last PP rank). Calibrated on the corpus activation figures (see vllm_estimates.cpp).
 // DeepSeek-V4 (0.24+): what the dummy forward of profile_run reserves beyond the generic
