@@ -142,18 +142,21 @@ Estimate non_torch_increase(const Era& era, int tp, int pp) {
     // this term overstates its non-torch by ~1.6 GiB (the era table's date cut is INFERRED).
     return range(1.7 * GiB, 0.1, 1.6, "consumed - weights (total_consumed accounting, 0.26.1+: non-torch growth + persistent non-weight torch), multi-GPU (logged 1.70 at TP4)");
   }
-  // Eras A and C: growth after NCCL init only. Logged in 0.11+: 0.09 GiB (OPT-2.7B TP4 on 24 GB
-  // GPUs, 2025-11-19, public-code idx:34802511869 "non-torch forward increase memory: 0.09GiB"),
-  // 0.13 (vllm-071, TP4 80 GB), 0.95 (GLM-5.2-NVFP4 TP4 GB200-class, v0.26.0, idx:61511710941:
-  // the FlashInfer MNNVL all-reduce fusion workspace is built during compile, after the
-  // snapshot). Central 0.15 GiB, ends 0.5x .. 6.5x (the fusion workspace). Era A (0.8.x) has no
-  // log of its own (vllm-073 bounds context + NCCL + growth below ~0.6 GiB on PCIe A10s); it
-  // takes these (INFERRED).
+  // Eras A and C: growth after NCCL init only. Logged in 0.11+ ("non-torch forward increase
+  // memory" / "for non-torch memory"): 0.54 and 0.55 GiB at TP2 on H100 (Qwen3-32B, Llama-3.3-
+  // 70B-FP8, vllm-openai:v0.11.0; public-code idx:27349653019, whose TP1 runs log 0.13-0.14),
+  // 0.09 (OPT-2.7B TP4 on 24 GB GPUs, 2025-11-19, idx:34802511869), 0.13 (vllm-071, TP4 80 GB),
+  // 0.95 (GLM-5.2-NVFP4 TP4 GB200-class, v0.26.0, idx:61511710941: the FlashInfer MNNVL
+  // all-reduce fusion workspace is built during compile, after the snapshot). n = 5: central
+  // the median 0.54 GiB, ends the extremes (0.16x .. 1.8x). Cross-check with era B (not a fit):
+  // 0.11's TP2 growth 0.55 + NCCL at start (1.55 - 0.60 context) ~ 1.5 GiB against 0.10.2's
+  // logged 1.38 at TP2. Era A (0.8.x) has no log of its own (vllm-073 bounds context + NCCL +
+  // growth below ~0.6 GiB on PCIe A10s); it takes these (INFERRED).
   // Still a miss: vllm-035 (DeepSeek-V4-Flash, 0.26.0, H20 TP2) logs a 7.01 GiB KV pool; this
-  // era's terms leave 13.2 GiB (1.15 GiB more than the era-blind 1.3 GiB term did). The gap is
+  // era's terms leave ~12.8 GiB (0.76 GiB more than the era-blind 1.3 GiB term did). The gap is
   // not NCCL's: the run had MTP on (draft weights, KV and activations absent from its flags) and
   // DeepSeek-V4's profile-run memory is not checked against a log that prints weights or peak.
-  return range(0.15 * GiB, 0.5, 6.5, "non-torch growth in profile_run after NCCL init (lazy NCCL channels, all-reduce workspaces), multi-GPU (logged 0.09 .. 0.95 GiB)");
+  return range(0.54 * GiB, 0.16, 1.8, "non-torch growth in profile_run after NCCL init (lazy NCCL channels, all-reduce workspaces), multi-GPU (logged 0.09 .. 0.95 GiB, median 0.54)");
 }
 
 namespace {
@@ -208,8 +211,8 @@ SamplerPath sampler_path(const Era& era, int64_t reqs) {
     // match) leaves 15.39 - 14.24 = 1.15 GiB for peak + non-torch + KV, so that install cannot
     // have run this 1.38 GiB sort path (FlashInfer's 0.36 fits), and its context + NCCL + growth
     // were below ~0.6 GiB (PCIe A10s: no NVLS, no custom all-reduce past 2 PCIe GPUs) against
-    // 1.7 estimated (cuda_context + non_torch_increase of its era: context + NCCL as 0.11+ logs
-    // show it at start, 1.55, + growth 0.15). The forecast refuses it: the multi-GPU estimates
+    // 2.1 estimated (cuda_context + non_torch_increase of its era: context + NCCL as 0.11+ logs
+    // show it at start, 1.55, + growth 0.54). The forecast refuses it: the multi-GPU estimates
     // are fitted to logs of NVLink/NVSwitch and RTX PRO hosts; no 0.8.x multi-GPU log gives the
     // figure.
     double extra = (era.version >= 800 && era.version < 802) ? 8 : 0;  // prompt_token_ids (version cut INFERRED)
