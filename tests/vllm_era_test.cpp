@@ -196,6 +196,9 @@ TEST(VllmNcclEra, NcclBuffersAreChargedToTheBudgetOnlyBefore011) {
   EXPECT_LE(to_gib(b4.low), 2.5);
   EXPECT_GE(to_gib(b4.high), 2.5);
   EXPECT_NEAR(to_gib(b4.central), 2.5, 0.15);
+  // PCIe hosts measured the same quantity (V0, baseline before NCCL): 0.25 GiB on 2 x RTX 4090
+  // (vllm#13061): inside the range at TP2.
+  EXPECT_LE(to_gib(non_torch_increase(b, 2, 1).low), 0.25);
   // 0.11+: growth after NCCL init only: 0.54 / 0.55 (TP2 H100, v0.11.0, idx 27349653019), 0.09
   // (OPT-2.7B TP4, 2025-11, idx 34802511869), 0.13 (vllm-071, TP4), 0.95 (GLM-5.2-NVFP4 TP4 with a
   // FlashInfer MNNVL all-reduce workspace): the median, and below 0.10.2's NCCL-holding term.
