@@ -275,3 +275,16 @@ TEST(ModelConfig, DeepSeekV4BadInputsSayWhy) {
   EXPECT_THROW(parse(dsv4(R"(, "compress_ratios": [4, 16])")), InputError);       // ratio the engines lack
   EXPECT_THROW(parse(dsv4(R"(, "compress_ratios": [4, 4], "expert_dtype": "int4")")), InputError);
 }
+
+// Renamed Hugging Face repositories (data/models/renamed.json; Meta dropped "Meta-" from the
+// Llama 3.1 ids, oumi-ai/oumi PR #1357): either name finds the catalog folder stored under the
+// other, and an unknown id still fails with one InputError.
+TEST(ModelCatalog, RenamedRepositoryFindsTheSameConfig) {
+  auto old_name = load_model("meta-llama/Meta-Llama-3.1-8B-Instruct");
+  EXPECT_EQ(old_name->config.hf_id, "meta-llama/Llama-3.1-8B-Instruct");
+  EXPECT_EQ(old_name->config.num_layers, 32);
+  auto new_name = load_model("META-LLAMA/Llama-3.1-70B");  // stored as Meta-Llama-3.1-70B
+  EXPECT_EQ(new_name->config.hf_id, "meta-llama/Meta-Llama-3.1-70B");
+  EXPECT_EQ(new_name->config.num_layers, 80);
+  EXPECT_THROW(load_model("meta-llama/Meta-Llama-3.1-9B-Instruct"), InputError);
+}

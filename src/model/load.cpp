@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <nlohmann/json.hpp>
 #include <unordered_map>
 
 #include "headroom/embedded.h"
@@ -160,6 +161,23 @@ const std::map<std::string, std::string>& catalog_index() {
   return idx;
 }
 
+// Renamed repositories (data/models/renamed.json): lower-case old id -> new id and back, so a
+// lookup of either name finds the catalog folder stored under the other.
+const std::map<std::string, std::string>& renamed_index() {
+  static const std::map<std::string, std::string> idx = [] {
+    std::map<std::string, std::string> out;
+    auto text = embedded_file("models/renamed.json");
+    if (!text) return out;
+    auto j = nlohmann::json::parse(*text);
+    for (const auto& [from, to] : j.at("renamed").items()) {
+      out.emplace(lower(from), to.get<std::string>());
+      out.emplace(lower(to.get<std::string>()), from);
+    }
+    return out;
+  }();
+  return idx;
+}
+
 }  // namespace
 
 std::vector<std::string> model_catalog_ids() {
@@ -192,6 +210,10 @@ std::shared_ptr<const Model> load_model(std::string_view spec_in) {
   static std::map<std::string, std::shared_ptr<const Model>> cache;
   const auto& idx = catalog_index();
   auto it = idx.find(lower(spec));
+  if (it == idx.end()) {
+    auto r = renamed_index().find(lower(spec));
+    if (r != renamed_index().end()) it = idx.find(lower(r->second));
+  }
   if (it == idx.end()) {
     // Suggest ids sharing the last path component, case-insensitively.
     std::string key = lower(spec.substr(spec.rfind('/') == std::string::npos ? 0 : spec.rfind('/') + 1));
