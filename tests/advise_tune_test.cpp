@@ -205,3 +205,12 @@ TEST(AdviseTune, ContradictoryTargetsEveryEngine) {
     EXPECT_NE(err.find("262144 is longer than meta-llama/Llama-3.1-70B-Instruct supports (max_position_embeddings 131072)"), std::string::npos) << err;
   }
 }
+
+TEST(AdviseTune, LaunchCommandSetsTheEnvironmentItWasGiven) {
+  // --env is part of the deployment: the command to paste sets it the way a shell does.
+  TuneResult r = tune(dep({"--engine", "vllm", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--env",
+                           "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0"}),
+                      TuneGoal{});
+  ASSERT_TRUE(r.feasible) << r.reason;
+  EXPECT_EQ(r.launch_command.rfind("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 vllm serve Qwen/Qwen3-8B", 0), 0u) << r.launch_command;
+}

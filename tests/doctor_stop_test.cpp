@@ -248,3 +248,24 @@ TEST(DoctorStop, ExitCodeOneOnlyWhenAStageIsNamed) {
   EXPECT_EQ(run_cli({"doctor", between, "--engine", "sglang"}, out, err), kExitOk) << err.str();
   fs::remove_all(dir);
 }
+
+TEST(DoctorStop, EnvironmentBeforeTheLaunchCommandIsPartOfTheDeployment) {
+  // "NAME=VALUE vllm serve ..." (how threads paste their launch line): the variables are read as
+  // --env for the forecast (the fix here is eager mode, so the graph-estimate switch does not
+  // show; VllmEnv tests pin it) and the command to paste sets them again; the model positional
+  // after them is still the model.
+  const std::string log =
+      "$ VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 NCCL_P2P_DISABLE=1 vllm serve Qwen/Qwen3-8B --gpu-memory-utilization 0.95 --max-model-len 32768\n"
+      "(EngineCore pid=4108) INFO 05-28 08:00:26 [gpu_worker.py:462] Available KV cache memory: 60.37 GiB\n"
+      "(EngineCore pid=4108) ERROR 05-28 08:00:40 [core.py:700] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. "
+      "GPU 0 has a total capacity of 79.19 GiB of which 1.02 GiB is free. Including non-PyTorch memory, this process has 78.16 GiB memory in use. "
+      "Of the allocated memory 76.10 GiB is allocated by PyTorch, with 1.20 GiB allocated in private pools (e.g., CUDA Graphs), and 0.50 GiB is "
+      "reserved by PyTorch but unallocated.\n";
+  Diagnosis dx = doctor(log, {"--gpu", "h100"});
+  EXPECT_NE(dx.command.find("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 vllm serve Qwen/Qwen3-8B"), std::string::npos) << dx.command;
+  EXPECT_NE(dx.command.find("NCCL_P2P_DISABLE=1 "), std::string::npos) << dx.command;
+  ASSERT_TRUE(dx.forecast_after_fix.has_value());
+  bool noted = false;  // the variable the vLLM model does not read is said, so the rest reached the plan too
+  for (const auto& n : dx.forecast_after_fix->notes) noted = noted || n == "environment NCCL_P2P_DISABLE=1 is not modelled: the forecast is the same as without it";
+  EXPECT_TRUE(noted);
+}

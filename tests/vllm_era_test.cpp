@@ -233,3 +233,42 @@ TEST(VllmNcclEra, Vllm001KvFromTheEraBudget) {
   Forecast f = run({"--engine", "vllm@unknown@2025-07-22", "--model", "Qwen/Qwen3-235B-A22B-FP8", "--gpu", "h100", "--tp", "4"});
   EXPECT_NEAR(static_cast<double>(f.kv_tokens), 178880.0, 178880.0 * 0.03) << f.kv_tokens;
 }
+
+namespace {
+double logged_gib(const Forecast& f, const std::string& prefix) {
+  for (const auto& l : f.log)
+    if (l.rfind(prefix, 0) == 0) return std::stod(l.substr(prefix.size()));
+  return -1;
+}
+}  // namespace
+
+TEST(VllmEnv, EstimateCudagraphsOffGivesTheEstimateBackToTheKvCache) {
+  // gpu_worker.py determine_available_memory (0.21+): with VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0
+  // the profiled CUDA-graph estimate is no longer subtracted, and a warning replaces the info line.
+  std::vector<std::string> base = {"--engine", "vllm@0.29.1", "--model", "Qwen/Qwen3-8B", "--gpu", "h100"};
+  Forecast on = run(base);
+  auto off_args = base;
+  off_args.insert(off_args.end(), {"--env", "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0"});
+  Forecast off = run(off_args);
+  const double est = logged_gib(on, "Estimated CUDA graph memory: ");
+  ASSERT_GT(est, 0.1);
+  EXPECT_NEAR(logged_gib(off, "Available KV cache memory: ") - logged_gib(on, "Available KV cache memory: "), est, 0.011);
+  EXPECT_GT(off.kv_tokens, on.kv_tokens);
+  EXPECT_TRUE(has_prefix(off, "CUDA graph memory profiling is disabled (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0)."));
+  EXPECT_FALSE(has_prefix(on, "CUDA graph memory profiling is disabled"));
+  // 0.17-0.20 (opt-in era, PR #30515): "=1" turns the subtraction on.
+  Forecast v18 = run({"--engine", "vllm@0.18.0", "--model", "Qwen/Qwen3-8B", "--gpu", "h100"});
+  Forecast v18_on = run({"--engine", "vllm@0.18.0", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--env", "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1"});
+  EXPECT_LT(v18_on.kv_tokens, v18.kv_tokens);
+}
+
+TEST(VllmEnv, BadValuesAndUnmodelledVariablesAreSaid) {
+  EXPECT_NE(input_error({"--engine", "vllm", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--env", "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=2"})
+                .find("is not 0 or 1"), std::string::npos);
+  EXPECT_NE(input_error({"--engine", "vllm", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--env", "=1"}).find("is not NAME=VALUE"),
+            std::string::npos);
+  Forecast f = run({"--engine", "sglang", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--env", "SGLANG_ENABLE_TORCH_COMPILE=1"});
+  bool noted = false;
+  for (const auto& n : f.notes) noted = noted || n.find("SGLANG_ENABLE_TORCH_COMPILE=1: environment variable not modelled") == 0;
+  EXPECT_TRUE(noted);
+}

@@ -25,8 +25,12 @@ struct Deployment {
   int gpus = 1;
   Parallel par;
   std::vector<std::pair<std::string, std::string>> flags;  // engine flags, in the order given
+  // --env NAME=VALUE: the engine's environment variables that change its memory arithmetic
+  // (e.g. VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0); an engine model notes the ones it ignores.
+  std::vector<std::pair<std::string, std::string>> env;
 
   const std::string* flag(std::string_view name) const;   // last value given, or nullptr
+  const std::string* env_var(std::string_view name) const; // last value given, or nullptr
 };
 
 // Options every deployment verb accepts (besides the engine's own flags).

@@ -50,10 +50,11 @@ const YamlField* trt_yaml_field(std::string_view flag) {
 
 std::string launch_command(const Deployment& d, const FlagList& flags) {
   std::string cmd;
+  for (const auto& [name, value] : d.env) cmd += name + "=" + shell_word(value) + " ";  // --env, as the shell sets it
   const Parallel& p = d.par;
   switch (d.engine) {
     case EngineKind::VLLM:
-      cmd = "vllm serve " + shell_word(d.model_spec) + fmt::format(" --tensor-parallel-size {}", p.tp);
+      cmd += "vllm serve " + shell_word(d.model_spec) + fmt::format(" --tensor-parallel-size {}", p.tp);
       if (p.pp > 1) cmd += fmt::format(" --pipeline-parallel-size {}", p.pp);
       if (p.dp > 1) cmd += fmt::format(" --data-parallel-size {}", p.dp);
       break;
@@ -64,7 +65,7 @@ std::string launch_command(const Deployment& d, const FlagList& flags) {
           if (kv.first == f) return true;
         return false;
       };
-      cmd = "trtllm-serve " + shell_word(d.model_spec);
+      cmd += "trtllm-serve " + shell_word(d.model_spec);
       if (!given("--tp_size")) cmd += fmt::format(" --tp_size {}", p.tp);
       if (p.pp > 1 && !given("--pp_size")) cmd += fmt::format(" --pp_size {}", p.pp);
       if (p.ep > 1 && !given("--ep_size")) cmd += fmt::format(" --ep_size {}", p.ep);
@@ -72,7 +73,7 @@ std::string launch_command(const Deployment& d, const FlagList& flags) {
       break;
     }
     default:
-      cmd = "python -m sglang.launch_server --model-path " + shell_word(d.model_spec) + fmt::format(" --tp-size {}", p.tp);
+      cmd += "python -m sglang.launch_server --model-path " + shell_word(d.model_spec) + fmt::format(" --tp-size {}", p.tp);
       if (p.pp > 1) cmd += fmt::format(" --pp-size {}", p.pp);
       if (p.dp > 1) cmd += fmt::format(" --dp-size {}", p.dp);
       if (p.dp_attention) cmd += " --enable-dp-attention";

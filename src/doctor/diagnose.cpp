@@ -100,6 +100,10 @@ RebuiltArgs rebuild_args(const LogScan& scan, const Args& user) {
   const auto& common = common_deployment_options();
   std::vector<std::pair<std::string, std::string>> flags;
   for (const auto& [k, v] : scan.flags) {
+    if (k.rfind("--env:", 0) == 0) {  // set before the launch command (log_args.cpp)
+      flags.emplace_back("--env", k.substr(6) + "=" + v);
+      continue;
+    }
     bool is_common = std::find(common.begin(), common.end(), k) != common.end();
     bool is_known = std::find(known.begin(), known.end(), k) != known.end();
     if (k == "--model" || k == "--model-path" || k == "--gpu") continue;

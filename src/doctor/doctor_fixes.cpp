@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "doctor/doctor_internal.h"
+#include "headroom/advise.h"
 #include "headroom/engine.h"
 #include "headroom/error.h"
 #include "headroom/units.h"
@@ -70,23 +71,17 @@ std::optional<int64_t> int_flag(const Deployment& d, const Forecast& f, const ch
   }
 }
 
-std::string launch_command(const Deployment& d, const std::vector<DoctorFix>& fixes) {
-  std::vector<std::pair<std::string, std::string>> flags = d.flags;
+// The command to paste: advise's launch_command (engine spelling, --env as shell assignments)
+// with the first (recommended) fix applied, and an allocator setting as its environment.
+std::string command_with_fix(const Deployment& d, const std::vector<DoctorFix>& fixes) {
+  FlagList flags = d.flags;
   for (const auto& fx : fixes) {
     if (fx.flag.rfind("--", 0) != 0) continue;
     flags.erase(std::remove_if(flags.begin(), flags.end(), [&](const auto& f) { return f.first == fx.flag; }), flags.end());
     flags.emplace_back(fx.flag, fx.value);
     break;  // the first (recommended) fix only
   }
-  std::string cmd;
-  if (d.engine == EngineKind::VLLM) cmd = fmt::format("vllm serve {} --tensor-parallel-size {}", d.model_spec, d.par.tp);
-  else if (d.engine == EngineKind::TRTLLM) cmd = fmt::format("trtllm-serve {} --tp_size {}", d.model_spec, d.par.tp);
-  else cmd = fmt::format("python -m sglang.launch_server --model-path {} --tp-size {}", d.model_spec, d.par.tp);
-  const bool sgl = d.engine == EngineKind::SGLang;
-  if (d.par.pp > 1) cmd += (sgl ? " --pp-size " : " --pipeline-parallel-size ") + std::to_string(d.par.pp);
-  if (d.par.dp > 1) cmd += (sgl ? " --dp-size " : " --data-parallel-size ") + std::to_string(d.par.dp);
-  if (d.par.dp_attention) cmd += " --enable-dp-attention";
-  for (const auto& [k, v] : flags) cmd += (v == "true" ? " " + k : " " + k + " " + v);
+  std::string cmd = headroom::launch_command(d, flags);
   for (const auto& fx : fixes)
     if (fx.flag == "PYTORCH_CUDA_ALLOC_CONF") cmd = "PYTORCH_CUDA_ALLOC_CONF=" + fx.value + " " + cmd;
   return cmd;
@@ -177,7 +172,7 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, Diagnosis& dx) {
                                             "explained by the startup's own memory", verdict_name(pure->verdict), pure->kv_tokens));
       if (pure && !pure->failure) {  // nothing failed in the log, nothing fails in the forecast: no fix to offer
         dx.forecast_after_fix = *base;
-        dx.command = launch_command(dep, {});
+        dx.command = command_with_fix(dep, {});
         return;
       }
     }
@@ -193,14 +188,14 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, Diagnosis& dx) {
     } else {
       dx.forecast_after_fix = *base;
     }
-    dx.command = launch_command(dep, dx.fixes);
+    dx.command = command_with_fix(dep, dx.fixes);
     return;
   }
 
   if (dx.cause == "oom_stage_unknown") {  // the forecast fits: the fix for each reading, from the log's numbers
     static_fixes(scan, dx);
     dx.forecast_after_fix = *base;
-    dx.command = launch_command(dep, {});
+    dx.command = command_with_fix(dep, {});
     return;
   }
   const std::string knob = knob_of(dep.engine);
@@ -315,7 +310,7 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, Diagnosis& dx) {
     dx.gaps.push_back("no setting of the engine's knobs fits in the forecast; see the forecast below");
     dx.forecast_after_fix = *base;
   }
-  dx.command = launch_command(dep, dx.fixes);
+  dx.command = command_with_fix(dep, dx.fixes);
 }
 
 void static_fixes(const LogScan& scan, Diagnosis& dx) {

@@ -158,6 +158,8 @@ void finish_command(Ctx& c) {
   c.cmd_open = false;
   std::vector<std::string> tok = shell_split(c.cmd_text);
   c.cmd_text.clear();
+  std::vector<std::string> env = std::move(c.cmd_env);
+  c.cmd_env.clear();
   if (tok.empty()) return;
   LogArgSet set;
   set.source = "command";
@@ -193,6 +195,9 @@ void finish_command(Ctx& c) {
       set.flags.emplace_back(set.engine == LogEngine::SGLang ? "--model-path" : "--model", t);
     }
   }
+  // One key per variable ("--env:NAME") so several survive the flag map; diagnose() turns them
+  // back into --env NAME=VALUE.
+  for (const auto& e : env) set.flags.emplace_back("--env:" + e.substr(0, e.find('=')), e.substr(e.find('=') + 1));
   add_set(c, std::move(set));
 }
 
@@ -306,6 +311,16 @@ void read_args(Ctx& c, const Line& l) {
     else { start = ifind(b, "trtllm-serve "); eng = LogEngine::TRTLLM; }
     if (start != std::string_view::npos) {
       c.cmd_text = std::string(b.substr(start, 16384));
+      // Environment set for the command the way a shell does: NAME=VALUE words right before the
+      // program (after any prompt or "python3 -m"); passed on as --env NAME=VALUE.
+      c.cmd_env.clear();
+      for (const std::string& w : shell_split(std::string(b.substr(0, start)))) {
+        auto eq = w.find('=');
+        if (eq == std::string::npos || eq == 0 || !(w[0] >= 'A' && w[0] <= 'Z')) continue;
+        if (std::all_of(w.begin(), w.begin() + static_cast<std::ptrdiff_t>(eq),
+                        [](char ch) { return (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_'; }))
+          c.cmd_env.push_back(w);
+      }
       c.cmd_line = l.no;
       c.cmd_engine = eng;
       c.cmd_open = true;

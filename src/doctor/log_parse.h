@@ -131,6 +131,7 @@ struct Ctx {
   int score_sglang = 0, score_vllm = 0, score_trt = 0;
   // pending command line (continuations)
   std::string cmd_text;
+  std::vector<std::string> cmd_env;  // NAME=VALUE set before the program on its line ("VLLM_X=0 vllm serve ...")
   int64_t cmd_line = 0;
   LogEngine cmd_engine = LogEngine::Unknown;
   bool cmd_open = false;

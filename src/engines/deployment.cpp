@@ -25,6 +25,12 @@ const std::string* Deployment::flag(std::string_view name) const {
   return nullptr;
 }
 
+const std::string* Deployment::env_var(std::string_view name) const {
+  for (auto it = env.rbegin(); it != env.rend(); ++it)
+    if (it->first == name) return &it->second;
+  return nullptr;
+}
+
 namespace {
 // Spellings of the parallel sizes: headroom's, SGLang's (server_args.py) and vLLM's
 // (EngineArgs). They all land in Parallel and are removed from the engine flags.
@@ -37,7 +43,7 @@ constexpr Alias kParallelFlags[] = {
     {"--tp_size", 't'}, {"--pp_size", 'p'}, {"--ep_size", 'e'},  // trtllm-serve
 };
 constexpr std::string_view kHeadroomOptions[] = {"--engine", "--model", "--model-path", "--gpu", "--gpu-memory",
-                                                 "--gpus", "--json", "--enable-dp-attention"};
+                                                 "--gpus", "--json", "--enable-dp-attention", "--env"};
 }  // namespace
 
 const std::vector<std::string_view>& common_deployment_options() {
@@ -127,6 +133,16 @@ Deployment parse_deployment(const Args& args, std::string_view default_model, st
   }
   if (d.capacity_bytes < 256 * MiB) fail_input("command line", "--gpu-memory", "capacity below 256 MiB is not a serving GPU");
 
+  for (const auto& [k, v] : args.options()) {
+    if (k != "--env") continue;
+    auto eq = v.find('=');
+    std::string name = v.substr(0, eq == std::string::npos ? 0 : eq);
+    bool ok = !name.empty() && std::all_of(name.begin(), name.end(), [](char ch) {
+      return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_';
+    });
+    if (!ok) fail_input("command line", "--env", fmt::format("'{}' is not NAME=VALUE (an environment variable name, '=', a value)", v));
+    d.env.emplace_back(name, v.substr(eq + 1));
+  }
   const auto& common = common_deployment_options();
   for (const auto& [k, v] : args.options()) {
     if (std::find(common.begin(), common.end(), k) != common.end()) continue;

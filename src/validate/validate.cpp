@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <fstream>
+#include <regex>
 
 #include "headroom/deployment.h"
 #include "headroom/doctor.h"
@@ -21,6 +22,25 @@ namespace headroom {
 
 namespace {
 using J = nlohmann::ordered_json;
+
+// Environment variables a case's notes record as set for the run ("env NAME=VALUE[, NAME=VALUE]"
+// or space-separated, the corpus conversion's wording): passed to the plan as --env NAME=VALUE.
+std::vector<std::string> env_from_notes(const J& c) {
+  std::vector<std::string> out;
+  if (!c.contains("notes") || !c["notes"].is_string()) return out;
+  const std::string notes = c["notes"].get<std::string>();
+  static const std::regex run(R"(\benv ((?:[A-Z][A-Z0-9_]*=[^\s,;]+[ ,]*)+))");
+  static const std::regex one(R"(([A-Z][A-Z0-9_]*)=([^\s,;]+))");
+  for (std::sregex_iterator it(notes.begin(), notes.end(), run), end; it != end; ++it) {
+    const std::string group = (*it)[1].str();
+    for (std::sregex_iterator jt(group.begin(), group.end(), one); jt != end; ++jt) {
+      std::string value = (*jt)[2].str();
+      while (!value.empty() && value.back() == '.') value.pop_back();  // the sentence's full stop
+      if (!value.empty()) out.push_back((*jt)[1].str() + "=" + value);
+    }
+  }
+  return out;
+}
 
 std::optional<double> num(const J& o, const char* k) {
   if (!o.is_object() || !o.contains(k) || o[k].is_null()) return std::nullopt;
@@ -190,6 +210,7 @@ J validate_corpus(const std::string& path) {
             base.insert(base.end(), {k, val});
           }
         }
+      for (const auto& e : env_from_notes(c)) base.insert(base.end(), {"--env", e});
       if (gpu && find_gpu(*gpu)) {
         gpu_args = {"--gpu", *gpu};
         if (total) gpu_args.insert(gpu_args.end(), {"--gpu-memory", fmt::format("{}GiB", *total)});
@@ -325,6 +346,7 @@ J validate_corpus(const std::string& path) {
               if (is_boolean_flag(k)) { if (val == "true") hints.push_back(k); }
               else hints.insert(hints.end(), {k, val});
             }
+          for (const auto& e : env_from_notes(c)) hints.insert(hints.end(), {"--env", e});
         }
         Diagnosis dx = diagnose(scan, Args::parse(hints));
         ++doctor_stage.n;

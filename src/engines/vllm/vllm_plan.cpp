@@ -103,6 +103,11 @@ void log_lines(Forecast& f, const Settings& s, const RankTerms& t0, int64_t F0c,
                                     "to --gpu-memory-utilization={:.4f} without CUDA graph memory profiling. To maintain the same effective KV cache size "
                                     "as before, increase --gpu-memory-utilization to {:.4f}. To disable, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0.",
                                     u, r4(u - du), std::min(r4(u + du), 1.0)));
+      else if (era.graph_estimate_applied)  // 0.21+ with VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 (gpu_worker.py, logger.warning)
+        f.log.push_back(fmt::format("CUDA graph memory profiling is disabled (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0). Without it, CUDA graph memory "
+                                    "is not accounted for during KV cache allocation, which may require lowering --gpu-memory-utilization to avoid "
+                                    "OOM. Consider re-enabling it (the default as of v0.21.0) and increasing --gpu-memory-utilization from {:.4f} to {:.4f}.",
+                                    u, std::min(r4(u + du), 1.0)));
       else
         f.log.push_back(fmt::format("In v0.19, CUDA graph memory profiling will be enabled by default (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1), which more "
                                     "accurately accounts for CUDA graph memory during KV cache allocation. To try it now, set "

@@ -289,7 +289,22 @@ Settings resolve_settings(const Deployment& d) {
     s.num_gpu_blocks_override = n;
   }
 
-  s.graph_estimate_on = era.graph_estimate_applied && !s.enforce_eager;
+  // VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS (vllm/envs.py; read by gpu_worker.py
+  // determine_available_memory): the opt-in from 0.17 (PR #30515), default "1" from 0.21
+  // (PR #38284); "0" keeps the captured graphs outside the budget as before. Older builds do
+  // not read it. Other variables are passed through to the notes as not modelled.
+  bool estimate = era.graph_estimate_applied;
+  for (const auto& [name, value] : d.env) {
+    if (name == "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS") {
+      if (value != "0" && value != "1")
+        fail_input("--env", name, fmt::format("'{}' is not 0 or 1 (vllm/envs.py reads it as a bool of an int)", value));
+      if (era.graph_estimate_logged) estimate = value == "1";
+      else s.notes.push_back(fmt::format("{}={} ignored: this vLLM build has no CUDA-graph memory estimate (0.17+)", name, value));
+    } else {
+      s.notes.push_back(fmt::format("environment {}={} is not modelled: the forecast is the same as without it", name, value));
+    }
+  }
+  s.graph_estimate_on = estimate && !s.enforce_eager;
   int64_t dql = 1 + s.num_speculative_tokens;
   if (!s.enforce_eager) {
     s.capture = capture_sizes(era, s.max_num_seqs, s.max_num_batched_tokens, dql, s.max_capture_size);
