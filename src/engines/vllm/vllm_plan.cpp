@@ -227,8 +227,8 @@ void prepare(Prepared& P, const Deployment& d) {
   const int64_t N = s.max_num_batched_tokens;
 
   std::vector<RankWeights> ws = cached_weights_per_rank(d.model, EngineKind::VLLM, d.par);
-  bool mtp = s.spec_method == "mtp" || s.spec_method == "deepseek_mtp" || s.spec_method == "qwen3_next_mtp";
-  int64_t extra_layers = mtp ? std::max<int64_t>(1, c.num_nextn_predict_layers) : 0;
+  int64_t extra_layers = draft_kv_layers(c, s.spec_method);  // MTP drafters' attention layers (vllm_kv.cpp)
+  bool mtp = extra_layers > 0;
   if (!s.spec_method.empty() && !mtp)
     P.notes.push_back(fmt::format("speculative method '{}': the draft model's weights and KV are not modelled", s.spec_method));
 
