@@ -309,6 +309,32 @@ TEST(VllmEstimates, GraphMemoryPerGraphAndLayer) {
   EXPECT_GT(q.high, static_cast<int64_t>(0.52 * GiB));
 }
 
+TEST(VllmEstimates, EarlyV1GraphMemoryGrowsWithHiddenSize) {
+  // V1 before 0.10.1 (vllm_estimates.cpp cuda_graph_memory_outputs_per_size): 0.5 x sum(sizes) x
+  // hidden x 2 B x layers + 16 MiB. The 67 default sizes (1, 2, 4, 8 .. 512 step 8) sum to 16,647.
+  std::vector<int64_t> sizes = {1, 2, 4};
+  for (int64_t x = 8; x <= 512; x += 8) sizes.push_back(x);
+  ASSERT_EQ(sizes.size(), 67u);
+  ModelConfig c;
+  c.hidden_size = 4096;
+  // Qwen3-8B (hidden 4096, 36 layers): 0.5 x 16,647 x 4,096 x 2 x 36 = 2,454,700,032 + 16,777,216
+  // = 2,471,477,248 B = 2.30 GiB; 0.9.2 logged "Graph capturing finished in 23 secs, took 2.24 GiB"
+  // (public-code index id 58028398527, tests/data/extra/vllm.jsonl xvllm-004): +2.8%.
+  Estimate e = cuda_graph_memory_outputs_per_size(c, 36, sizes, 2);
+  EXPECT_EQ(e.central, 2471477248);
+  EXPECT_LT(e.low, static_cast<int64_t>(2.24 * GiB));
+  EXPECT_GT(e.high, static_cast<int64_t>(2.24 * GiB));
+  // Qwen2.5-0.5B (hidden 896, 24 layers): 0.5 x 16,647 x 896 x 2 x 24 + 16 MiB = 374,754,304 B
+  // = 0.349 GiB; 0.9.2 logged "took 0.37 GiB" (public-code index id 55921714709): -5.7%.
+  c.hidden_size = 896;
+  EXPECT_EQ(cuda_graph_memory_outputs_per_size(c, 24, sizes, 2).central, 374754304);
+  // The era: V1 from 0.8 to 0.10.0 only; V0 (0.7.3) and 0.10.1.1 (vllm-055, flat cost) are outside.
+  EXPECT_TRUE(era_for_version("0.9.2").graph_outputs_per_size);
+  EXPECT_TRUE(era_for_version("0.8.5").graph_outputs_per_size);
+  EXPECT_FALSE(era_for_version("0.10.1.1").graph_outputs_per_size);
+  EXPECT_FALSE(era_for_version("0.7.3").graph_outputs_per_size);
+}
+
 TEST(VllmKv, CapacityCheckCountsGroupPaddingFrom2026) {
   // 4 full + 9 sliding (window 1,024) layers, 8 KV heads x 128, bf16: page 16 x 4,096 = 65,536 B.
   // group_size = min(4, 9) = 4 (9 >= 1.5 x 4): groups full x1, sliding x3 -> 3 padding layers.

@@ -39,6 +39,11 @@ Era make(int v, std::string reason) {
   e.whole_gpu = v < 901;                 // PR #19312 (per-instance budget) in 0.9.1
   e.kv_memory_flag = v >= 1002;          // PR #21489: its suggestion line is in 0.10.2 logs (vllm-048)
   e.full_and_piecewise = v >= 1100;      // cudagraph_mode FULL_AND_PIECEWISE default from 0.11
+  // Piecewise graphs whose memory grows with hidden_size x sum(capture sizes): seen in three 0.9.2
+  // logs (vllm_estimates.cpp cuda_graph_memory_outputs_per_size); the flat per-(graph x layer) cost
+  // holds from 0.10.1.1 (vllm-055). The cut between them is a GUESS at 0.10.1, the first release
+  // with a log of the flat cost; V1 only (V0's graphs share an output buffer since PR #5074).
+  e.graph_outputs_per_size = !e.v0 && v < 1001;
   // PR #25359 (merged 2025-09-22, after 0.10.2 of 2025-09-13; listed with PR #25444, the 0.11
   // FULL_AND_PIECEWISE default, in the week of 2025-09-26): first release 0.11.0.
   e.nccl_before_snapshot = v >= 1100;

@@ -393,4 +393,27 @@ Estimate cuda_graph_memory(const ModelConfig& c, int64_t layers, int64_t linear_
                            piecewise, full, layers, linear_layers));
 }
 
+Estimate cuda_graph_memory_outputs_per_size(const ModelConfig& c, int64_t layers, const std::vector<int64_t>& sizes, int64_t act_bytes) {
+  // V1 0.8 .. 0.10.0, piecewise capture (vllm/compilation/backends.py PiecewiseBackend: one
+  // CUDA graph per (piece, captured size), all in one pool; only the last piece's output is
+  // turned into a weak reference, so each earlier piece keeps its (size x hidden) output alive
+  // for every size - the per-size cost vLLM PR #5074 describes for V0's graphs, TP x size x
+  // hidden, before it shared an output buffer). So the memory grows with sum(sizes) x hidden x
+  // layers instead of the flat per-(graph x layer) cost of later releases.
+  // INFERRED from three 0.9.2 logs, "Graph capturing finished ... took X GiB" over
+  // sum(sizes) x hidden x 2 B x layers (67 default sizes, sum 16,647):
+  //   Qwen3-8B     2.24 GiB / (16,647 x 4096 x 2 x 36) = 0.487  (xvllm-004, public-code 58028398527)
+  //   Qwen2-7B     1.56 GiB / (16,647 x 3584 x 2 x 28) = 0.496  (public-code 57905457843)
+  //   Qwen2.5-0.5B 0.37 GiB / (16,647 x  896 x 2 x 24) = 0.530  (public-code 55921714709)
+  // (16 MiB of fixed buffers taken off first). Factor 0.5 (GUESS for its cause: about one
+  // retained output per layer of two pieces' worth); spread -3% .. +6%.
+  double sum = 0;
+  for (int64_t x : sizes) sum += static_cast<double>(x);
+  double central = 0.5 * sum * static_cast<double>(c.hidden_size) * static_cast<double>(act_bytes) * static_cast<double>(layers) + 16.0 * MiB;
+  return range(central, 0.8, 1.3,
+               fmt::format("CUDA graphs (V1 before 0.10.1): {} sizes summing to {:.0f} tokens x hidden {} x {} layers x 0.5 "
+                           "(each size keeps its piecewise outputs; factor INFERRED from 3 logs of 0.9.2)",
+                           sizes.size(), sum, c.hidden_size, layers));
+}
+
 }  // namespace headroom::vllm

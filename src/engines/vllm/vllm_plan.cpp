@@ -279,7 +279,10 @@ void prepare(Prepared& P, const Deployment& d) {
         st.act = activation_peak(era, c, d.par, N, s.max_num_seqs, last, layers);
       }
       int64_t pw = static_cast<int64_t>(s.capture.size());
-      st.gact = s.enforce_eager ? Estimate{} : cuda_graph_memory(c, layers, linear, pw, s.full_graphs, tp);
+      st.gact = s.enforce_eager ? Estimate{}
+                : era.graph_outputs_per_size && linear == 0
+                    ? cuda_graph_memory_outputs_per_size(c, layers, s.capture, s.model_dtype == DType::F32 ? 4 : 2)
+                    : cuda_graph_memory(c, layers, linear, pw, s.full_graphs, tp);
       st.gest = era.graph_estimate_logged && !s.enforce_eager ? st.gact : Estimate{};
       st.sampler = last ? sampler_warmup(era, c, std::min(s.max_num_seqs, N)) : Estimate{};
       st.built = true;

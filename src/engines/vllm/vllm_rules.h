@@ -36,6 +36,9 @@ struct Era {
   bool format_gib = false;         // >= 0.12: GiB printed with format_gib (round 2, no trailing zeros)
   bool models_typo = true;         // "models's max seq len" until ~0.26
   bool full_and_piecewise = false; // >= 0.11: cudagraph_mode FULL_AND_PIECEWISE by default
+  // 0.8 .. 0.10.0 (V1): piecewise CUDA graphs keep every captured size's intermediate outputs, so
+  // graph memory grows with hidden_size (INFERRED from 0.9.2 logs; cut at 0.10.1, see vllm_era.cpp).
+  bool graph_outputs_per_size = false;
   // >= 0.11: NCCL is initialised before the init snapshot (PR #25359), so its buffers are outside
   // the budget and seen by the startup free-memory check; 0.9.1-0.10.2 charge them as non-torch growth.
   bool nccl_before_snapshot = false;
@@ -197,6 +200,10 @@ Estimate sampler_warmup(const Era& era, const ModelConfig& c, int64_t num_reqs);
 // CUDA-graph memory: the capture after the KV cache (L16) and the estimator (L8).
 Estimate cuda_graph_memory(const ModelConfig& c, int64_t layers_on_rank, int64_t linear_layers_on_rank,
                            int64_t piecewise_graphs, int64_t full_graphs, int tp);
+// The same capture in the graph_outputs_per_size era (V1 0.8 .. 0.10.0): sum of the capture
+// sizes x hidden_size x activation bytes x layers, times a fitted 0.5.
+Estimate cuda_graph_memory_outputs_per_size(const ModelConfig& c, int64_t layers_on_rank,
+                                            const std::vector<int64_t>& capture_sizes, int64_t act_bytes);
 
 // ---------------------------------------------------------------- printing (vllm_log.cpp)
 // The figures of gpu_worker.py's --kv-cache-memory suggestion line (L18a/L18b), printed after
