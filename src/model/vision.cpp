@@ -50,7 +50,23 @@ VisionTower parse_vision(const json* vc, std::string_view arch, int64_t text_hid
               arch == "Qwen3_5ForConditionalGeneration" || arch == "Qwen3_5MoeForConditionalGeneration";
   std::vector<const json*> s{vc};
   if (arch == "Gemma4ForConditionalGeneration") return parse_gemma4_vision(s, text_hidden, source);
-  if (!qwen) return v;
+  if (!qwen) {
+    // Towers not modelled tensor by tensor: only the depth and width SGLang's VLM memory adjustment
+    // reads (server_args.py adjust_mem_fraction_for_vlm: num_hidden_layers, hidden_size; Kimi-K2.5's
+    // MoonViT spells them vt_num_hidden_layers / vt_hidden_size, and its real log's fraction shows
+    // SGLang saw 27 x 1152). Unset stays 0: the engine model applies SGLang's defaults.
+    for (const char* k : {"num_hidden_layers", "vt_num_hidden_layers"})
+      if (auto x = get_int(s, k, source, 1, 10'000)) {
+        v.layers = *x;
+        break;
+      }
+    for (const char* k : {"hidden_size", "vt_hidden_size"})
+      if (auto x = get_int(s, k, source, 1, 1'000'000)) {
+        v.hidden = *x;
+        break;
+      }
+    return v;
+  }
   auto req = [&](std::string_view k, int64_t lo, int64_t hi) {
     auto x = get_int(s, k, source, lo, hi);
     if (!x) fail_input(source, k, "missing");

@@ -51,11 +51,18 @@ int64_t default_cuda_graph_max_bs(Era era, int64_t gpu_mem_mib, int tp, bool spe
 namespace {
 double round3(double x) { return std::round(x * 1000.0) / 1000.0; }
 
-// ViT-L/14 baseline adjustment for multimodal models (server_args, 2025+).
+// ViT-L/14 baseline adjustment for multimodal models (server_args.py adjust_mem_fraction_for_vlm,
+// 2025+): vit_num_layers = getattr(vision_config, "num_hidden_layers", 24), vit_hidden_size =
+// getattr(vision_config, "hidden_size", 1024) -- a tower whose config does not expose them counts as
+// the ViT-L/14 baseline (factor 0.95) -- and mem_fraction_static = f * 0.95 * clamp(1 - 0.1 (ratio - 1),
+// 0.8, 1.05), assigned without rounding (only the reserve-based f before it is round()ed to 3
+// places). Real log: Kimi-K2.5 on MI355X, v0.5.8.post1, prints mem_fraction_static=0.8260405859375
+// = 0.908 x 0.95 x 0.9576171875 (MoonViT 27 layers x 1152: ratio 1.423828125), tests/data/extra xsgl-005.
 double vlm_adjust(double f, const DefaultInputs& in) {
-  if (!in.multimodal || in.vit_layers <= 0 || in.vit_hidden <= 0) return f;
-  double c = static_cast<double>(in.vit_layers) * static_cast<double>(in.vit_hidden) * static_cast<double>(in.vit_hidden) /
-             (24.0 * 1024.0 * 1024.0);
+  if (!in.multimodal) return f;
+  const double layers = in.vit_layers > 0 ? static_cast<double>(in.vit_layers) : 24.0;
+  const double hidden = in.vit_hidden > 0 ? static_cast<double>(in.vit_hidden) : 1024.0;
+  double c = layers * hidden * hidden / (24.0 * 1024.0 * 1024.0);
   return f * 0.95 * std::clamp(1.0 - 0.1 * (c - 1.0), 0.8, 1.05);
 }
 }  // namespace
@@ -111,7 +118,7 @@ double default_mem_fraction_static(Era era, const DefaultInputs& in, double* res
   }
   if (reserve_mib) *reserve_mib = reserve;
   double f = round3((gpu - reserve) / gpu);
-  return round3(vlm_adjust(f, in));
+  return vlm_adjust(f, in);
 }
 
 std::vector<int64_t> capture_batch_sizes(Era era, int64_t max_bs, bool speculative, bool disable_padding,

@@ -38,6 +38,13 @@ Estimate init_overhead(const GpuSpec& gpu, int world) {
     // weights (sglang-001); H200 TP2 "1.6 GB + 1 GB NCCL" (sglang-036); DP-attention TP8 2.26 (sglang-039).
     return {gib(2.45), gib(1.9), gib(2.9), "context + NCCL (NVLS) + custom all-reduce on NVSwitch GPUs (corpus sglang-001/036/039)"};
   }
+  // PCIe boards, 3-4 ranks: SGLang disables its custom all-reduce on more than two PCIe-only GPUs
+  // ("Custom allreduce is disabled because it's not supported on more than two PCIe-only GPUs",
+  // custom_all_reduce.py), leaving context + NCCL: L4 TP4 22.03 - 21.63 = 0.40 GiB ("Init torch
+  // distributed ends. mem usage=0.13 GB", tests/data/extra xsgl-001); RTX 4090 TP4 23.64 - (16.00 +
+  // 7.08) = 0.56 GiB (xsgl-003). GUESS for 3 ranks (no log): as 4.
+  if (world <= 4 && world > 2)
+    return {gib(0.50), gib(0.35), gib(1.0), "context + NCCL over PCIe, 3-4 ranks, no custom all-reduce (extra logs xsgl-001/003)"};
   // PCIe boards (RTX PRO 6000, 4090, L40S): GLM-5.2 TP8 on RTX PRO 6000 "Load weight begin.
   // avail mem=93.30 GB" -> 1.67 GiB (sglang#29562); seed crash: 0.85 GiB non-PyTorch.
   return {gib(1.67), gib(1.0), gib(2.2), "context + NCCL over PCIe (sglang#29562, seed crash)"};

@@ -26,7 +26,10 @@ const std::vector<std::string_view>& sglang_flags() {
       "--tokenizer-path", "--log-level", "--random-seed", "--api-key", "--chat-template", "--dist-init-addr",
       "--skip-server-warmup", "--revision", "--disable-overlap-schedule", "--schedule-policy", "--stream-interval",
       "--enable-metrics", "--watchdog-timeout", "--download-dir", "--model-loader-extra-config",
-      "--disable-custom-all-reduce", "--enable-eplb", "--ep-num-redundant-experts", "--enable-mtp"};
+      "--disable-custom-all-reduce", "--enable-eplb", "--ep-num-redundant-experts", "--enable-mtp",
+      // in the ServerArgs dumps of real logs (enable_p2p_check, enable_cache_report, sampling_backend):
+      // a P2P access probe at start-up, cached-token counts in responses, the sampling kernels
+      "--enable-p2p-check", "--enable-cache-report", "--sampling-backend"};
   return flags;
 }
 

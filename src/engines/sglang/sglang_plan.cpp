@@ -165,7 +165,11 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   const std::string backend = fl.get("--attention-backend") ? *fl.get("--attention-backend") : default_backend(c, d.gpu, era.era);
   // DeepSeek-V4 runs with page 256 on CUDA (server_args fix-up; DSV4PoolConfigurator asserts page % 128 == 0).
   const bool dsv4 = c.family == "deepseek_v4";
-  const int64_t page = dsv4 ? 256 : forced_page_size(c, backend, fl.integer("--page-size", 1, 1 << 16).value_or(1));
+  // DSA on ROCm: "Setting page size to 1 for DeepSeek DSA on ROCm" (server_args; memory_pool.py
+  // NSATokenToKVPool asserts page_size == 1 on the HIP legacy path). Real log: GLM-5-FP8 on 8 x MI355X,
+  // v0.5.8.post1, ServerArgs page_size=1 (tests/data/extra xsgl-004).
+  const bool amd_dsa = d.gpu.vendor == "amd" && c.mla && c.has_indexer();
+  const int64_t page = dsv4 ? 256 : amd_dsa ? 1 : forced_page_size(c, backend, fl.integer("--page-size", 1, 1 << 16).value_or(1));
   const bool multimodal = c.vision.present;
   const bool prefill_graph = era.era == Era::Y2026 && !disable_graph && !c.mla && !par.dp_attention && par.pp == 1 &&
                              !multimodal && !fl.on("--disable-piecewise-cuda-graph");
@@ -212,6 +216,19 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   const double dsv4_bpft = dsv4 ? dsv4_bytes_per_full_token(c, swa_ratio, spec) : 0.0;
   const int64_t dsv4_fixed = dsv4 ? dsv4_c128_state_fixed_bytes(c, spec, max_running_user.value_or(0), par.dp_attention ? par.dp : 1) : 0;
   int64_t full_cell = dsv4 ? static_cast<int64_t>(std::llround(dsv4_bpft)) : kv.full_bytes + (hybrid_swa ? 0 : kv.swa_bytes);
+  // The cell the pool is SIZED with, when it differs from the one it is allocated with: SGLang on
+  // ROCm divides the budget by the plain latent (kv_lora_rank + qk_rope_head_dim = 576 B FP8 per
+  // layer, plus the 132-B indexer row) while NSATokenToKVPool allocates the FlashMLA FP8 layout it
+  // picked for fp8_e4m3 ("Set NSA backends for fp8_e4m3 KV Cache: prefill=flashmla_auto,
+  // decode=flashmla_kv": 656 B per layer). Real log, GLM-5-FP8 on 8 x MI355X, v0.5.8.post1
+  // (tests/data/extra xsgl-004): rest = 193.92 - 283.50 x (1 - 0.908) = 167.84 GB over 78 x (576 + 132)
+  // = 55,224 B gives 3,263,4xx tokens (logged 3,262,823), while the pool printed "KV size: 186.77 GB"
+  // = 3,262,823 x 78 x (656 + 132): it overshoots the budget, and "Memory pool end" shows 3.90 GB.
+  const bool fp8_kv = kv.kv_dtype == "fp8_e4m3" || kv.kv_dtype == "fp8_e5m2";
+  const int64_t size_cell_less = amd_dsa && fp8_kv && !dsv4
+                                     ? (c.kv_lora_rank + c.kv_lora_rank / 128 * 4 + c.qk_rope_head_dim * 2 -
+                                        (c.kv_lora_rank + c.qk_rope_head_dim)) * kv.full_layers
+                                     : 0;
   const int64_t swa_cell = hybrid_swa ? kv.swa_bytes : 0;
   const int64_t attn_layers = kv.full_layers + kv.swa_layers;
 
@@ -266,7 +283,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
       if (max_total_user && t > *max_total_user) t = *max_total_user / page * page;
       return t;
     }
-    int64_t denom = full_cell + static_cast<int64_t>(swa_ratio * static_cast<double>(swa_cell));
+    int64_t denom = full_cell - size_cell_less + static_cast<int64_t>(swa_ratio * static_cast<double>(swa_cell));
     if (denom <= 0) return ctx;
     int64_t t = rest_b / denom;  // floor division as Python's // on the int() budget
     if (rest_b < 0 && rest_b % denom != 0) --t;
