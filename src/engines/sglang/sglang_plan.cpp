@@ -388,6 +388,17 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
     }
   }
   Estimate graph = graph_capture(c, par.tp, max_cap, static_cast<int64_t>(capture.size() + prefill_buckets.size()), tokens_per_bs);
+  if (max_cap > 0 && !prefill_buckets.empty()) {
+    // Prefill (breakable / piecewise) graphs keep the activations of their largest token bucket in
+    // the graph pool. GUESS: one prefill chunk's activations at that bucket (prefill_activations()).
+    // Real logs: Qwen3-8B GB300, piecewise graphs up to 16,384 tokens "mem usage=2.32 GB" (decode
+    // 0.60); Qwen3-30B-A3B-FP8 H100, prefill graphs up to 8,192 tokens 1.71 GB (decode 0.34)
+    // (tests/data/extra xsgl-006/007).
+    const Estimate pg = prefill_activations(c, par.tp, prefill_buckets.back(), ctx);
+    graph.central += pg.central;
+    graph.low += pg.low;
+    graph.high += pg.high;
+  }
   if (opt.graph_floor_bytes > 0) {  // capture was seen to need at least this much (doctor)
     const int64_t floor = opt.graph_floor_bytes - metadata - logits;
     graph.central = std::max(graph.central, floor);
