@@ -58,6 +58,10 @@ const RealCase kCases[] = {
     {"vllm-v0-qanything-zero-blocks.log", {"--engine", "vllm"}, "kv_pool", ""},
     // TensorRT-LLM C++ runtime (2023-11): 693 tokens sized, fewer than one sequence needs.
     {"trtllm-kv-too-small-for-one-sequence.log", {"--engine", "trtllm"}, "kv_pool", "kv_too_small_for_context"},
+    // TensorRT-LLM 1.0.0rc3 PyTorch backend (2025-07): "Executor creation failed due to insufficient GPU
+    // memory. The following component could not be created: KV cache" (was read as not an OOM, and the
+    // fix raised the fraction).
+    {"trtllm-executor-kv-cache-component.log", {"--engine", "trtllm"}, "kv_pool", "static_fraction_too_high"},
     // V1 (2025-05): Inductor cannot link -lcuda after the weights; not a memory failure.
     {"vllm-v1-compile-ld-failure.log", {"--engine", "vllm"}, "warmup", "not_oom"},
     // V1 (2025-05): vLLM's own sampler warm-up OOM message.

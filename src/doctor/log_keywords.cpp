@@ -146,6 +146,11 @@ constexpr KwText kKeywords[] = {
     // least 1 sequence to completion (i.e. must be larger than beam_width * tokensPerBlock * maxBlocksPerSeq)"
     {kTPagedTokens, "tokens in paged kv cache"},
     {kTOneSequence, "must be large enough to process at least 1 sequence"},
+    // PyTorch backend (py_executor_creator.py, 1.0+): "Executor creation failed due to insufficient GPU
+    // memory." then "The following component could not be created: KV cache" and the free memory
+    // before/after each component created so far.
+    {kTExecutorOom, "executor creation failed due to insufficient gpu memory"},
+    {kTCouldNotCreate, "the following component could not be created:"},
     // PyTorch, CUDA, NCCL, Python
     {kTriedToAllocate, "tried to allocate"},
     {kOutOfMemory, "out of memory"},

@@ -61,6 +61,7 @@ enum Kw : uint8_t {
   // TensorRT-LLM
   kTMemUsageChange, kTMemCalc, kTBlocksPrimary, kTTokensPerBlock, kTPeak, kTAfterWeights, kTDynamic,
   kTOutsideTorch, kTEstimatedMax, kTMaxSeqLen, kTWindow, kTVersion, kTPagedTokens, kTOneSequence,
+  kTExecutorOom, kTCouldNotCreate,
   // PyTorch / CUDA / NCCL / Python
   kTriedToAllocate, kOutOfMemory, kCcaOom, kCublasAlloc, kTraceback, kFrame, kErrorColon, kExceptionColon,
   kNcclError, kNcclWarn, kNcclUnhandled, kNcclSystem, kNcclInternal, kNcclInvalid, kNcclRemote, kWatchdog,

@@ -16,6 +16,8 @@
 //   [TensorRT-LLM] TensorRT-LLM version: X
 //   2023 (0.5-0.7): [TensorRT-LLM][INFO] Using N tokens in paged KV cache.
 //                   maxTokensInPagedKvCache must be large enough to process at least 1 sequence to completion (...)
+//   1.0+ PyTorch backend (py_executor_creator.py): Executor creation failed due to insufficient GPU memory.
+//                   The following component could not be created: KV cache
 #include "doctor/log_parse.h"
 #include "headroom/units.h"
 
@@ -58,6 +60,25 @@ void read_trtllm(Ctx& c, const Line& l) {
     c.error(l, "trtllm_kv_too_small");
     c.keep(l, "trtllm.kv_too_small_refusal");
     c.fatal(l, "trtllm_kv_too_small", "kv_pool", "refused_kv");
+    c.score_trt += 3;
+  }
+  if (k[kTExecutorOom]) {
+    c.error(l, "trtllm_executor_oom");
+    c.keep(l, "trtllm.executor_oom");
+    c.score_trt += 3;
+  }
+  if (k[kTCouldNotCreate]) {
+    // The component names the stage: the KV cache (or its temporary estimation pool), the model
+    // (target or draft) weights, CUDA graphs; anything else is built after the weights (sampler,
+    // drafter, executor) and counts as warm-up.
+    std::string_view comp = b.substr(b.find(':') + 1);
+    skip_spaces(comp);
+    c.error(l, "trtllm_executor_oom");
+    c.keep(l, "trtllm.component_not_created");
+    if (icontains(comp, "kv cache")) c.fatal(l, "trtllm_executor_oom", "kv_pool", "oom_kv");
+    else if (icontains(comp, "model")) c.fatal(l, "trtllm_executor_oom", "weights", "oom_weights");
+    else if (icontains(comp, "cuda graph")) c.fatal(l, "trtllm_executor_oom", "cuda_graph", "oom_graph");
+    else c.fatal(l, "trtllm_executor_oom", "warmup", "oom_warmup");
     c.score_trt += 3;
   }
   if (k[kTMemCalc]) {
