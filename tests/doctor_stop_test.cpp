@@ -269,3 +269,16 @@ TEST(DoctorStop, EnvironmentBeforeTheLaunchCommandIsPartOfTheDeployment) {
   for (const auto& n : dx.forecast_after_fix->notes) noted = noted || n == "environment NCCL_P2P_DISABLE=1 is not modelled: the forecast is the same as without it";
   EXPECT_TRUE(noted);
 }
+
+TEST(DoctorFrames, IndentedSourceLineWithoutItsTracebackHeader) {
+  // vllm#17469 (0.8.5, Qwen3-30B-A3B on 4 x A10, docker compose): the excerpt keeps the worker's
+  // "WorkerProc hit an exception." and the indented source line of the frame that failed, not the
+  // "Traceback" header. The indentation sits between the vLLM prefix and the body.
+  Diagnosis d = doctor(
+      "qwen3-1  | (VllmWorker rank=0 pid=105) INFO 04-29 01:07:41 [gpu_model_runner.py:1347] Model loading took 14.2474 GiB and 558.868858 seconds\n"
+      "qwen3-1  | INFO 04-29 01:09:49 [kv_cache_utils.py:634] GPU KV cache size: 198,784 tokens\n"
+      "qwen3-1  | (VllmWorker rank=1 pid=106) ERROR 04-29 01:10:12 [multiproc_executor.py:470] WorkerProc hit an exception.\n"
+      "qwen3-1  | (VllmWorker rank=1 pid=106) ERROR 04-29 01:10:12 [multiproc_executor.py:470]     self.model_runner.capture_model()\n",
+      {"--engine", "vllm"});
+  EXPECT_EQ(d.stage, "cuda_graph");  // was "warmup": the source line was not seen as a frame
+}

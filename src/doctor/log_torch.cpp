@@ -258,7 +258,10 @@ void read_torch(Ctx& c, const Line& l) {
     // next frame's, which an excerpt may have cut. An indented or IPython line with no traceback
     // open is an excerpt that starts inside one.
     OpenTraceback* ot = open_for(c, l);
-    if (!ot && (t.find("---> ") != std::string_view::npos || b.substr(0, 2) == "  " || ifind(t, "file [") != std::string_view::npos))
+    // Indented source line: the body (message_body strips the prefix and the spaces after it) stood
+    // behind two or more spaces in the line ("[multiproc_executor.py:470]     self.model_runner...").
+    const bool indented = b.data() >= t.data() + 2 && b.data() <= t.data() + t.size() && b.data()[-1] == ' ' && b.data()[-2] == ' ';
+    if (!ot && (t.find("---> ") != std::string_view::npos || b.substr(0, 2) == "  " || indented || ifind(t, "file [") != std::string_view::npos))
       ot = open_traceback(c, l);
     if (ot) {
       LogTraceback& tb = c.scan.tracebacks[ot->index];
