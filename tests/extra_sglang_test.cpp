@@ -30,18 +30,11 @@
 
 #include "engines/sglang/sglang_rules.h"
 #include "headroom/validate.h"
+#include "validate_test_util.h"
 
 using namespace headroom;
 
-namespace {
-const nlohmann::ordered_json& case_row(const nlohmann::ordered_json& j, const std::string& id) {
-  for (const auto& r : j["per_case"])
-    if (r["id"] == id) return r;
-  static const nlohmann::ordered_json none;
-  ADD_FAILURE() << "no case " << id;
-  return none;
-}
-}  // namespace
+using headroom::test::case_row;
 
 TEST(ExtraSglang, ReplayMetricsPinned) {
   auto j = validate_corpus(std::string(HEADROOM_TEST_DATA) + "/extra/sglang.jsonl");

@@ -30,7 +30,6 @@ struct Deployment {
   std::vector<std::pair<std::string, std::string>> env;
 
   const std::string* flag(std::string_view name) const;   // last value given, or nullptr
-  const std::string* env_var(std::string_view name) const; // last value given, or nullptr
 };
 
 // Options every deployment verb accepts (besides the engine's own flags).

@@ -25,12 +25,6 @@ const std::string* Deployment::flag(std::string_view name) const {
   return nullptr;
 }
 
-const std::string* Deployment::env_var(std::string_view name) const {
-  for (auto it = env.rbegin(); it != env.rend(); ++it)
-    if (it->first == name) return &it->second;
-  return nullptr;
-}
-
 namespace {
 // Spellings of the parallel sizes: headroom's, SGLang's (server_args.py) and vLLM's
 // (EngineArgs). They all land in Parallel and are removed from the engine flags.
