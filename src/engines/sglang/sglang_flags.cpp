@@ -29,7 +29,11 @@ const std::vector<std::string_view>& sglang_flags() {
       "--disable-custom-all-reduce", "--enable-eplb", "--ep-num-redundant-experts", "--enable-mtp",
       // in the ServerArgs dumps of real logs (enable_p2p_check, enable_cache_report, sampling_backend):
       // a P2P access probe at start-up, cached-token counts in responses, the sampling kernels
-      "--enable-p2p-check", "--enable-cache-report", "--sampling-backend"};
+      "--enable-p2p-check", "--enable-cache-report", "--sampling-backend",
+      // in real launch commands (tests/data/extra xsgl-013/015/018): per-request logging, a host
+      // (CPU) copy of the weights for release/resume_memory_occupation, and the older spelling of
+      // --moe-runner-backend flashinfer_trtllm (a MoE kernel choice, weights the same size)
+      "--log-requests", "--enable-weights-cpu-backup", "--enable-flashinfer-trtllm-moe"};
   return flags;
 }
 

@@ -75,7 +75,10 @@ std::string torch_dtype(const std::string& kv) {
 }
 
 std::string default_backend(const ModelConfig& c, const GpuSpec& g, Era era) {
-  if (g.vendor == "amd") return "aiter";
+  // ROCm: aiter for MHA models ("Attention backend not specified. Use aiter backend by default.",
+  // v0.5.17 MI355X logs, tests/data/extra xsgl-016/019); MLA models resolve to triton (Kimi-K2.5,
+  // v0.5.8.post1 MI355X, ServerArgs attention_backend='triton' with none passed, xsgl-005).
+  if (g.vendor == "amd") return c.mla ? "triton" : "aiter";
   if (c.mla && c.has_indexer()) return "nsa";
   if (c.mla) return g.sm == 90 ? "fa3" : (g.sm >= 100 && g.sm < 110 ? "trtllm_mla" : "triton");
   if (g.sm == 90 && era != Era::V2024) return "fa3";  // FA3 default on Hopper since v0.4.6
@@ -200,7 +203,14 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   din.vit_hidden = c.vision.hidden;
   double reserve_mib = 0;
   const double f_default = default_mem_fraction_static(era.era, din, &reserve_mib);
-  const double f = f_user.value_or(f_default);
+  // AMD, aiter attention, context over 8K: server_args multiplies mem_fraction_static by 0.85,
+  // the user's value as well as the default (model_runner.py since PR #6564, 2025-05-24; kept by
+  // arg_groups/attention_hook.py, PR #37242 2026-08-31, unless SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION=1
+  // and the value was given). Real logs, v0.5.17 on MI355X, Qwen3-0.6B (context 40960): '--mem-fraction-static
+  // 0.6' sized 1,360,288 tokens = 286.05 - 287.26 x (1 - 0.51) GB over 114,688 B, 0.5 sized 1,131,687
+  // (0.425) (tests/data/extra xsgl-016/019).
+  const bool aiter_derate = d.gpu.vendor == "amd" && backend == "aiter" && ctx > 8192 && era.era != Era::V2024;
+  const double f = f_user.value_or(f_default) * (aiter_derate ? 0.85 : 1.0);
 
   Forecast out;
   out.engine = "sglang";
@@ -301,7 +311,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
 
   // --- settings in force -------------------------------------------------------------------
   auto set = [&](std::string k, std::string v) { out.settings.emplace_back(std::move(k), std::move(v)); };
-  set("--mem-fraction-static", f_user ? fmt::format("{}", *f_user) : fmt::format("{:.3f}", f));
+  set("--mem-fraction-static", f_user ? fmt::format("{}", *f_user) : fmt::format("{:.3f}", f_default));
   set("--context-length", std::to_string(ctx));
   set("--kv-cache-dtype", kv.kv_dtype);
   set("--page-size", std::to_string(page));
@@ -323,9 +333,12 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
     set("--speculative-eagle-topk", std::to_string(spec_topk));
     set("--speculative-num-draft-tokens", std::to_string(spec_draft_tokens));
   }
+  if (aiter_derate)
+    out.notes.push_back(fmt::format("attention backend aiter with context {} > 8192: SGLang scales --mem-fraction-static by 0.85 to {:.4f} (server_args, AMD)",
+                                    ctx, f));
   if (!f_user)
     out.notes.push_back(fmt::format("--mem-fraction-static not given: SGLang's default for this GPU ({} MiB by nvidia-smi) and era is {:.3f}{}",
-                                    gpu_mem_mib, f, reserve_mib > 0 ? fmt::format(" (reserve {:.0f} MiB)", reserve_mib) : ""));
+                                    gpu_mem_mib, f_default, reserve_mib > 0 ? fmt::format(" (reserve {:.0f} MiB)", reserve_mib) : ""));
 
   out.kv_tokens = std::max<int64_t>(0, tokens);
   if (tokens <= 0) {
