@@ -161,6 +161,10 @@ struct Model {
   std::vector<TensorInfo> tensors;
   bool from_safetensors = false;       // inventory read from safetensors headers
   std::vector<std::string> notes;      // disagreements between derived and real inventory, guesses
+  // Set when the id asked for is not in the catalog and another entry stood in for it (a mirror
+  // under another name, an official -FP8 sibling derived from its base, a dated re-release):
+  // says which, and how sure that is. Empty for catalog ids, folders and config files.
+  std::string resolved_note;
   int64_t params_total = 0;            // main model, without MTP layers
   int64_t params_mtp = 0;
   int64_t params_active = 0;           // per token (main model)

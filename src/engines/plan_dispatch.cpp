@@ -9,20 +9,31 @@ namespace {
 // (with the other notes: only when detail is asked for, as vLLM's settings notes are).
 Forecast with_env_notes(Forecast f, const Deployment& d, const PlanOptions& opt) {
   if (!opt.detail) return f;
+  if (d.engine == EngineKind::VLLM) return f;  // vLLM's model reads the variables it knows and notes the rest
   for (const auto& [name, value] : d.env)
     f.notes.push_back(name + "=" + value + ": environment variable not modelled for this engine; the forecast is the same as without it");
   return f;
 }
-}  // namespace
 
-Forecast plan(const Deployment& d, const PlanOptions& opt) {
+// A model that stood in for the id asked for (catalog_lookup.cpp) is said first.
+Forecast with_model_note(Forecast f, const Deployment& d, const PlanOptions& opt) {
+  if (opt.detail && d.model && !d.model->resolved_note.empty()) f.notes.insert(f.notes.begin(), d.model->resolved_note);
+  return f;
+}
+
+Forecast plan_engine(const Deployment& d, const PlanOptions& opt) {
   switch (d.engine) {
-    case EngineKind::SGLang: return with_env_notes(plan_sglang(d, opt), d, opt);
+    case EngineKind::SGLang: return plan_sglang(d, opt);
     case EngineKind::VLLM: return plan_vllm(d, opt);
-    case EngineKind::TRTLLM: return with_env_notes(plan_trtllm(d, opt), d, opt);
+    case EngineKind::TRTLLM: return plan_trtllm(d, opt);
     case EngineKind::LlamaCpp: break;
   }
   fail_input("--engine", "llamacpp", "llama.cpp forecasts are not implemented yet");
+}
+}  // namespace
+
+Forecast plan(const Deployment& d, const PlanOptions& opt) {
+  return with_model_note(with_env_notes(plan_engine(d, opt), d, opt), d, opt);
 }
 
 }  // namespace headroom

@@ -145,39 +145,6 @@ std::optional<std::string> read_optional(const fs::path& p) {
   return read_text_file(p.string());
 }
 
-// Catalog: lower-case id -> canonical id.
-const std::map<std::string, std::string>& catalog_index() {
-  static const std::map<std::string, std::string> idx = [] {
-    std::map<std::string, std::string> out;
-    const std::string_view prefix = "models/", suffix = "/config.json";
-    for (auto path : embedded_files(prefix)) {
-      if (path.size() <= prefix.size() + suffix.size() || path.substr(path.size() - suffix.size()) != suffix) continue;
-      std::string id(path.substr(prefix.size(), path.size() - prefix.size() - suffix.size()));
-      if (std::count(id.begin(), id.end(), '/') != 1) continue;
-      out.emplace(lower(id), id);
-    }
-    return out;
-  }();
-  return idx;
-}
-
-// Renamed repositories (data/models/renamed.json): lower-case old id -> new id and back, so a
-// lookup of either name finds the catalog folder stored under the other.
-const std::map<std::string, std::string>& renamed_index() {
-  static const std::map<std::string, std::string> idx = [] {
-    std::map<std::string, std::string> out;
-    auto text = embedded_file("models/renamed.json");
-    if (!text) return out;
-    auto j = nlohmann::json::parse(*text);
-    for (const auto& [from, to] : j.at("renamed").items()) {
-      out.emplace(lower(from), to.get<std::string>());
-      out.emplace(lower(to.get<std::string>()), from);
-    }
-    return out;
-  }();
-  return idx;
-}
-
 }  // namespace
 
 std::vector<std::string> model_catalog_ids() {
@@ -205,36 +172,36 @@ std::shared_ptr<const Model> load_model(std::string_view spec_in) {
     if (p.filename() == "config.json") hq = read_optional(p.parent_path() / "hf_quant_config.json").value_or("");
     return build(text, p.string(), hq, p.parent_path().string(), "");
   }
-  // Catalog id.
+  // Catalog id (or a stand-in for one: catalog_lookup.cpp).
   static std::mutex mu;
   static std::map<std::string, std::shared_ptr<const Model>> cache;
-  const auto& idx = catalog_index();
-  auto it = idx.find(lower(spec));
-  if (it == idx.end()) {
-    auto r = renamed_index().find(lower(spec));
-    if (r != renamed_index().end()) it = idx.find(lower(r->second));
-  }
-  if (it == idx.end()) {
+  auto hit = find_in_catalog(spec);
+  if (!hit) {
     // Suggest ids sharing the last path component, case-insensitively.
     std::string key = lower(spec.substr(spec.rfind('/') == std::string::npos ? 0 : spec.rfind('/') + 1));
     std::string hint;
-    for (const auto& [k, v] : idx)
+    for (const auto& [k, v] : catalog_index())
       if (!key.empty() && k.find(key) != std::string::npos && hint.size() < 200) hint += (hint.empty() ? "" : ", ") + v;
     fail_input(spec, "model", hint.empty() ? "not a folder, a config.json or a catalog id (see data/models/INDEX.md)"
                                            : "not a folder, a config.json or a catalog id; did you mean: " + hint);
   }
+  const std::string key = hit->note.empty() ? hit->id : lower(spec);
   {
     std::lock_guard<std::mutex> lock(mu);
-    auto c = cache.find(it->second);
+    auto c = cache.find(key);
     if (c != cache.end()) return c->second;
   }
-  const std::string& id = it->second;
+  const std::string& id = hit->id;
+  const std::string src = "data/models/" + id + "/config.json" + (hit->derive_fp8_block ? " + derived block-FP8" : "");
   auto cfg = embedded_file("models/" + id + "/config.json");
   auto hq = embedded_file("models/" + id + "/hf_quant_config.json");
-  auto m = build(*cfg, "data/models/" + id + "/config.json", hq ? *hq : std::string_view{}, "", "");
-  m->config.hf_id = id;
+  std::string derived = hit->derive_fp8_block ? with_fp8_block_quantization(*cfg, src) : std::string();
+  auto m = build(hit->derive_fp8_block ? std::string_view(derived) : *cfg, src, hq ? *hq : std::string_view{}, "", "");
+  m->config.hf_id = hit->note.empty() ? id : spec;
+  m->resolved_note = hit->note;
+  if (!hit->note.empty()) m->notes.insert(m->notes.begin(), hit->note);
   std::lock_guard<std::mutex> lock(mu);
-  auto [pos, inserted] = cache.emplace(id, std::move(m));
+  auto [pos, inserted] = cache.emplace(key, std::move(m));
   return pos->second;
 }
 

@@ -2,6 +2,8 @@
 // building, safetensors headers. Not part of the public headers.
 #pragma once
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,5 +51,21 @@ SafetensorsHeader read_safetensors_file(const std::string& path);
 
 // Reads a whole small text file (config.json, index.json), capped at max_bytes.
 std::string read_text_file(const std::string& path, int64_t max_bytes = 64 * 1000 * 1000);
+
+// Catalog (catalog_lookup.cpp): lower-case id -> id of every embedded data/models/<org>/<name>/.
+const std::map<std::string, std::string>& catalog_index();
+// The catalog entry that answers `spec`: the id itself, a renamed twin, or a stand-in (same name
+// under another owner or folder, an official -FP8 sibling derived from its base), with `note` saying
+// which when it is not the id itself., with `note` saying which when it is not the id itself.
+struct CatalogHit {
+  std::string id;
+  bool derive_fp8_block = false;  // add the owner's block-FP8 quantization_config to id's config
+  std::string note;
+};
+std::optional<CatalogHit> find_in_catalog(std::string_view spec);
+// Whether <base_id>-FP8, when not in the catalog, is derived from base_id (see catalog_lookup.cpp).
+bool derives_fp8_block_sibling(const std::string& base_id);
+// config.json text with the block-FP8 quantization_config of Qwen's / Z.ai's -FP8 checkpoints added.
+std::string with_fp8_block_quantization(std::string_view config_text, const std::string& source);
 
 }  // namespace headroom::model_detail
