@@ -83,6 +83,54 @@ const RealCase kCases[] = {
     {"sglang-2024-decode-oom.log", {"--engine", "sglang"}, "runtime", ""},
     // vLLM V1 backport (2026-08): requests answered 200 by uvicorn, then "WorkerProc hit an exception".
     {"vllm-backport-serving-worker-exception.log", {"--engine", "vllm"}, "runtime", "no_error_in_log|activation_peak|fragmentation"},
+    // ---- round 2 (issue 5): 21 more threads, added before any reader change (15/21 right then).
+    // V1 on Ray with PP (2025-03): worker frames in FusedMoE.create_weights, "[repeated 3x across cluster]" suffixes.
+    {"vllm-v1-pp-ray-create-weights.log", {"--engine", "vllm"}, "weights", ""},
+    // V1 0.8.x (2025-03): rank 5's WorkerProc.__init__ -> load_model -> get_model, the OOM line cut.
+    {"vllm-v1-rank5-load-model-oom.log", {"--engine", "vllm", "--tensor-parallel-size", "8"}, "weights", ""},
+    // V0 under OpenRLHF's Ray actor (2024-06), ISO timestamps: "# GPU blocks: 378" then initialize_cache fails.
+    {"vllm-v0-openrlhf-ray-initialize-cache.log", {"--engine", "vllm"}, "kv_pool", ""},
+    // V0 (2024-01): "# GPU blocks: 229", then a traceback cut before the max-seq-len ValueError.
+    {"vllm-v0-2024-max-seq-len.log", {"--engine", "vllm"}, "kv_pool", ""},
+    // V1 CI (2025-03), Buildkite timestamps and table pipes: EngineCore fails right after "Model loading took".
+    {"vllm-v1-buildkite-no-cache-blocks.log", {"--engine", "vllm"}, "kv_pool", ""},
+    // V1 0.8.5 (2025-04): "torch.compile takes", then "EngineCore failed to start", cut.
+    {"vllm-v1-a800-engine-failed.log", {"--engine", "vllm", "--gpu-memory-utilization", "0.4"}, "kv_pool", ""},
+    // vllm-omni CI: _check_enough_kv_cache_memory raises "No available memory for the cache blocks".
+    {"vllm-omni-ci-no-cache-blocks.log", {"--engine", "vllm"}, "kv_pool", "static_fraction_too_low"},
+    // vllm-omni (2025-12): "Available KV cache memory: -2.77 GiB", then EngineCore fails.
+    {"vllm-omni-negative-kv-memory.log", {"--engine", "vllm"}, "kv_pool", ""},
+    // V1 Ray DP actors behind the API server's prefix (2025-12): sampler warm-up OOM message.
+    {"vllm-v1-ray-dp-sampler-warmup.log", {"--engine", "vllm"}, "warmup", "activation_peak"},
+    // V1 on RTX 5090s (2025-03): sampler warm-up OOM message, ranks interleaved.
+    {"vllm-v1-rtx5090-sampler-warmup.log", {"--engine", "vllm"}, "warmup", "activation_peak"},
+    // V1 0.8.5 (2025-05): capture finished on every worker, then _dummy_sampler_run fails, cut.
+    {"vllm-v1-sampler-after-capture.log", {"--engine", "vllm"}, "warmup", ""},
+    // V0 inside TRL's GRPO trainer, torchrun "[rank0]:" prefix: _initialize_kv_caches -> initialize_cache.
+    {"vllm-v0-grpo-allocate-kv-cache.log", {"--engine", "vllm"}, "kv_pool", ""},
+    // V0 behind curator (2025-01): initialize_cache -> _init_cache_engine -> CacheEngine, cut.
+    {"vllm-v0-curator-init-cache-engine.log", {"--engine", "vllm"}, "kv_pool", ""},
+    // V0 multiproc (2025-03): OOM report, then "Exception in worker ... while processing method load_model".
+    {"vllm-v0-t4-load-model-oom.log", {"--engine", "vllm"}, "weights", "weights_do_not_fit"},
+    // TensorRT-LLM PyTorch backend: _capture_generation_cuda_graphs frames, the OOM line cut.
+    {"trtllm-pytorch-exaone-vswa-capture.log", {"--engine", "trtllm", "--tp", "4"}, "cuda_graph", ""},
+    // TensorRT-LLM 0.18 C++ runtime: generate() -> forwardAsync's cudaMallocAsync out of memory.
+    {"trtllm-cpp-context-logits-runtime.log", {"--engine", "trtllm"}, "runtime", "activation_peak|fragmentation"},
+    // SGLang (2025-08): traceback pasted without indentation, NCCL error in init_torch_distributed.
+    {"sglang-nccl-init-unindented.log", {"--engine", "sglang"}, "init", "not_oom"},
+    // SGLang (2025-04): capture progress bar at 0/4, then a shape mismatch inside CudaGraphRunner.capture.
+    {"sglang-dp-attention-capture-tqdm.log", {"--engine", "sglang", "--enable-dp-attention"}, "cuda_graph", "no_error_in_log|not_oom"},
+    // SGLang (2025-05): log quoted with "> " prefixes, illegal memory access during capture.
+    {"sglang-quoted-capture-illegal-access.log", {"--engine", "sglang"}, "cuda_graph", "not_oom"},
+    // SGLang 0.4.3.post2 (2025-03): the refusal alone, EAGLE on one L40S.
+    {"sglang-l40s-eagle-not-enough-memory.log", {"--engine", "sglang", "--mem-fraction-static", "0.84"}, "kv_pool", "static_fraction_too_low"},
+    // vLLM on a 64 GB AMD GPU (2025-08): "Engine loop is not running" relaying a HIP OOM while serving.
+    {"vllm-rocm-engine-loop-hip-oom.log", {"--engine", "vllm"}, "runtime", ""},
+    // Added after the first reader change (both missed by the rules before it, read, not run):
+    // SGLang (2024-05): the model's constructor allocating a weight in create_weights, message cut.
+    {"sglang-llava-create-weights.log", {"--engine", "sglang"}, "weights", ""},
+    // SGLang serving olmOCR (2025-03): a bare OOM with CUDA-graph private pools in use, no capture wording.
+    {"sglang-olmocr-serving-oom.log", {"--engine", "sglang"}, "runtime", ""},
 };
 
 std::string read_all(const std::string& path) {
@@ -108,12 +156,46 @@ TEST(DoctorRealLogs, StageOfEachThread) {
     EXPECT_NE(head.find(std::string("expected stage: ") + c.stage + " "), std::string::npos) << head;
     LogScan scan = scan_log_text(std::string_view(text).substr(nl + 1), c.file);
     Diagnosis d = diagnose(scan, Args::parse(c.args));
-    EXPECT_EQ(d.stage, c.stage) << "cause " << d.cause;
+    EXPECT_EQ(d.stage, c.stage) << "cause " << d.cause << ", basis " << d.stage_basis;
     if (d.stage == c.stage) ++right;
     const std::string want = c.cause;
     if (!want.empty()) EXPECT_NE(("|" + want + "|").find("|" + d.cause + "|"), std::string::npos) << d.cause << " vs " << want;
   }
   EXPECT_EQ(right, static_cast<int>(std::size(kCases)));
+}
+
+// The same logs as a Windows terminal or a colour TTY would save them: CRLF line ends, and vLLM's
+// process prefix in cyan (vllm/utils _add_prefix writes "\x1b[1;36m(EngineCore pid=N)\x1b[0;0m"
+// when stdout is a terminal). The stage and its basis must not change.
+std::string as_saved_on_a_terminal(const std::string& body) {
+  std::string out;
+  size_t start = 0;
+  while (start < body.size()) {
+    size_t nl = body.find('\n', start);
+    std::string line = body.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+    if (!line.empty() && line[0] == '(') {
+      size_t close = line.find(')');
+      if (close != std::string::npos) line = "\x1b[1;36m" + line.substr(0, close + 1) + "\x1b[0;0m" + line.substr(close + 1);
+    }
+    out += line;
+    if (nl == std::string::npos) break;
+    out += "\r\n";
+    start = nl + 1;
+  }
+  return out;
+}
+
+TEST(DoctorRealLogs, SameStageWithWindowsLineEndsAndTerminalColours) {
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(c.file);
+    const std::string text = read_all(std::string(HEADROOM_TEST_DATA) + "/doctor/real/" + c.file);
+    const std::string body = text.substr(text.find('\n') + 1);
+    Diagnosis plain = diagnose(scan_log_text(body, c.file), Args::parse(c.args));
+    Diagnosis saved = diagnose(scan_log_text(as_saved_on_a_terminal(body), c.file), Args::parse(c.args));
+    EXPECT_EQ(saved.stage, plain.stage);
+    EXPECT_EQ(saved.stage_basis, plain.stage_basis);
+    EXPECT_EQ(saved.cause, plain.cause);
+  }
 }
 
 TEST(DoctorRealLogs, EveryFileIsInTheTable) {

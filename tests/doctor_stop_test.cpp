@@ -1,6 +1,7 @@
 // doctor on logs with no error line: one that stops inside a stage (its begin line, and neither
 // its end line nor a later stage's line after it) names that stage; one that stops between two
-// stages names none ("unknown" + reached_stage); one that ends with a finished start is "none".
+// stages is placed by a guess (stage_basis "guess", doctor_place.cpp): runtime once the KV pool was
+// shown, else the stage in progress; one that ends with a finished start is "none".
 // Line formats, from the engines' sources:
 //   SGLang model_runner.py        "Load weight begin. avail mem=X GB" / "Load weight end. type=.., avail mem=X GB, mem usage=Y GB."
 //                                 "Memory pool end. avail mem=X GB"
@@ -63,13 +64,14 @@ TEST(DoctorStop, SglangInsideWeightLoading) {
   EXPECT_EQ(d.cause, "no_error_in_log");
 }
 
-TEST(DoctorStop, SglangBetweenStagesStaysUnknown) {
+TEST(DoctorStop, SglangBetweenStagesIsAGuess) {
   // After "Load weight end" SGLang sizes the pool with no line of its own: the log stops
-  // between stages, nothing places a failure.
+  // between stages, nothing places a failure; the pool, next, is the guess.
   Diagnosis d = doctor(
       "[2025-06-01 10:00:01 TP0] Load weight end. type=Qwen3ForCausalLM, dtype=torch.bfloat16, avail mem=61.20 GB, mem usage=15.27 GB.\n",
       {"--engine", "sglang"});
-  EXPECT_EQ(d.stage, "unknown");
+  EXPECT_EQ(d.stage, "kv_pool");
+  EXPECT_EQ(d.stage_basis, "guess");
   EXPECT_EQ(d.reached_stage, "kv_pool");
   EXPECT_EQ(d.cause, "no_error_in_log");
   // after the capture's end line: between capture and warm-up
@@ -77,7 +79,8 @@ TEST(DoctorStop, SglangBetweenStagesStaysUnknown) {
       "[2025-06-01 10:00:03 TP0] Capture cuda graph begin. This can take up to several minutes. avail mem=10.30 GB\n"
       "[2025-06-01 10:00:40 TP0] Capture cuda graph end. Time elapsed: 37.10 s. mem usage=1.02 GB. avail mem=9.28 GB.\n",
       {"--engine", "sglang"});
-  EXPECT_EQ(d.stage, "unknown");
+  EXPECT_EQ(d.stage, "runtime");  // past the pools and capture, no error: a later failure
+  EXPECT_EQ(d.stage_basis, "guess");
   EXPECT_EQ(d.reached_stage, "warmup");
 }
 
@@ -88,7 +91,8 @@ TEST(DoctorStop, AnotherRanksLaterLineMeansBetween) {
       "[2025-06-01 10:00:03 TP0] Capture cuda graph begin. This can take up to several minutes. avail mem=10.31 GB\n"
       "[2025-06-01 10:00:40 TP0] Capture cuda graph end. Time elapsed: 37.10 s. mem usage=1.02 GB. avail mem=9.28 GB.\n",
       {"--engine", "sglang", "--tp", "2"});
-  EXPECT_EQ(d.stage, "unknown");
+  EXPECT_EQ(d.stage, "runtime");
+  EXPECT_EQ(d.stage_basis, "guess");
 }
 
 TEST(DoctorStop, VllmV1InsideCaptureAndInsideLoading) {
@@ -109,7 +113,8 @@ TEST(DoctorStop, VllmV1InsideCaptureAndInsideLoading) {
       "(EngineCore_DP0 pid=2201) INFO 09-02 11:18:02 [gpu_model_runner.py:2338] Starting to load model Qwen/Qwen3-32B...\n"
       "(EngineCore_DP0 pid=2201) INFO 09-02 11:18:45 [default_loader.py:267] Loading weights took 42.80 seconds\n",
       {"--engine", "vllm"});
-  EXPECT_EQ(d.stage, "unknown");
+  EXPECT_EQ(d.stage, "weights");  // in progress after "Loading weights took": a guess
+  EXPECT_EQ(d.stage_basis, "guess");
   EXPECT_EQ(d.reached_stage, "weights");
 }
 
@@ -209,7 +214,8 @@ TEST(DoctorStop, TracebackThatNothingPlacesIsNotAHealthyStart) {
       "  File \"/opt/app/serve.py\", line 12, in main\n"
       "    run()\n",
       {"--engine", "sglang"});
-  EXPECT_EQ(d.stage, "unknown");
+  EXPECT_EQ(d.stage, "init");  // no startup line: the first stage, a guess
+  EXPECT_EQ(d.stage_basis, "guess");
   EXPECT_EQ(d.cause, "no_error_in_log");
 }
 

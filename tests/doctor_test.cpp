@@ -60,13 +60,11 @@ TEST(DoctorCorpus, StageAndFixDirection) {
     auto j = validate_corpus(std::string(HEADROOM_TEST_DATA) + file);
     const auto& st = j["doctor_stage"];
     ASSERT_GT(st["n"].get<int>(), 0) << file;
-    // Measured 2026-11-30: sglang 5/7, the 2 others "unknown" (sglang-012, sglang-033: a lone
-    // OOM report, no model), 5/5 where a stage is named; vllm 20/23, 3 "unknown" (vllm-068: a
-    // lone OOM report; vllm-029, -094: excerpts that stop between stages with no error line and
-    // failed later, at runtime), 20/20 where named. Every stage the doctor names is right; these
-    // pin that.
-    EXPECT_GE(j["doctor_stage_decided"]["agreement"].get<double>(), 0.99) << file;
-    EXPECT_GE(st["agreement"].get<double>(), std::string(file) == "/corpus/vllm.jsonl" ? 0.86 : 0.7) << file;
+    // Measured 2026-11-30, stage always a CONTRACT value (doctor_place.cpp): sglang 6/7 (sglang-012
+    // by its figures, 181.77 of 184 GiB over 0.95; sglang-033 guessed cuda_graph, its draft KV pool
+    // came after the target's graphs), vllm 23/23 (vllm-068 a weights guess; vllm-029, -094
+    // runtime guesses: no error after the KV pool).
+    EXPECT_GE(st["agreement"].get<double>(), std::string(file) == "/corpus/vllm.jsonl" ? 0.99 : 0.85) << file;
     std::cout << file << ": doctor stage " << st.dump() << ", named " << j["doctor_stage_decided"].dump() << ", fix direction "
               << j["doctor_fix_direction"].dump() << "\n";
     if (std::string(file) == "/corpus/vllm.jsonl") EXPECT_GE(j["doctor_fix_direction"]["agreement"].get<double>(), 0.9);
@@ -84,33 +82,36 @@ TEST(DoctorCorpus, StageAndFixDirection) {
       // vllm-067: "reserved 49.0 GiB memory for KV Cache as specified by kv_cache_memory_bytes"
       // (gpu_worker.py determine_available_memory), then "EngineCore failed to start.".
       if (id == "vllm-067") EXPECT_EQ(r["doctor"]["stage"], "kv_pool");
-      // vllm-068: a lone OOM report, no model: the stage is not in the log.
-      if (id == "vllm-068") EXPECT_EQ(r["doctor"]["stage"], "unknown");
+      // vllm-068: a lone OOM report, no model: weights, a guess.
+      if (id == "vllm-068") EXPECT_EQ(r["doctor"]["stage"], "weights");
     }
   }
 }
 
-TEST(DoctorBareOom, StageUnknownWithAFixForEachReading) {
+TEST(DoctorBareOom, GuessedStageWithAFixForEachReading) {
   // A lone PyTorch 2.1+ report (the form of corpus vllm-068) and no deployment options: nothing
-  // places it, so the stage is "unknown" and the fixes cover both readings.
+  // places it, so the stage is a guess (weights) and the fixes cover both readings.
   LogScan scan = scan_log_text(
       "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1008.00 MiB. GPU 2 has a total capacity of 139.81 GiB "
       "of which 993.44 MiB is free. Including non-PyTorch memory, this process has 138.83 GiB memory in use.\n",
       "bare");
   Diagnosis d = diagnose(scan, Args::parse({"--engine", "vllm", "--gpu-memory-utilization", "0.95", "--tensor-parallel-size", "8"}));
-  EXPECT_EQ(d.stage, "unknown");
+  EXPECT_EQ(d.stage, "weights");
+  EXPECT_EQ(d.stage_basis, "guess");
   EXPECT_EQ(d.cause, "oom_stage_unknown");
   ASSERT_EQ(d.fixes.size(), 2u);
-  EXPECT_EQ(d.fixes[0].flag, "--gpu-memory-utilization");
+  // the guessed reading (weights) first
+  EXPECT_EQ(d.fixes[0].flag, "--tensor-parallel-size");
+  EXPECT_EQ(d.fixes[0].value, "16");
+  EXPECT_EQ(d.fixes[1].flag, "--gpu-memory-utilization");
   // 0.95 - (1 GiB margin + 1008 MiB request) / 139.81 GiB = 0.95 - 0.0141 = 0.9359 -> floor to 0.93
-  EXPECT_EQ(d.fixes[0].value, "0.93");
-  EXPECT_EQ(d.fixes[1].flag, "--tensor-parallel-size");
-  EXPECT_EQ(d.fixes[1].value, "16");
+  EXPECT_EQ(d.fixes[1].value, "0.93");
   // 0.95 x 139.81 GiB = 132.82 GiB budget; the process held 138.83 GiB.
   bool budget = false;
   for (const auto& a : d.arithmetic) budget = budget || a.find("132.82 GiB") != std::string::npos;
   EXPECT_TRUE(budget);
-  EXPECT_EQ(diagnosis_json(d)["stage"], "unknown");
+  EXPECT_EQ(diagnosis_json(d)["stage"], "weights");
+  EXPECT_EQ(diagnosis_json(d)["stage_basis"], "guess");
 }
 
 TEST(DoctorTruncated, LogEndingWithoutAnErrorSaysSo) {
@@ -120,11 +121,12 @@ TEST(DoctorTruncated, LogEndingWithoutAnErrorSaysSo) {
       "(EngineCore pid=4108) INFO 05-28 08:00:26 [kv_cache_utils.py:1710] GPU KV cache size: 46,368 tokens\n",
       "cut");
   Diagnosis d = diagnose(scan, Args::parse({"--engine", "vllm"}));
-  EXPECT_EQ(d.stage, "unknown");  // no failure in the log to place
+  EXPECT_EQ(d.stage, "runtime");  // no failure in the log: past the KV pool, a later one is a guess
+  EXPECT_EQ(d.stage_basis, "guess");
   EXPECT_EQ(d.reached_stage, "kv_pool");
   EXPECT_EQ(d.cause, "no_error_in_log");
-  // The fixes, if any, are those of an OOM where it stopped, and say so.
-  for (const auto& f : d.fixes) EXPECT_EQ(f.effect.rfind("if it ran out of memory there", 0), 0u) << f.effect;
+  // The fixes, if any, are those of an OOM at the guessed stage, and say so.
+  for (const auto& f : d.fixes) EXPECT_EQ(f.effect.rfind("if the failure was in runtime", 0), 0u) << f.effect;
   bool said = false;
   for (const auto& g : d.gaps) said = said || g.find("without an error line") != std::string::npos;
   EXPECT_TRUE(said);

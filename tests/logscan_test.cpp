@@ -345,8 +345,35 @@ TEST(LogScanOom, Torch24PrivatePoolsFromVllm073) {
   EXPECT_EQ(o.allocated, gib(15.75));
   EXPECT_EQ(o.private_pools, mib(35.88));
   EXPECT_EQ(o.reserved_unallocated, mib(92.31));
-  // No stage line in this excerpt: free blocks in graph private pools mean a capture was running.
+  // No stage line in this excerpt: free blocks in graph private pools mean a capture was running,
+  // a reading of the message's figures alone (the diagnosis may hold them against a forecast).
   EXPECT_EQ(s.failure_stage, "cuda_graph");
+  EXPECT_EQ(s.failure_basis, "numbers");
+}
+
+TEST(LogScanTrt, CppRuntimeOutOfMemoryIsAnOom) {
+  // NVIDIA/TensorRT-LLM#3636 (0.18 C++ runtime, common/cudaUtils.h check()): the CUDA error text
+  // inside "[TensorRT-LLM][ERROR] CUDA runtime error in ::cudaMallocAsync(...): out of memory (file:line)".
+  LogScan s = scan_log_text(
+      "RuntimeError: Encountered an error in forwardAsync function: [TensorRT-LLM][ERROR] CUDA runtime error in "
+      "::cudaMallocAsync(ptr, n, mMemPool->getPool(), mCudaStream->get()): out of memory "
+      "(/home/jenkins/agent/workspace/LLM/release-0.18/L0_Test-x86_64/tensorrt_llm/cpp/tensorrt_llm/runtime/tllmBuffers.h:125)\n",
+      "t");
+  ASSERT_EQ(s.ooms.size(), 1u);
+  EXPECT_EQ(s.ooms[0].form, "cuda_error");
+  EXPECT_EQ(s.failure_basis, "");
+}
+
+TEST(LogScanVllm, V0BlockCountAndCompileLinesAreStages) {
+  // V0 llm_engine.py "# GPU blocks: N" (vllm#2418) is logged before initialize_cache checks and
+  // allocates the cache; V1 compilation/monitor.py "torch.compile takes" (vllm#17431) ends the
+  // first (profile) run after the weights.
+  LogScan a = scan_log_text("INFO 01-11 15:51:18 llm_engine.py:275] # GPU blocks: 229, # CPU blocks: 512\n", "t");
+  ASSERT_EQ(a.ranks.size(), 1u);
+  EXPECT_EQ(a.ranks[0].stage, "kv_pool");
+  LogScan b = scan_log_text("INFO 04-30 10:20:35 [monitor.py:33] torch.compile takes 13.93 s in total\n", "t");
+  ASSERT_EQ(b.ranks.size(), 1u);
+  EXPECT_EQ(b.ranks[0].stage, "warmup");
 }
 
 TEST(LogScanOom, HipMessage) {

@@ -22,8 +22,10 @@ struct DoctorFix {
 
 struct Diagnosis {
   std::string engine;               // "sglang" | "vllm" | "trtllm" | "unknown"
-  std::string stage = "none";       // CONTRACT stages, "none" for a healthy start, "unknown" when the
-                                    // log shows a failure it does not place, or no failure and no finished start
+  std::string stage = "none";       // CONTRACT stages, or "none" for a healthy start (never anything else)
+  std::string stage_basis = "log";  // "log": a stage line, frame or engine message places it; "numbers": the
+                                    // OOM message's figures against the forecast / the engine's budget;
+                                    // "guess": no evidence, the likeliest stage given how far the log got
   std::string reached_stage;        // the furthest startup stage the log shows ("" if none)
   int rank = -1;
   std::string cause;                // stable code (CONTRACT doctor)

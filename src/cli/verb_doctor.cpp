@@ -25,8 +25,11 @@ int verb_doctor(const Args& args, std::ostream& out, std::ostream& err) {
   else print_diagnosis(out, d, scan);
   // 1 when the diagnosis finds a failure; a log with no failure in it (healthy, or cut before
   // any error) is 0.
-  // A log that stops between stages with no error places no failure; one that stops inside a stage does.
-  return d.stage == "none" || (d.cause == "no_error_in_log" && d.stage == "unknown") ? kExitOk : kExitFails;
+  // A log that stops between stages with no error shows no failure (its stage is a guess of where
+  // one would be); one that stops inside a stage, or holds an error, does.
+  return d.stage == "none" || (d.cause == "no_error_in_log" && d.stage_basis == "guess" && scan.errors.empty() && scan.tracebacks.empty())
+             ? kExitOk
+             : kExitFails;
 }
 
 }  // namespace headroom

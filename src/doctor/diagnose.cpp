@@ -39,6 +39,7 @@ bool loadable_model(const std::string& spec) {
 
 std::string fmt_gib(int64_t b) { return fmt::format("{:.2f} GiB", to_gib(b)); }
 int stage_order(const std::string& s);  // below
+std::string outcome_for_stage(const std::string& stage, bool refusal);  // below
 
 }  // namespace
 
@@ -163,16 +164,24 @@ Diagnosis diagnose(const LogScan& scan, const Args& args) {
   std::optional<Forecast> forecast;
   if (dep) try { forecast = plan(*dep); } catch (const InputError&) {}
   sc.outcome = effective_outcome(sc, forecast, dx.gaps);
-  // "none": a healthy start (or a log that shows neither a failure nor a finished startup);
-  // "unknown": a failure the log does not place in a stage.
-  if (!sc.failure_stage.empty()) dx.stage = sc.failure_stage;
-  else dx.stage = sc.outcome.empty() || sc.outcome == "ok" ? "none" : "unknown";
   for (const auto& r : sc.ranks)
     if (stage_order(r.stage) > stage_order(dx.reached_stage)) dx.reached_stage = r.stage;
   // A log that stops inside a stage reached that stage (vLLM's post-weights profile run is
   // labelled "warmup", which orders after capture: the furthest label is not how far it got).
   if (sc.outcome == "no_error" && !sc.failure_stage.empty()) dx.reached_stage = sc.failure_stage;
+  // "none": a healthy start. Any failure gets a CONTRACT stage: the log's, else the OOM figures'
+  // against the forecast or the engine's budget, else a guess from how far the log got.
+  std::string placed_why;
+  if (sc.outcome.empty() || sc.outcome == "ok") dx.stage = "none";
+  else {
+    const bool bare_oom = sc.outcome == "oom";
+    placed_why = place_failure(sc, dep, forecast, dx);
+    // Figures that place an OOM make it that stage's OOM (its cause and fixes follow); a guessed
+    // stage keeps the outcome "oom", whose fixes are conditional.
+    if ((bare_oom || sc.failure_basis == "numbers") && dx.stage_basis == "numbers") sc.outcome = outcome_for_stage(dx.stage, false);
+  }
   classify(sc, dep, dx);
+  if (!placed_why.empty() && dx.explanation.find(placed_why) == std::string::npos) dx.explanation += " " + placed_why;
   collect_evidence(sc, dx);
   if (dep) plan_fixes(sc, *dep, dx);
   else static_fixes(sc, dx);
@@ -252,6 +261,13 @@ std::string effective_outcome(LogScan& sc, const std::optional<Forecast>& foreca
   if (sc.outcome == "other_error" && !oom && !refusal && wrapper_only && last_tb && last_tb->exception.empty() &&
       last_tb->line >= sc.errors.front().line) {
     if (!last_tb->stage.empty()) sc.failure_stage = last_tb->stage;
+    // vLLM's "EngineCore failed to start" after its post-weights profile line ("Model loading
+    // took", "torch.compile takes") and before any KV line: the last stage line's label
+    // ("warmup") does not say whether the profile run or the KV sizing after it failed; the
+    // placement guesses (doctor_place.cpp).
+    else if (sc.failure_stage == "warmup" && !sc.summary.kv_tokens && !sc.summary.kv_bytes && !sc.summary.graph_bytes &&
+             std::any_of(sc.errors.begin(), sc.errors.end(), [](const LogError& e) { return e.kind == "vllm_engine_failed"; }))
+      sc.failure_stage.clear();
     sc.failure_line = last_tb->line;
     gaps.push_back(fmt::format("the traceback at line {} ends before its exception line: what failed{} is not in the log", last_tb->line,
                                sc.failure_stage.empty() ? std::string() : " in " + sc.failure_stage));
@@ -273,23 +289,21 @@ std::string effective_outcome(LogScan& sc, const std::optional<Forecast>& foreca
       sc.failure_stage = open_stage;  // the error came while that stage was running
     } else if (!reached.empty() && reached != "ready") {
       sc.failure_stage = reached;
+    } else if (oom && reached.empty()) {
+      // A bare OOM report: no startup line, no traceback frame and no wording that places it.
+      // place_failure (doctor_place.cpp) places it by its figures against the forecast or the
+      // engine's budget, else guesses, and says which.
+      sc.failure_stage.clear();
+      gaps.push_back(forecast ? "the log is a bare out-of-memory report with no startup lines: its stage comes from its figures"
+                              : "the log is a bare out-of-memory report with no startup lines: give --model and --gpu so its figures "
+                                "can be held against the forecast");
+      return "oom";
     } else if (forecast && forecast->failure) {
       sc.failure_stage = forecast->failure->stage;
+      sc.failure_basis = "guess";
       gaps.push_back("the log shows no startup lines; the stage is the one the forecast fails at");
     } else if (!reached.empty()) {
       sc.failure_stage = "runtime";
-    } else if (oom) {
-      // A bare OOM report: no startup line, no traceback frame and no wording that places it,
-      // and no forecast that fails. Its numbers do not tell the stage either: at any stage the
-      // failing process holds about total - free, so weights that overflow the device and a
-      // capture that overflows the fraction's headroom print the same picture. The stage
-      // stays unknown; the diagnosis gives the fix for each reading.
-      sc.failure_stage.clear();
-      gaps.push_back(forecast ? "the log is a bare out-of-memory report with no startup lines, and the forecast of this deployment "
-                                "fits: the stage is unknown"
-                              : "the log is a bare out-of-memory report with no startup lines: the stage is unknown "
-                                "(give --model and --gpu so the forecast can place it)");
-      return "oom";
     } else if (!sc.outcome.empty()) {
       return sc.outcome;
     } else {

@@ -15,6 +15,7 @@ nlohmann::ordered_json diagnosis_json(const Diagnosis& d) {
   for (const auto& f : d.fixes) fix.push_back({{"flag", f.flag}, {"value", f.value}, {"effect", f.effect}});
   return J{{"engine", d.engine},
            {"stage", d.stage},
+           {"stage_basis", d.stage_basis},
            {"reached_stage", d.reached_stage.empty() ? J(nullptr) : J(d.reached_stage)},
            {"rank", d.rank},
            {"cause", d.cause},
@@ -32,9 +33,13 @@ nlohmann::ordered_json diagnosis_json(const Diagnosis& d) {
 void print_diagnosis(std::ostream& out, const Diagnosis& d, const LogScan& scan) {
   out << fmt::format("headroom doctor: {} ({} lines read)\n", scan.source, scan.stats.lines);
   out << fmt::format("engine: {}{}\n", d.engine, scan.engine_version.empty() ? "" : " " + scan.engine_version);
+  const std::string gpu = d.rank >= 0 ? fmt::format(", GPU {}", d.rank) : "";
   if (d.stage == "none") out << "stage:  none (healthy start)\n";
-  else if (d.stage == "unknown" && !d.reached_stage.empty())
-    out << fmt::format("stage:  unknown (the log reaches {})\n", d.reached_stage);
+  else if (d.stage_basis == "guess")
+    out << fmt::format("stage:  {} (a GUESS: nothing in the log places the failure{}{})\n", d.stage,
+                       d.reached_stage.empty() ? "" : "; the log reaches " + d.reached_stage, gpu);
+  else if (d.stage_basis == "numbers")
+    out << fmt::format("stage:  {} (placed by the OOM report's figures{})\n", d.stage, gpu);
   else out << fmt::format("stage:  {}{}\n", d.stage, d.rank >= 0 ? fmt::format(" (GPU {})", d.rank) : "");
   out << fmt::format("cause:  {}\n\n{}\n", d.cause, d.explanation);
   if (!d.arithmetic.empty()) {

@@ -70,7 +70,7 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
     dx.explanation = "The log shows a healthy start: no out-of-memory error and no refusal. Below, each figure the engine printed is held against headroom's forecast for the same deployment.";
     return;
   }
-  if (outcome == "no_error" && dx.stage != "unknown" && dx.stage != "none") {
+  if (outcome == "no_error" && !scan.failure_stage.empty() && dx.stage != "none") {
     // effective_outcome: the log stops inside a stage, with no error line.
     dx.cause = "no_error_in_log";
     bool cut_traceback = false;  // the stop is a traceback whose exception line is missing
@@ -119,12 +119,11 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
       return;
     }
     dx.explanation = fmt::format(
-        "The log stops during {}{} without an error line and without a finished startup: no failure is in it, and where one "
-        "happened (if one did) is unknown. Either the log was cut (include the lines after this point, or the error), or the "
-        "process was killed from outside (the host's OOM killer, a container memory limit, a scheduler's time limit), which "
-        "leaves no Python error. Below, the figures the log does show are held against the forecast; the fixes, if any, are "
-        "those of running out of memory in {}.",
-        dx.reached_stage, last > 0 ? fmt::format(" (its last startup line is line {})", last) : "", dx.reached_stage);
+        "The log stops during {}{} without an error line and without a finished startup. Either the log was cut (include the "
+        "lines after this point, or the error), or the process was killed from outside (the host's OOM killer, a container "
+        "memory limit, a scheduler's time limit), which leaves no Python error. Below, the figures the log does show are held "
+        "against the forecast; the fixes, if any, are those of running out of memory in {}, the stage placed below.",
+        dx.reached_stage, last > 0 ? fmt::format(" (its last startup line is line {})", last) : "", dx.stage);
     return;
   }
   if (outcome == "other_error") {
@@ -159,7 +158,7 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
     dx.cause = "oom_stage_unknown";
     dx.explanation = fmt::format(
         "The log holds an out-of-memory report but no line that places it in the startup (no stage line, traceback frame or "
-        "engine message before it), so which stage ran out is not known, and the fix depends on it. If it came after the static "
+        "engine message before it), so the stage below is a guess, and the fix depends on it. If it came after the static "
         "pools were allocated (CUDA-graph capture, warm-up, serving), the engine's budget left too little outside it: lower {}. "
         "If it came while loading the weights, they do not fit: spread them over more GPUs. Give --model and --gpu (and the flags "
         "the log does not show) so the forecast can place it, or include the startup lines before the error.",

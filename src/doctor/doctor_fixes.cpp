@@ -202,13 +202,15 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, Diagnosis& dx) {
   const bool sglang = dep.engine == EngineKind::SGLang;
   // A log that stops without an error: the fixes for running out of memory where it stopped,
   // each said to depend on that.
-  const std::string if_oom = no_error ? "if it ran out of memory there: " : "";
+  const std::string if_oom = !no_error ? ""
+                             : dx.stage_basis == "guess" ? fmt::format("if the failure was in {} and ran out of memory: ", dx.stage)
+                                                         : "if it ran out of memory there: ";
   auto add = [&](const std::string& flag, const std::string& value, const Forecast& f, const std::string& why) {
     dx.fixes.push_back({flag, value, if_oom + why + "; " + effect_of(f)});
     if (!dx.forecast_after_fix) dx.forecast_after_fix = f;
   };
   auto best = best_fraction(dep, o);
-  const std::string cause = no_error ? stage_cause(dx.stage != "unknown" ? dx.stage : dx.reached_stage) : dx.cause;
+  const std::string cause = no_error ? stage_cause(dx.stage) : dx.cause;
   // Causes whose cure is a smaller static share: a "fix" that raises the fraction (the forecast
   // fitting where the log failed) would point the wrong way, so it is not offered.
   const bool lower_only = cause == "static_fraction_too_high" || cause == "graph_capture_headroom" || cause == "other_process" ||
@@ -273,6 +275,16 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, Diagnosis& dx) {
     if (found > 0)
       if (auto f = try_plan(with_flag(dep, lenflag, std::to_string(found)), o))
         add(lenflag, std::to_string(found), *f, "the longest context one request can hold");
+    // vLLM's KV budget is what --gpu-memory-utilization leaves after the weights and the profile
+    // run's activation peak, which grows with --max-num-batched-tokens (gpu_worker.py
+    // determine_available_memory): a smaller batch keeps the length.
+    if (dep.engine == EngineKind::VLLM)
+      if (auto cur = int_flag(dep, *base, "--max-num-batched-tokens"); cur && *cur > 2048)
+        for (int64_t v = *cur / 2; v >= 2048; v /= 2)
+          if (auto f = try_plan(with_flag(dep, "--max-num-batched-tokens", std::to_string(v)), o); ok(f)) {
+            add("--max-num-batched-tokens", std::to_string(v), *f, "or keep the length: a smaller profiled activation peak leaves the KV cache more");
+            break;
+          }
     bool kv_bytes_given = dep.flag("--kv-cache-memory-bytes") != nullptr;  // vLLM then ignores the fraction
     for (const auto& e : scan.evidence) kv_bytes_given = kv_bytes_given || e.kind == "vllm.kv_cache_memory_bytes";
     if (!kv_bytes_given) add_fraction(fmt::format("or keep the length and give the KV cache more memory with {}", knob));
@@ -327,11 +339,13 @@ void static_fixes(const LogScan& scan, Diagnosis& dx) {
   if (!frac && dx.engine == "vllm") frac = 0.9;
   const std::string note = " (from the log's numbers alone; give --model and --gpu for a planned value and its forecast)";
   const bool no_error = dx.cause == "no_error_in_log";
-  const std::string if_oom = no_error ? "if it ran out of memory there: " : "";
+  const std::string if_oom = !no_error ? ""
+                             : dx.stage_basis == "guess" ? fmt::format("if the failure was in {} and ran out of memory: ", dx.stage)
+                                                         : "if it ran out of memory there: ";
   auto add = [&](const std::string& flag, const std::string& value, const std::string& effect) {
     dx.fixes.push_back({flag, value, if_oom + effect + note});
   };
-  const std::string cause = no_error ? stage_cause(dx.stage != "unknown" ? dx.stage : dx.reached_stage) : dx.cause;
+  const std::string cause = no_error ? stage_cause(dx.stage) : dx.cause;
   int64_t total = oom && oom->total > 0 ? oom->total : (s.total ? s.total->value : 0);
 
   if (cause == "fragmentation") add("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True", "reuses the reserved-but-unallocated memory");
@@ -351,6 +365,8 @@ void static_fixes(const LogScan& scan, Diagnosis& dx) {
       if (auto it = scan.flags.find(k); it != scan.flags.end()) try { tp = std::stoi(it->second); } catch (...) {}
     add(sglang ? "--tp-size" : "--tensor-parallel-size", std::to_string(tp * 2),
         "if the OOM came while loading the weights: spreads them over twice as many GPUs");
+    // The reading of the guessed stage first (doctor_place.cpp); both stay, each conditional.
+    if (dx.stage == "weights" && dx.fixes.size() == 2) std::swap(dx.fixes[0], dx.fixes[1]);
     return;
   }
   if ((cause == "static_fraction_too_high" || cause == "graph_capture_headroom" || cause == "other_process") && frac) {

@@ -34,5 +34,9 @@ std::string stage_cause(const std::string& stage);
 std::string effective_outcome(LogScan& sc, const std::optional<Forecast>& forecast, std::vector<std::string>& gaps);
 // The first OOM report of the failing rank (or the first at all).
 const LogOom* first_oom(const LogScan& scan);
+// Sets dx.stage (always a CONTRACT stage) and dx.stage_basis for a failure effective_outcome
+// left unplaced or placed by the OOM message alone (doctor_place.cpp); sc.failure_stage follows.
+// Returns the sentence that says why, for the explanation ("" when the log places it).
+std::string place_failure(LogScan& sc, const std::optional<Deployment>& dep, const std::optional<Forecast>& forecast, Diagnosis& dx);
 
 }  // namespace headroom

@@ -41,6 +41,11 @@ constexpr KwText kKeywords[] = {
     {kSglReady, "ready to roll"},
     {kSglSchedExc, "scheduler hit an exception"},
     {kServerArgs, "serverargs("},
+    // an engine that was serving and died: vLLM V0 MQLLMEngineDeadError "Engine loop is not running",
+    // AsyncLLMEngine "Background loop has errored already", V1 EngineDeadError
+    {kEngineDead, "engine loop is not running"},
+    {kEngineDead, "background loop has errored"},
+    {kEngineDead, "enginedeaderror"},
     // vLLM (vllm/v1/worker/gpu_worker.py, gpu_model_runner.py, v1/core/kv_cache_utils.py, V0 worker.py)
     {kVModelLoading, "model loading took"},
     {kVLoadingWeights, "loading model weights took"},
@@ -58,6 +63,8 @@ constexpr KwText kKeywords[] = {
     {kVWeightsTake, "model weights take"},
     {kVProfResults, "memory profiling results"},
     {kVGpuBlocks, "# gpu blocks"},
+    // V1 compilation/monitor.py "torch.compile takes X s in total": the first (profile) run after the weights
+    {kVCompileTakes, "torch.compile takes"},
     {kVCudaBlocks, "# cuda blocks"},
     {kVToServe, "to serve at least one request"},
     {kVKvNeeded, "kv cache is needed"},

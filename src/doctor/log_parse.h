@@ -49,14 +49,14 @@ enum Kw : uint8_t {
   // SGLang
   kSglInitEnd, kSglLoadBegin, kSglLoadEnd, kSglKvAlloc, kSglPoolUsage, kSglPoolEnd, kSglGraphBegin,
   kSglGraphEnd, kSglGraphBs, kSglCapturing, kSglSummary, kSglMemProfiling, kSglNotEnough, kSglNoKv,
-  kSglCaptureFailed, kSglProfiled, kSglUnbalanced, kSglPoolFull, kSglReady, kSglSchedExc, kServerArgs,
+  kSglCaptureFailed, kSglProfiled, kSglUnbalanced, kSglPoolFull, kSglReady, kSglSchedExc, kServerArgs, kEngineDead,
   // vLLM
   kVModelLoading, kVLoadingWeights, kVAvailKv, kVKvSize, kVConcurrency, kVGraphFinished, kVGraphEstimate,
   kVGraphPool, kVFreeOnDevice, kVInitialFree, kVFreeAfter, kVProfTakes, kVInstanceCanUse, kVWeightsTake,
   kVProfResults, kVGpuBlocks, kVCudaBlocks, kVToServe, kVKvNeeded, kVEstMaxLen, kVNoBlocks, kVStoredInKv,
   kVSamplerWarmup, kVMamba, kVCapturingGraphs, kVCapturingCudagraphs, kVProfGraph, kVLoadFailed,
   kVEngineFailed, kVAutoFit, kVNonDefault, kVWithConfig, kVNamespace, kVApiVersion, kVInitEngine,
-  kVStartupComplete, kVReservedKv, kVErrorLevel, kVStartLoad, kVLoadWeightsTook, kVCapturingModel, kVStartingServer,
+  kVStartupComplete, kVReservedKv, kVErrorLevel, kVStartLoad, kVLoadWeightsTook, kVCapturingModel, kVStartingServer, kVCompileTakes,
   kLoadShards, kTLoadConcurrently, kMethodFailed, kCodeCall, kUvicornRunning, kHttpOk,
   // TensorRT-LLM
   kTMemUsageChange, kTMemCalc, kTBlocksPrimary, kTTokensPerBlock, kTPeak, kTAfterWeights, kTDynamic,

@@ -151,7 +151,10 @@ std::string_view stage_of_function(std::string_view frame) {
       file == "memory_pool.py" || file == "kv_cache_configurator.py" || file == "cache_engine.py")
     return "kv_pool";
   if (in({"load_model", "load_weights", "load_weight", "get_model", "_load_weights", "load_weights_and_postprocess",
-          "weight_loader", "process_weights_after_loading", "load_single_module"}) ||
+          "weight_loader", "process_weights_after_loading", "load_single_module",
+          // the model's constructor allocating its parameters (vLLM model_loader _initialize_model,
+          // quantization methods' create_weights)
+          "_initialize_model", "create_weights"}) ||
       file == "loader.py" || file == "default_loader.py" || file == "weight_utils.py")
     return "weights";
   if (in({"profile_run", "_dummy_run", "_dummy_sampler_run", "_dummy_pooler_run", "determine_available_memory",
@@ -165,7 +168,9 @@ std::string_view stage_of_function(std::string_view frame) {
           "step_with_batch_queue", "sample_tokens",
           // SGLang tp_worker_overlap_thread.py, and 2024 controller_single.py / tp_worker.py
           "forward_thread_func", "loop_for_forward", "exposed_step", "forward_decode_batch", "forward_fill_batch",
-          "forward_prefill_batch"}))
+          "forward_prefill_batch",
+          // serving calls: vLLM LLM.generate / AsyncLLMEngine, TensorRT-LLM ModelRunnerCpp.generate
+          "generate", "generate_async", "engine_step", "run_engine_loop"}))
     return "runtime";
   return {};
 }
@@ -292,7 +297,10 @@ void read_torch(Ctx& c, const Line& l) {
     bool real = k[kTriedToAllocate] || icontains(t, "OutOfMemoryError") || icontains(t, "CUDA out of memory") ||
                 icontains(t, "HIP out of memory") || icontains(t, "XPU out of memory") ||
                 ifind(b, "Out of memory") == 0;
-    bool raw_error = icontains(t, "CUDA error: out of memory") || icontains(t, "HIP error: out of memory");
+    // TensorRT-LLM's C++ runtime: "[TensorRT-LLM][ERROR] CUDA runtime error in ::cudaMallocAsync(ptr, n, ...): out of
+    // memory (.../tllmBuffers.h:112)" (common/cudaUtils.h check()); TensorRT's "Cuda Runtime (out of memory)"
+    bool raw_error = icontains(t, "CUDA error: out of memory") || icontains(t, "HIP error: out of memory") ||
+                     (icontains(t, "runtime error in") && icontains(t, "): out of memory")) || icontains(t, "Cuda Runtime (out of memory)");
     bool nccl = icontains(t, "failure 'out of memory'");
     if (real || raw_error || nccl) {
       LogOom o;
@@ -311,6 +319,9 @@ void read_torch(Ctx& c, const Line& l) {
       // vLLM 2026 appends this hint to OOMs raised during CUDA-graph capture (vllm-project/vllm
       // PR #57595, research/vllm-trtllm-llamacpp-memory.md §5.6): the wording names the stage.
       std::string_view st = icontains(t, "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS") ? "cuda_graph" : "";
+      // The OOM carried by a dead serving engine's message ("Engine loop is not running ...:
+      // OutOfMemoryError('...')", vllm/engine/multiprocessing/__init__.py): a request was being served.
+      if (k[kEngineDead]) st = "runtime";
       if (c.scan.ooms.size() < 64) {
         c.scan.ooms.push_back(std::move(o));
         c.fatal(l, "oom", st, "", c.scan.ooms.back().device, static_cast<int64_t>(c.scan.ooms.size() - 1));

@@ -245,6 +245,9 @@ void read_vllm(Ctx& c, const Line& l) {
   if (k[kVGpuBlocks] || k[kVCudaBlocks]) {
     c.keep(l, "vllm.v0_blocks");
     c.score_vllm += 1;
+    // V0 llm_engine.py _initialize_kv_caches logs the block count, then initialize_cache checks
+    // and allocates the cache (worker.py raise_if_cache_size_invalid, _init_cache_engine).
+    c.stage(l, "kv_pool");
     auto n = k[kVGpuBlocks] ? int_after(b, "# gpu blocks:") : int_after(b, "# cuda blocks:");
     if (n && *n <= 0) c.fatal(l, "vllm_no_cache_blocks", "kv_pool", "refused_kv");
   }
@@ -402,6 +405,13 @@ void read_vllm(Ctx& c, const Line& l) {
     }
     c.keep(l, "vllm.auto_fit");
     c.score_vllm += 2;
+  }
+  if (k[kVCompileTakes]) {
+    // vllm/compilation/monitor.py: printed when the first forward (the profile run of
+    // determine_available_memory, after the weights) has compiled the model: that run is reached.
+    c.keep(l, "vllm.compile_took");
+    c.stage(l, "warmup");
+    c.score_vllm += 1;
   }
   if (k[kVInitEngine] || k[kVStartupComplete]) {
     c.keep(l, k[kVInitEngine] ? "vllm.init_engine_took" : "vllm.startup_complete");

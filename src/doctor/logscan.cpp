@@ -466,6 +466,7 @@ LogScan LogScanner::Impl::finish() {
       const LogOom& o = s.ooms[static_cast<size_t>(f.oom_index)];
       if (o.private_pools > 0) st = "cuda_graph";
       else if (o.request > 0 && o.total > 0 && o.request * 10 >= o.total * 3) st = "kv_pool";
+      if (!st.empty()) s.failure_basis = "numbers";
     }
     s.failure_stage = st;
     s.failure_line = f.line;
