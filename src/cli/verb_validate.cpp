@@ -33,7 +33,8 @@ int verb_validate(const Args& args, std::ostream& out, std::ostream& err) {
     out << fmt::format("{:<12} {:>8} {:>9}  {:>12} {:>12}  {:>9} {:>9}  {:<12} {:<12}  {}\n", r["id"].get<std::string>(),
                        r["covered"].get<bool>() ? "yes" : "no", r.contains("verdict") ? r["verdict"].get<std::string>() : "-",
                        g("predicted", "kv_tokens"), g("observed", "kv_tokens"), g("predicted", "weights_gib"), g("observed", "weights_gib"),
-                       g("predicted", "outcome"), g("observed", "outcome"), r.contains("reason") ? r["reason"].get<std::string>().substr(0, 70) : "");
+                       g("predicted", "outcome"), g("observed", "outcome"), r.contains("reason") ? r["reason"].get<std::string>().substr(0, 70)
+                                           : r.contains("note") ? r["note"].get<std::string>().substr(0, 70) : "");
   }
   // The doctor on each crash case's own log: the stage it names against the observed outcome's,
   // its cause, and whether a fix moves the thread's flag the thread's way.

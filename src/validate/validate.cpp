@@ -134,6 +134,25 @@ int direction(const std::string& from, const std::string& to) {
   }
 }
 
+// A GPU the case does not name, from the first free-memory figure its log prints (SGLang "Load
+// weight begin. avail mem=X GB", vLLM "Initial free memory X GiB"): the catalog GPUs whose
+// capacity is 0.3 to 6 GiB above it (what the CUDA context and NCCL / custom all-reduce buffers
+// take before that line: SGLang prints "Init torch distributed ends. mem usage=1.96 GB" at TP8 on
+// H200). Inferred only when every candidate has the same architecture and capacities within 1 %,
+// so the forecast does not depend on which one it was.
+const GpuSpec* gpu_from_free_memory(double free_gib) {
+  const GpuSpec* pick = nullptr;
+  for (const auto& g : gpu_catalog()) {
+    double gap = to_gib(g.capacity_bytes) - free_gib;
+    if (gap < 0.3 || gap > 6.0) continue;
+    if (pick && (pick->arch != g.arch ||
+                 std::abs(static_cast<double>(pick->capacity_bytes - g.capacity_bytes)) > 0.01 * static_cast<double>(pick->capacity_bytes)))
+      return nullptr;
+    if (!pick) pick = &g;
+  }
+  return pick;
+}
+
 struct Agreement {
   int n = 0, agree = 0;
   J json() const { return J{{"n", n}, {"agreement", n ? std::round(1000.0 * agree / n) / 1000.0 : 0.0}}; }
@@ -177,6 +196,13 @@ J validate_corpus(const std::string& path) {
     auto model = str(c, "model");
     auto gpu = str(c, "gpu");
     auto total = num(c, "gpu_total_gib");
+    std::string gpu_note;
+    if (!gpu && !total)
+      if (auto f = num(obs, "init_avail_gib"))
+        if (const GpuSpec* g = gpu_from_free_memory(*f)) {
+          gpu = g->name;
+          gpu_note = fmt::format("GPU inferred: {} ({:.2f} GiB) from the log's {:.2f} GiB free at start", g->name, to_gib(g->capacity_bytes), *f);
+        }
     if (engine.empty()) why = "engine unknown";
     else if (!model) why = "model unknown";
     else if (!gpu && !total) why = "GPU unknown";
@@ -382,6 +408,7 @@ J validate_corpus(const std::string& path) {
       }
     }
     if (!why.empty()) row["reason"] = why;
+    else if (!gpu_note.empty()) row["note"] = gpu_note;
     J o = J::object();
     for (const char* k : {"kv_tokens", "weights_gib", "post_weights_avail_gib", "graph_gib", "outcome"})
       if (obs.contains(k) && !obs[k].is_null()) o[k] = obs[k];
