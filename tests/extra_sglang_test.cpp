@@ -17,13 +17,26 @@
 //   kv_tokens_given_memory median 0.02% -> 0.01%, p90 0.20% -> 0.05% (n 11).
 //   weights_gib median 1.82% (n 15), post_weights_avail 0.56% (n 17), graph_gib 18.86% (n 9),
 //   outcome 15/15 (other_error cases are not counted): unchanged by that fix.
+// Then the estimates (this commit): two GeForce ranks without P2P take 0.70 GiB before weights,
+// not the 1.67 of a TP8 RTX PRO 6000 (xsgl-013 -8.0% -> +0.36%); kv_tokens median 1.08% -> 0.88%,
+// p90 7.06% -> 4.82%, post_weights_avail median 0.56% -> 0.47%. CUDA-graph fixed part 0.06 GiB at
+// TP1 (0.25 kept for TP > 1): graph_gib median 18.86% -> 10.44%, p90 165.07% -> 37.11% (n 9;
+// xsgl-012 +271% -> 0%, xsgl-011 +136% -> -36%, xsgl-006/014 +14% -> +7.5%, xsgl-007 -19% -> -28%,
+// xsgl-015 +0.7% -> -5.7%). Left: the prefill graphs of MoE models (xsgl-007 1.71 GB logged) hold
+// more than prefill_activations() says; adding fused_moe's [M, topk, hidden] buffer fixed that
+// case but pushed the seed GLM-5-NVFP4 TP8 run (started at 0.88) to at_risk, so it is not in.
+// Visible corpus unchanged by all of it (kv_tokens n 2, outcome 4/6).
 // The first pass (xsgl-001..009) measured kv_tokens 4.16% -> 2.12% (n 6 -> 9), see git history.
 #include <gtest/gtest.h>
 
 #include <iostream>
 #include <string>
 
+#include "engines/sglang/sglang_estimates.h"
 #include "engines/sglang/sglang_rules.h"
+#include "headroom/gpu.h"
+#include "headroom/model.h"
+#include "headroom/units.h"
 #include "headroom/validate.h"
 #include "validate_test_util.h"
 
@@ -39,8 +52,8 @@ TEST(ExtraSglang, ReplayMetricsPinned) {
   EXPECT_EQ(j["covered"].get<int>(), 19);
   // Pool size: forecast tokens against "max_total_num_tokens" / "#tokens".
   ASSERT_EQ(j["kv_tokens"]["n"].get<int>(), 19);
-  EXPECT_NEAR(j["kv_tokens"]["median_abs_pct_err"].get<double>(), 1.08, 0.05);
-  EXPECT_LE(j["kv_tokens"]["p90_abs_pct_err"].get<double>(), 7.1);
+  EXPECT_NEAR(j["kv_tokens"]["median_abs_pct_err"].get<double>(), 0.88, 0.05);
+  EXPECT_LE(j["kv_tokens"]["p90_abs_pct_err"].get<double>(), 4.9);
   // The same pool from the log's own "avail mem" figures: only the 2-decimal rounding is left.
   ASSERT_EQ(j["kv_tokens_given_memory_err"]["n"].get<int>(), 11);
   EXPECT_LE(j["kv_tokens_given_memory_err"]["median_abs_pct_err"].get<double>(), 0.03);
@@ -49,10 +62,11 @@ TEST(ExtraSglang, ReplayMetricsPinned) {
   ASSERT_EQ(j["weights_gib"]["n"].get<int>(), 15);
   EXPECT_NEAR(j["weights_gib"]["median_abs_pct_err"].get<double>(), 1.82, 0.05);
   ASSERT_EQ(j["post_weights_avail"]["n"].get<int>(), 17);
-  EXPECT_NEAR(j["post_weights_avail"]["median_abs_pct_err"].get<double>(), 0.56, 0.05);
+  EXPECT_NEAR(j["post_weights_avail"]["median_abs_pct_err"].get<double>(), 0.47, 0.05);
   // CUDA-graph memory ("Capture ... end ... mem usage", decode + prefill graphs summed).
   ASSERT_EQ(j["graph_gib"]["n"].get<int>(), 9);
-  EXPECT_NEAR(j["graph_gib"]["median_abs_pct_err"].get<double>(), 18.86, 0.1);
+  EXPECT_NEAR(j["graph_gib"]["median_abs_pct_err"].get<double>(), 10.44, 0.1);
+  EXPECT_LE(j["graph_gib"]["p90_abs_pct_err"].get<double>(), 37.2);
   // Outcome agreement (every case with a known outcome started).
   ASSERT_EQ(j["outcome"]["n"].get<int>(), 15);
   EXPECT_DOUBLE_EQ(j["outcome"]["agreement"].get<double>(), 1.0);
@@ -101,4 +115,20 @@ TEST(ExtraSglang, VlmFractionIsNotRounded) {
   // Text-only: the reserve-based value, rounded to 3 places.
   in.multimodal = false;
   EXPECT_DOUBLE_EQ(sglang::default_mem_fraction_static(sglang::Era::Late2025, in), 0.908);
+}
+
+TEST(ExtraSglang, PcieAndGraphEstimates) {
+  // Two RTX 4090 ranks (TP2, no peer access: "Setup Custom allreduce failed ... peer access is not
+  // supported"): Load weight begin avail 22.93 GB on a 23.64 GiB card -> 0.71 GiB (xsgl-013).
+  const GpuSpec& g4090 = require_gpu("rtx-4090");
+  EXPECT_EQ(sglang::init_overhead(g4090, 2).central, static_cast<int64_t>(0.70 * GiB));
+  // Four ranks keep the 3-4 rank figure (L4 0.40, RTX 4090 0.56 GiB: xsgl-001/003).
+  EXPECT_EQ(sglang::init_overhead(g4090, 4).central, static_cast<int64_t>(0.50 * GiB));
+  // A TP8 RTX PRO 6000 keeps 1.67 GiB (sglang#29562).
+  EXPECT_EQ(sglang::init_overhead(require_gpu("rtx-pro-6000"), 2).central, static_cast<int64_t>(1.67 * GiB));
+
+  // Graph fixed part with no graph captured: 0.06 GiB on one rank, 0.25 GiB with TP > 1.
+  auto qwen06 = load_model("Qwen/Qwen3-0.6B");
+  EXPECT_EQ(sglang::graph_capture(qwen06->config, 1, 0, 0, 1).central, static_cast<int64_t>(0.06 * GiB));
+  EXPECT_EQ(sglang::graph_capture(qwen06->config, 2, 0, 0, 1).central, static_cast<int64_t>(0.25 * GiB));
 }

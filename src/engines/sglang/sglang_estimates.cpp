@@ -42,9 +42,16 @@ Estimate init_overhead(const GpuSpec& gpu, int world) {
   // ("Custom allreduce is disabled because it's not supported on more than two PCIe-only GPUs",
   // custom_all_reduce.py), leaving context + NCCL: L4 TP4 22.03 - 21.63 = 0.40 GiB ("Init torch
   // distributed ends. mem usage=0.13 GB", tests/data/extra xsgl-001); RTX 4090 TP4 23.64 - (16.00 +
-  // 7.08) = 0.56 GiB (xsgl-003). GUESS for 3 ranks (no log): as 4.
+  // 7.08) = 0.56 GiB (xsgl-003). GUESS for 3 ranks (no log): as 4. Two GeForce ranks without peer
+  // access end the same way ("Setup Custom allreduce failed with CUDART error: peer access is not
+  // supported between these two devices"): RTX 4090 TP2 23.64 - 22.93 = 0.71 GiB ("Init torch
+  // distributed ends. mem usage=0.19 GB", xsgl-013); the 1.67 GiB below was a TP8 RTX PRO 6000.
+  const bool geforce = gpu.name.rfind("rtx-", 0) == 0 && gpu.name.find("pro") == std::string::npos &&
+                       gpu.name.find("rtx-a") == std::string::npos && gpu.name.find("ada") == std::string::npos;
   if (world <= 4 && world > 2)
     return {gib(0.50), gib(0.35), gib(1.0), "context + NCCL over PCIe, 3-4 ranks, no custom all-reduce (extra logs xsgl-001/003)"};
+  if (world == 2 && geforce)
+    return {gib(0.70), gib(0.40), gib(1.0), "context + NCCL over PCIe, 2 GeForce ranks, custom all-reduce fails without P2P (extra log xsgl-013)"};
   // PCIe boards (RTX PRO 6000, 4090, L40S): GLM-5.2 TP8 on RTX PRO 6000 "Load weight begin.
   // avail mem=93.30 GB" -> 1.67 GiB (sglang#29562); seed crash: 0.85 GiB non-PyTorch.
   return {gib(1.67), gib(1.0), gib(2.2), "context + NCCL over PCIe (sglang#29562, seed crash)"};
@@ -95,9 +102,16 @@ Estimate graph_capture(const ModelConfig& c, int tp, int64_t max_bs, int64_t n_g
   if (c.mla) kernels_per_layer += 8.0;
   if (c.has_indexer()) kernels_per_layer += 6.0;
   const double layers = static_cast<double>(c.num_layers);
-  double central = 0.25 * GiB + static_cast<double>(n_graphs) * layers * kernels_per_layer * 3.0 * KiB + 2.0 * tokens * per_token;
+  // Fixed part: 0.25 GiB with TP > 1, where every captured all-reduce registers its buffers (custom
+  // all-reduce "Registering N cuda graph addresses", NCCL graph buffers). One rank captures no
+  // collective: 0.06 GiB (GUESS from four TP1 logs whose other terms are near zero or known: decode
+  // graphs 0.07 GB Qwen2.5-0.5B 3 graphs H100, 0.11 GB Qwen3-0.6B 4 graphs RTX 5080, 0.60 GB
+  // Qwen3-8B 52 graphs GB300/B200 of which the terms below give ~0.50; tests/data/extra
+  // xsgl-012/011/006/014).
+  const double fixed = tp > 1 ? 0.25 * GiB : 0.06 * GiB;
+  double central = fixed + static_cast<double>(n_graphs) * layers * kernels_per_layer * 3.0 * KiB + 2.0 * tokens * per_token;
   return {static_cast<int64_t>(central), static_cast<int64_t>(central * 0.7), static_cast<int64_t>(central * 1.4),
-          "GUESS: 0.25 GiB + ~3 KiB per kernel node per graph (measured, H200) + 2x the largest batch's activations (calibration: sglang-036/038, PR #8579)"};
+          "GUESS: 0.25 GiB (TP>1; 0.06 TP1) + ~3 KiB per kernel node per graph (measured, H200) + 2x the largest batch's activations (calibration: sglang-036/038, PR #8579, extra TP1 logs)"};
 }
 
 Estimate prefill_activations(const ModelConfig& c, int tp, int64_t tokens, int64_t context_len) {
