@@ -145,6 +145,29 @@ TEST(DoctorVllm, CutErrorLineDuringCaptureIsACaptureFailure) {
   EXPECT_NE(d.cause, "no_error_in_log");
 }
 
+TEST(DoctorVllm, LongestContextFromTheLogsOwnKvFigures) {
+  // corpus vllm-057 (Qwen3-235B-A22B-Instruct-2507-FP8, vLLM 0.20.0, 4 x H100): the older refusal
+  // text gives L, the KV needed and the KV available but no "estimated maximum model length".
+  // 240000 x 4.15 / 10.76 = 92565.6 -> 92560 (16-token multiple); the forecast's own search
+  // (its activation peak is an estimate) would give less.
+  LogScan scan = scan_log_text(
+      "ValueError: To serve at least one request with the model's max seq len (240000),\n"
+      "10.76 GiB KV cache is needed, which is larger than the available KV cache memory (4.15 GiB).\n",
+      "v057");
+  Diagnosis d = diagnose(scan, Args::parse({"--engine", "vllm@0.20.0", "--model", "Qwen/Qwen3-235B-A22B-Instruct-2507-FP8", "--gpu",
+                                            "h100", "--tensor-parallel-size", "4", "--gpu-memory-utilization", "0.92",
+                                            "--max-model-len", "240000", "--max-num-batched-tokens", "65536"}));
+  EXPECT_EQ(d.stage, "kv_pool");
+  EXPECT_EQ(d.cause, "kv_too_small_for_context");
+  ASSERT_FALSE(d.fixes.empty());
+  EXPECT_EQ(d.fixes[0].flag, "--max-model-len");
+  EXPECT_EQ(d.fixes[0].value, "92560");
+  // The thread's own fix kept the length and lowered the batch (65536 -> 32768 / 8192).
+  bool batch = false;
+  for (const auto& f : d.fixes) batch = batch || (f.flag == "--max-num-batched-tokens" && std::stoll(f.value) < 65536);
+  EXPECT_TRUE(batch);
+}
+
 TEST(DoctorCli, BadLogsExitTwoWithOneLine) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / "headroom_doctor_cli_test";

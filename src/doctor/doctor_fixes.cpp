@@ -263,9 +263,30 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, Diagnosis& dx) {
         add("--tp-size", std::to_string(d2.par.tp), *f, "no fraction works on this many GPUs: spread the weights over twice as many");
     }
   } else if (cause == "kv_too_small_for_context") {
-    // The longest context whose single request fits.
-    int64_t lo = 1024, hi = base->context_len > 0 ? base->context_len : 131072, found = 0;
     const char* lenflag = sglang ? "--context-length" : "--max-model-len";
+    // The longest context the log's own KV memory holds: vLLM's "estimated maximum model length
+    // is M" when printed (kv_cache_utils.py estimate_max_model_len), else L x available / needed
+    // from "max seq len (L), (X GiB KV cache is needed ... available KV cache memory (Y GiB)" (the
+    // older message without M) rounded down to 16 tokens: exact when the KV grows in proportion to
+    // the length (full attention), an upper bound otherwise.
+    int64_t from_log = 0;
+    std::string from_log_why;
+    if (s.estimated_max_model_len && s.estimated_max_model_len->value > 0) {
+      from_log = s.estimated_max_model_len->value;
+      from_log_why = "the longest context vLLM itself estimated from the KV memory it had";
+    } else if (dep.engine == EngineKind::VLLM && s.kv_needed && s.kv_bytes && s.context_len && s.kv_needed->value > 0 &&
+               s.kv_bytes->value > 0 && s.kv_bytes->value < s.kv_needed->value) {
+      from_log = static_cast<int64_t>(static_cast<double>(s.context_len->value) * static_cast<double>(s.kv_bytes->value) /
+                                      static_cast<double>(s.kv_needed->value)) / 16 * 16;
+      from_log_why = fmt::format("the longest context the log's {} of KV memory holds, taking KV to grow in proportion to length ({} x {} / {})", doctor_gib(s.kv_bytes->value),
+                                 s.context_len->value, doctor_gib(s.kv_bytes->value), doctor_gib(s.kv_needed->value));
+    }
+    if (from_log >= 16)
+      if (auto f = try_plan(with_flag(dep, lenflag, std::to_string(from_log)), o))
+        add(lenflag, std::to_string(from_log), *f, from_log_why);
+    // Else the longest context whose single request fits in the forecast.
+    int64_t lo = 1024, hi = base->context_len > 0 ? base->context_len : 131072, found = 0;
+    if (from_log >= 16) hi = 0;
     while (lo <= hi) {
       int64_t mid = (lo + hi) / 2 / 1024 * 1024;
       if (mid < 1024) break;
