@@ -8,10 +8,19 @@
 
 namespace headroom::vllm {
 
-BatchDefaults default_batch(const Era& era, int64_t capacity_bytes, const std::string& gpu_name) {
+BatchDefaults default_batch(const Era& era, int64_t capacity_bytes, const std::string& gpu_name, bool nvml_memory) {
   if (era.v0) return {2048, 256};  // V0 SchedulerConfig: chunked prefill 2048 tokens, 256 seqs
   // vllm/engine/arg_utils.py (EngineArgs._set_default_args / get_batch_defaults, 2025-2026):
   // "NOTE(Kuntai): Setting large max_num_batched_tokens for A100 reduces throughput".
+  // device_memory = current_platform.get_device_total_memory() inside a try whose except sets
+  // device_memory = 0; on CUDA that is NvmlCudaPlatform.get_device_total_memory ->
+  // pynvml.nvmlDeviceGetMemoryInfo(handle).total (vllm/platforms/cuda.py), which NVML does not
+  // support on the GB10's unified memory (nvidia-smi prints memory 'Not Supported', gpus.json
+  // smi_total_mib 0). So a DGX Spark takes the small defaults although torch reports 121.69 GiB:
+  // logged 'Chunked prefill is enabled with max_num_batched_tokens=2048' by vLLM 0.13.0 (NVIDIA
+  // 26.01 container, Qwen3-30B-A3B-FP8, xvllm-018) and 0.11.0 (NVIDIA 25.11 container,
+  // public-code 9009555428) on DGX Spark.
+  if (!nvml_memory) capacity_bytes = 0;
   std::string lower = gpu_name;
   for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   bool big = capacity_bytes >= 70 * GiB && lower.find("a100") == std::string::npos;

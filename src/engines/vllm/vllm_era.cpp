@@ -36,6 +36,15 @@ Era make(int v, std::string reason) {
   e.version = v;
   e.reason = std::move(reason);
   e.v0 = v < 800;
+  // PR #10511 ("[core] overhaul memory profiling and fix backward compatibility", merged
+  // 2024-12-14, first release 0.6.5): V0 worker.py determine_num_available_blocks runs the
+  // profile inside memory_profiling(baseline_memory_in_bytes = total - init_gpu_memory), where
+  // init_gpu_memory is read in init_device after torch.cuda.set_device (context created) and
+  // before init_worker_distributed_environment. non_kv = weights + torch peak increase +
+  // non-torch increase over that baseline: the CUDA context is outside the budget. 0.6.4 and
+  // earlier charged every non-torch byte in use ("Memory profiling results: ...
+  // initial_memory_usage=..., non_torch_memory=0.35GiB" on an RTX 3090, vllm-021).
+  e.v0_context_in_baseline = e.v0 && v >= 605;
   e.whole_gpu = v < 901;                 // PR #19312 (per-instance budget) in 0.9.1
   e.kv_memory_flag = v >= 1002;          // PR #21489: its suggestion line is in 0.10.2 logs (vllm-048)
   e.full_and_piecewise = v >= 1100;      // cudagraph_mode FULL_AND_PIECEWISE default from 0.11

@@ -115,6 +115,44 @@ Estimate cuda_context(const Era& era, int tp, int pp, bool amd) {
                              : "CUDA context + NCCL communicators before the startup snapshot (PR #25359, 0.11+: outside the budget), fitted on logged free memory at start");
 }
 
+bool shared_sysmem_device(int sm) { return sm == 87 || sm == 110 || sm == 121; }
+
+Estimate uma_non_torch(const Estimate& nt) {
+  // vllm/utils/mem_utils.py MemorySnapshot.measure (public copy idx:375835840): on CUDA devices of
+  // capability (8,7), (11,0), (12,1) ("Orin, Thor, Spark") free_memory = psutil.virtual_memory()
+  // .available, cuda_memory = total - free and non_torch = cuda_memory - torch reserved. The
+  // non-torch increase over the profile therefore takes in whatever system memory the host used
+  // meanwhile (the engine's own torch.compile / inductor work runs in that window). One log gives
+  // the size: Qwen3-30B-A3B-FP8 on a DGX Spark, vLLM 0.13.0, u = 0.3 (xvllm-018): 36.51 requested
+  // - 29.04 weights - 4.04 KV = 3.43 GiB for peak + non-torch after an 86 s cold compile, ~2 GiB
+  // more than the 256-request profile run explains. The central stays the discrete-GPU figure;
+  // the unfavourable end gains 2.5 GiB (a GUESS from that one log).
+  Estimate e = nt;
+  e.high = nt.high + static_cast<int64_t>(2.5 * GiB);
+  e.basis = nt.basis + "; unified memory: free memory is psutil's available system memory, so host growth during profiling counts (unfavourable end +2.5 GiB, GUESS from one DGX Spark log)";
+  return e;
+}
+
+Estimate budget_context(const Era& era, int tp, int pp, bool amd) {
+  Estimate all = cuda_context(era, tp, pp, amd);
+  if (!era.v0_context_in_baseline) return all;
+  // V0 0.6.5+ (PR #10511, vllm_era.cpp): the baseline of memory_profiling is total - the free
+  // memory read in init_device after the context exists, so only what comes after it (NCCL on
+  // a multi-GPU deployment) is in non_kv. Logged "non_torch_memory takes" on one GPU (the
+  // increase alone, no context): 0.11 GiB (0.6.6.post1, T4, xvllm-016), 0.05 (OCI 22.07 GiB
+  // card, xvllm-015), 0.03 (RTX 4060, vllm-017) -- against ~0.45 of context the earlier rule
+  // charged. The multi-GPU remainder (context + NCCL minus one context) is not re-fitted (V0 PCIe
+  // logs: 0.20-0.25 GiB, vllm_estimates non_torch_increase era B).
+  Estimate one = cuda_context(1, 1, amd);
+  Estimate e;
+  e.central = std::max<int64_t>(0, all.central - one.central);
+  e.low = std::max<int64_t>(0, all.low - one.low);
+  e.high = std::max<int64_t>(0, all.high - one.high);
+  e.basis = tp * pp <= 1 ? "no CUDA context in the budget (V0 0.6.5+: memory_profiling baseline, PR #10511)"
+                         : all.basis + " less one GPU's CUDA context (V0 0.6.5+: in the memory_profiling baseline, PR #10511)";
+  return e;
+}
+
 Estimate non_torch_increase(const Era& era, int tp, int pp) {
   const int world = tp * pp;
   if (world <= 1) return non_torch_increase(world);
@@ -200,14 +238,17 @@ double sort_bytes(int64_t reqs) {
 }
 SamplerPath sampler_path(const Era& era, int64_t reqs) {
   const double sort = sort_bytes(reqs);
-  if (era.version < 2100) {
-    // 2025 builds (0.8 .. 0.20): pip wheels run the PyTorch sort (FlashInfer's sampler needs
+  if (era.version < 1600) {
+    // 2025 builds (0.8 .. 0.15): pip wheels run the PyTorch sort (FlashInfer's sampler needs
     // the flashinfer package; a 0.8.x build turned it off for flashinfer >= 0.2.3, release
     // INFERRED). V0 (< 0.8) is not re-derived and takes the same figure (a GUESS). Checked, not
     // fitted: 38 B x 1,024 x 151,936 + hidden 8192 x 2048 x 2 = 5.54 GiB vs 5.58 logged
     // (vllm-048, 0.10.2 H200); gpt-oss-120b 38 B x 1,024 x 201,088 = 7.37 GiB vs act +
     // non-torch 7.44 (vllm-004). A FlashInfer install takes 14 B (10 B before 0.9):
-    // Llama-3.2-1B 14 B x 256 x 128,256 + 16 MiB = 0.44 GiB vs 0.45 logged (vllm-019).
+    // Llama-3.2-1B 14 B x 256 x 128,256 + 16 MiB = 0.44 GiB vs 0.45 logged (vllm-019); the
+    // vllm/vllm-openai:v0.10.2 image (FlashInfer installed, V1 default on while
+    // VLLM_USE_FLASHINFER_SAMPLER is unset: 'is not False') left 0.55 GiB for peak + non-torch
+    // at 256 requests x 151,936 (Qwen3-8B on L40S, xvllm-013; 14 B = 0.51 GiB).
     // vllm-073 (0.8.5, Qwen3-30B-A3B TP4 on A10, u = 0.7) sized a KV cache in reality. 0.8.5's
     // gpu_worker.py (whole GPU: T x u - torch peak incl. weights - every non-torch byte in use,
     // CUDA context and NCCL included; its exact text is what third-party patches of 0.8.5
@@ -223,8 +264,16 @@ SamplerPath sampler_path(const Era& era, int64_t reqs) {
     return {sort + extra, fi + extra, sort + extra,
             fmt::format("PyTorch sort path {:.0f} B/logit; FlashInfer path {:.0f} B", sort + extra, fi + extra)};
   }
-  // 0.21+ (2026): Triton in-place top-k/top-p or FlashInfer, both 14 B. The cut between 0.11
-  // (sort, vllm-005) and 0.21 (<= 17 B logged, vllm-029) is INFERRED, placed at 0.21.
+  // 0.16+ (2026): Triton in-place top-k/top-p or FlashInfer, both 14 B. vllm PR #33538
+  // ("[Kernel] Triton-based Top-k and Top-p sampler kernels", merged 2026-02-02; the later
+  // PR #54502 describes its dispatch: batches of 8+ rows take the Triton kernel, the PyTorch sort
+  // only below 8); the cut is placed at 0.16 (INFERRED: the release table in vllm_era.cpp dates
+  // 0.15 2026-02-05, three days after the merge, and runpod-workers moved to 0.16.0 on
+  // 2026-03-04; whether 0.15 carried it is not known). The dummy sampler run has max_num_seqs
+  // rows. Logged: 0.19.1 on an A100-40GB (xvllm-010, Qwen3-8B, 256 dummy requests, uv pip
+  // install): 35.45 requested - 15.27 weights - 19.36 KV = 0.82 GiB for peak + non-torch, below
+  // the 1.38 GiB the sort alone takes (38 B x 256 x 151,936); 0.11 still sorted (vllm-005).
+  // The cut was a GUESS at 0.21 before that log.
   // Logged per-logit figures around it: ~8 B (vllm-053, 256 requests; less than the tensors
   // above explain), ~17 B (vllm-029), ~23 B (vllm-071, 1,024 requests; more than they
   // explain). The ends are those logged extremes (6 B = logits + fp32 copy only; 24 B), a

@@ -28,6 +28,7 @@ using namespace vllm;
 struct StageTerms {
   bool built = false;
   Estimate ctx, act, nt, gest, gact, sampler;
+  Estimate ctx_budget;  // the part of ctx the whole-GPU budget charges (budget_context)
   Estimate v4_workspace;  // DeepSeek-V4: the part of act that the WorkspaceManager keeps after profiling
   KvLayout layout;
 };
@@ -74,7 +75,7 @@ void log_lines(Forecast& f, const Settings& s, const RankTerms& t0, int64_t F0c,
       f.log.push_back(fmt::format("Memory profiling takes (not forecast) seconds. the current vLLM instance can use total_gpu_memory ({:.2f}GiB) x "
                                   "gpu_memory_utilization ({:.2f}) = {:.2f}GiB. model weights take {:.2f}GiB; non_torch_memory takes {:.2f}GiB; PyTorch "
                                   "activation peak memory takes {:.2f}GiB; the rest of the memory reserved for KV Cache is {:.2f}GiB.",
-                                  to_gib(T), u, to_gib(T) * u, to_gib(W0), to_gib(t0.st->nt.central + t0.st->ctx.central), to_gib(t0.st->act.central),
+                                  to_gib(T), u, to_gib(T) * u, to_gib(W0), to_gib(t0.st->nt.central + t0.st->ctx_budget.central), to_gib(t0.st->act.central),
                                   to_gib(t0.avail[Central])));
     if (t0.st->gest.central > 0 && !s.kv_cache_memory_bytes) {
       int64_t largest = s.capture.empty() ? 0 : s.capture.back();
@@ -167,10 +168,12 @@ void notes(Forecast& f, const Deployment& d, const Settings& s, const RankTerms&
   f.notes.push_back(fmt::format("budget: requested = {} x {} = {} ({}); KV = {}", gib2(T), u, human_bytes(R),
                                 era.ceil_request ? "ceil" : "float",
                                 s.kv_cache_memory_bytes ? "--kv-cache-memory-bytes exactly"
+                                : era.v0_context_in_baseline ? "T x u - (weights + activation peak + non-torch growth over the post-context baseline)"
                                 : era.whole_gpu      ? "T x u - (weights + activation peak + non-torch of the whole GPU)"
                                 : s.graph_estimate_on ? "requested - weights - activation peak - non-torch - CUDA-graph estimate"
                                                       : "requested - weights - activation peak - non-torch"));
   f.notes.push_back("ESTIMATED: " + t0.st->ctx.basis);
+  if (era.v0_context_in_baseline) f.notes.push_back("budget charge: " + t0.st->ctx_budget.basis);
   f.notes.push_back("ESTIMATED: " + t0.st->act.basis);
   f.notes.push_back("ESTIMATED: " + t0.st->nt.basis);
   if (!s.enforce_eager) f.notes.push_back("ESTIMATED: " + t0.st->gact.basis);
@@ -269,7 +272,9 @@ void prepare(Prepared& P, const Deployment& d) {
         if (c.layers[i].attn == AttnKind::Linear) ++linear;
       bool last = w.pp_rank == pp - 1;
       st.ctx = cuda_context(era, tp, pp, amd);
+      st.ctx_budget = budget_context(era, tp, pp, amd);
       st.nt = non_torch_increase(era, tp, pp);
+      if (d.gpu.vendor == "nvidia" && shared_sysmem_device(d.gpu.sm)) st.nt = uma_non_torch(st.nt);
       if (dsv4) {
         Dsv4ProfileBuffers b = dsv4_profile_buffers(c, s.max_model_len, N, w.pp_rank, pp);
         st.act = activation_peak(era, c, d.par, N, s.max_num_seqs, last, layers, &b);
@@ -358,7 +363,7 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
   for (auto& t : ranks) {
     const StageTerms& st = *t.st;
     for (int sc = 0; sc < 3; ++sc) {
-      int64_t W = t.weights, A = pick(st.act, sc), NT = pick(st.nt, sc), CTX = pick(st.ctx, sc);
+      int64_t W = t.weights, A = pick(st.act, sc), NT = pick(st.nt, sc), CTX = pick(st.ctx_budget, sc);
       int64_t G = s.graph_estimate_on ? pick(st.gest, sc) : 0;
       if (s.kv_cache_memory_bytes) t.avail[sc] = *s.kv_cache_memory_bytes;
       else if (era.whole_gpu) t.avail[sc] = static_cast<int64_t>(static_cast<double>(T) * u) - (CTX + W + A + NT);

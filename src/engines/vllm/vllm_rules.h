@@ -23,6 +23,9 @@ struct Era {
   std::string label;        // e.g. "vLLM 0.10.2 (V1, per-instance budget)"
   std::string reason;       // how the version string was read
   bool v0 = false;          // < 0.8.0: V0 engine (worker.py profiling, "# GPU blocks")
+  // V0 from 0.6.5 (PR #10511, memory_profiling): the baseline is read after the CUDA context
+  // exists, so the context is not charged to the budget (NCCL, built after it, still is).
+  bool v0_context_in_baseline = false;
   bool whole_gpu = false;   // < 0.9.1: KV = T*u - (peak incl. weights) - non-torch of the whole GPU
   bool kv_memory_flag = false;     // >= 0.11: --kv-cache-memory-bytes (PR #21489)
   bool graph_estimate_logged = false;  // >= 0.17: profile_cudagraph_memory() runs (PR #30515)
@@ -55,7 +58,9 @@ struct BatchDefaults {
 };
 // EngineArgs default batch sizes for `vllm serve` (vllm/engine/arg_utils.py, V1 usage-context
 // table): >= 70 GiB and not an A100 -> 8192 tokens / 1024 seqs, else 2048 / 256.
-BatchDefaults default_batch(const Era& era, int64_t capacity_bytes, const std::string& gpu_name);
+// nvml_memory = false: the device total comes from NVML and NVML has no memory figure for the
+// device (DGX Spark / GB10 unified memory), so vLLM falls back to 0 GiB -> 2048 / 256.
+BatchDefaults default_batch(const Era& era, int64_t capacity_bytes, const std::string& gpu_name, bool nvml_memory = true);
 
 // CUDA-graph capture sizes (vllm/config/vllm.py _set_cudagraph_sizes; 0.9/0.10:
 // SchedulerConfig.cuda_graph_sizes). decode_query_len = 1 + num_speculative_tokens.
@@ -175,9 +180,18 @@ Estimate non_torch_increase(int tp_pp_world);
 // the CUDA context alone in 0.9.1-0.10.2 (NCCL is built after the snapshot), context + NCCL from
 // 0.11 (PR #25359) -- and, before 0.9.1, the context + NCCL that the whole-GPU budget charges.
 Estimate cuda_context(const Era& era, int tp, int pp, bool amd);
+// The part of cuda_context(era, ...) that the whole-GPU budget (before 0.9.1) charges: all of
+// it, except in V0 from 0.6.5 (era.v0_context_in_baseline), whose memory_profiling baseline
+// already holds one GPU's CUDA context (only NCCL, built after it, is charged).
+Estimate budget_context(const Era& era, int tp, int pp, bool amd);
 // By era: the non-torch term of the budget. 0.9.1-0.10.2: NCCL's buffers + growth (scaled by the
 // world size); 0.11+: growth after NCCL init; total_consumed era: consumed - weights.
 Estimate non_torch_increase(const Era& era, int tp, int pp);
+// Unified-memory devices (Orin SM 8.7, Thor 11.0, Spark 12.1): vLLM's MemorySnapshot reads free
+// memory as psutil's available system memory, so host-memory growth during the profile counts as
+// non-torch growth. Widens the unfavourable end of `nt` (GUESS, see vllm_estimates.cpp).
+Estimate uma_non_torch(const Estimate& nt);
+bool shared_sysmem_device(int sm);
 // Torch peak increase of profile_run at max_num_batched_tokens (forward + sampler on the
 // last PP rank). Calibrated on the corpus activation figures (see vllm_estimates.cpp).
 // DeepSeek-V4 (0.24+): what the dummy forward of profile_run reserves beyond the generic

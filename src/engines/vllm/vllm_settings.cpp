@@ -215,7 +215,10 @@ Settings resolve_settings(const Deployment& d) {
   }
 
   // Batch sizes (arg_utils.py usage-context defaults by device memory and name).
-  BatchDefaults bd = default_batch(era, d.capacity_bytes, d.gpu.name + " " + d.gpu.display);
+  // The catalog's smi_total_mib 0 on an NVIDIA part means NVML reports no memory for it (GB10);
+  // a custom device (--gpu-memory only) is a real GPU whose NVML figure is just not known here.
+  const bool nvml_memory = !(d.gpu.vendor == "nvidia" && d.gpu.name != "custom" && d.gpu.smi_total_mib == 0);
+  BatchDefaults bd = default_batch(era, d.capacity_bytes, d.gpu.name + " " + d.gpu.display, nvml_memory);
   s.max_num_seqs = bd.max_num_seqs;
   s.max_num_batched_tokens = bd.max_num_batched_tokens;
   if (auto v = get("--no-enable-chunked-prefill"); v && truthy(*v)) s.chunked_prefill = false;
