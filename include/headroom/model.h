@@ -55,10 +55,10 @@ struct VisionTower {
   int64_t params = 0;    // parameter count of the vision tower + projector, from its config
   int64_t layers = 0, hidden = 0, intermediate = 0;
   // Added by the model reader: the Qwen3-VL / Qwen3.5 vision layout the inventory spells out.
-  std::string kind;  // "qwen3_vl" when modelled tensor by tensor; empty when only present
+  std::string kind;  // "qwen3_vl" / "qwen2_5_vl" / "gemma4" when modelled tensor by tensor; empty when only present
   int64_t in_channels = 3, patch_size = 0, temporal_patch_size = 0, spatial_merge_size = 0;
   int64_t out_hidden = 0, num_position_embeddings = 0, deepstack_mergers = 0;
-  // Gemma-4 vision tower ("gemma4"): attention heads and head_dim, standardize buffers.
+  // Gemma-4 vision tower ("gemma4"): attention heads and head_dim, standardize buffers; "qwen2_5_vl": num_heads.
   int64_t heads = 0, kv_heads = 0, head_dim = 0;
   bool standardize = false;
 };

@@ -34,6 +34,7 @@ constexpr ArchRow kArchs[] = {
     {"Qwen3NextForCausalLM", "qwen3_next"}, {"Qwen3_5ForConditionalGeneration", "qwen3_next"},
     {"Qwen3_5MoeForConditionalGeneration", "qwen3_next"},
     {"Qwen3VLForConditionalGeneration", "llama"}, {"Qwen3VLMoeForConditionalGeneration", "qwen_moe"},
+    {"Qwen2_5_VLForConditionalGeneration", "llama"},  // Qwen2 text model (qkv bias) + qwen2_5_vl tower
     {"DeepseekV2ForCausalLM", "deepseek"},  {"DeepseekV3ForCausalLM", "deepseek"},
     {"DeepseekV32ForCausalLM", "deepseek"}, {"KimiK25ForConditionalGeneration", "deepseek"},
     {"GlmMoeDsaForCausalLM", "deepseek"},   {"Glm4MoeForCausalLM", "glm4_moe"},
@@ -207,7 +208,8 @@ ModelConfig parse_model_config(std::string_view config_json, std::string_view so
   }
   c.v_head_dim = opt({"v_head_dim"}, 1, kMaxDim).value_or(c.head_dim);
   c.tie_word_embeddings = get_bool(s, "tie_word_embeddings", src).value_or(c.family == "gemma2" || c.family == "gemma3" || c.family == "gemma4");
-  c.attention_bias = get_bool(s, "attention_bias", tsrc).value_or(c.architecture == "Qwen2ForCausalLM" || c.architecture == "Qwen2MoeForCausalLM");
+  c.attention_bias = get_bool(s, "attention_bias", tsrc).value_or(c.architecture == "Qwen2ForCausalLM" || c.architecture == "Qwen2MoeForCausalLM" ||
+                                                         c.architecture == "Qwen2_5_VLForConditionalGeneration");
   c.mlp_bias = get_bool(s, "mlp_bias", tsrc).value_or(false);
   c.intermediate_size = opt({"intermediate_size_mlp"}, 1, kMaxDim).value_or(0);  // Llama-4 dense layers
   if (c.intermediate_size == 0) c.intermediate_size = opt({"intermediate_size", "ffn_hidden_size", "n_inner"}, 1, kMaxDim).value_or(0);

@@ -21,7 +21,8 @@ void gqa_attention(InventoryBuilder& b, const std::string& p, int i, int64_t hea
   const int64_t H = c.hidden_size;
   bool qkv_bias = c.attention_bias;
   bool o_bias = c.attention_bias && (c.family == "llama" && c.architecture != "Qwen2ForCausalLM" && c.architecture != "Qwen3ForCausalLM" &&
-                                     c.architecture != "Qwen3VLForConditionalGeneration") ;
+                                     c.architecture != "Qwen3VLForConditionalGeneration" &&
+                                     c.architecture != "Qwen2_5_VLForConditionalGeneration");  // Qwen2: o_proj without bias
   if (c.family == "gpt_oss") o_bias = true;
   if (c.family == "phi3") {
     b.linear(p + "self_attn.qkv_proj", (heads + 2 * kv) * hd, H, R::AttnQ, i, -1, qkv_bias);
@@ -601,6 +602,33 @@ void mimo_v2_family(InventoryBuilder& b, bool sink_bias) {
   }
 }
 
+// Qwen2.5-VL vision tower (see parse_qwen2_5_vl_vision in vision.cpp), kept unquantized. The
+// Qwen/Qwen2.5-VL-* checkpoints name it visual.* at the root, next to model.layers.* and lm_head
+// (the module tree of transformers' Qwen2_5_VLForConditionalGeneration as those files were saved).
+void qwen2_5_vl_vision(InventoryBuilder& b) {
+  const auto& v = b.config().vision;
+  const std::string p = "visual.";
+  const int64_t h = v.hidden, in = v.intermediate, m = h * v.spatial_merge_size * v.spatial_merge_size, o = v.out_hidden;
+  b.plain(p + "patch_embed.proj.weight", {h, v.in_channels, v.temporal_patch_size, v.patch_size, v.patch_size}, R::Vision, -1);
+  auto lin = [&](const std::string& n, int64_t out, int64_t inn) {
+    b.plain(n + ".weight", {out, inn}, R::Vision, -1);
+    b.plain(n + ".bias", {out}, R::Vision, -1);
+  };
+  for (int k = 0; k < v.layers; ++k) {
+    const std::string q = fmt::format("{}blocks.{}.", p, k);
+    b.plain(q + "norm1.weight", {h}, R::Vision, -1);
+    b.plain(q + "norm2.weight", {h}, R::Vision, -1);
+    lin(q + "attn.qkv", 3 * h, h);
+    lin(q + "attn.proj", h, h);
+    lin(q + "mlp.gate_proj", in, h);
+    lin(q + "mlp.up_proj", in, h);
+    lin(q + "mlp.down_proj", h, in);
+  }
+  b.plain(p + "merger.ln_q.weight", {h}, R::Vision, -1);
+  lin(p + "merger.mlp.0", m, m);
+  lin(p + "merger.mlp.2", o, m);
+}
+
 // Gemma-4 vision tower + embed_vision projector (see parse_gemma4_vision in vision.cpp), unquantized
 // (the NVFP4 checkpoints exclude model.vision_tower* and model.embed_vision*).
 void gemma4_vision(InventoryBuilder& b) {
@@ -662,6 +690,7 @@ void add_family_tensors(InventoryBuilder& b) {
   if (!c.tie_word_embeddings) b.plain(c.lm_head_name + ".weight", {V, H}, R::LmHead, -1);
   if (c.vision.kind == "qwen3_vl") qwen3_vl_vision(b);
   if (c.vision.kind == "gemma4") gemma4_vision(b);
+  if (c.vision.kind == "qwen2_5_vl") qwen2_5_vl_vision(b);
 }
 
 }  // namespace headroom::model_detail

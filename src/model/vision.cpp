@@ -1,6 +1,10 @@
 // Vision tower facts from vision_config. The Qwen3-VL / Qwen3.5 tower (transformers
-// models/qwen3_vl/modeling_qwen3_vl.py: Qwen3VLVisionModel) is modelled tensor by tensor;
+// models/qwen3_vl/modeling_qwen3_vl.py: Qwen3VLVisionModel) and the Qwen2.5-VL tower
+// (models/qwen2_5_vl/modeling_qwen2_5_vl.py: Qwen2_5_VisionTransformerPretrainedModel; vLLM
+// model_executor/models/qwen2_5_vl.py Qwen2_5_VisionTransformer) are modelled tensor by tensor;
 // other towers are recorded as present, their parameters unknown (the inventory says so).
+#include <fmt/format.h>
+
 #include "headroom/error.h"
 #include "model/model_internal.h"
 
@@ -39,6 +43,45 @@ VisionTower parse_gemma4_vision(const std::vector<const json*>& s, int64_t text_
   v.params = p;
   return v;
 }
+
+// Qwen2.5-VL vision tower (transformers modeling_qwen2_5_vl.py; vLLM qwen2_5_vl.py):
+//   patch_embed.proj      Conv3d(in_channels, hidden, kernel (temporal_patch, patch, patch)), bias=False
+//   blocks.N.norm1/norm2  RMSNorm [hidden] (weight only)
+//   blocks.N.attn.qkv     Linear(hidden, 3 hidden) + bias;  attn.proj Linear(hidden, hidden) + bias
+//   blocks.N.mlp          gated SwiGLU gate_proj/up_proj Linear(hidden, intermediate) + bias,
+//                         down_proj Linear(intermediate, hidden) + bias
+//   merger.ln_q           RMSNorm [hidden];  merger.mlp.0 Linear(m, m) + bias, mlp.2 Linear(m, out_hidden) + bias,
+//                         m = hidden x spatial_merge_size^2
+// No learned position embedding (2-D rotary); window attention (window_size, fullatt_block_indexes)
+// changes no weight. The original configs spell the channels in_chans (newer saves add in_channels).
+VisionTower parse_qwen2_5_vl_vision(const std::vector<const json*>& s, int64_t text_hidden, std::string_view source) {
+  VisionTower v;
+  v.present = true;
+  auto req = [&](std::string_view k, int64_t lo, int64_t hi) {
+    auto x = get_int(s, k, source, lo, hi);
+    if (!x) fail_input(source, k, "missing");
+    return *x;
+  };
+  v.kind = "qwen2_5_vl";
+  v.layers = req("depth", 1, 10'000);
+  v.hidden = req("hidden_size", 1, 1'000'000);
+  v.intermediate = req("intermediate_size", 1, 10'000'000);
+  v.heads = req("num_heads", 1, 100'000);
+  if (v.hidden % v.heads != 0)
+    fail_input(source, "num_heads", fmt::format("{} does not divide hidden_size {}", v.heads, v.hidden));
+  v.head_dim = v.hidden / v.heads;
+  v.in_channels = get_int(s, "in_channels", source, 1, 64).value_or(get_int(s, "in_chans", source, 1, 64).value_or(3));
+  v.patch_size = get_int(s, "patch_size", source, 1, 1024).value_or(14);            // Qwen2_5_VLVisionConfig defaults
+  v.temporal_patch_size = get_int(s, "temporal_patch_size", source, 1, 64).value_or(2);
+  v.spatial_merge_size = get_int(s, "spatial_merge_size", source, 1, 64).value_or(2);
+  v.out_hidden = get_int(s, "out_hidden_size", source, 1, 1'000'000).value_or(text_hidden);
+  const int64_t h = v.hidden, i = v.intermediate, m = h * v.spatial_merge_size * v.spatial_merge_size, o = v.out_hidden;
+  int64_t p = h * v.in_channels * v.temporal_patch_size * v.patch_size * v.patch_size;  // patch_embed conv3d, no bias
+  p += v.layers * (2 * h + (3 * h * h + 3 * h) + (h * h + h) + 2 * (i * h + i) + (h * i + h));  // norms, qkv, proj, gate/up, down
+  p += h + (m * m + m) + (o * m + o);                                                       // merger ln_q, mlp.0, mlp.2
+  v.params = p;
+  return v;
+}
 }  // namespace
 
 VisionTower parse_vision(const json* vc, std::string_view arch, int64_t text_hidden, std::string_view source) {
@@ -50,6 +93,7 @@ VisionTower parse_vision(const json* vc, std::string_view arch, int64_t text_hid
               arch == "Qwen3_5ForConditionalGeneration" || arch == "Qwen3_5MoeForConditionalGeneration";
   std::vector<const json*> s{vc};
   if (arch == "Gemma4ForConditionalGeneration") return parse_gemma4_vision(s, text_hidden, source);
+  if (arch == "Qwen2_5_VLForConditionalGeneration") return parse_qwen2_5_vl_vision(s, text_hidden, source);
   if (!qwen) {
     // Towers not modelled tensor by tensor: only the depth and width SGLang's VLM memory adjustment
     // reads (server_args.py adjust_mem_fraction_for_vlm: num_hidden_layers, hidden_size; Kimi-K2.5's
