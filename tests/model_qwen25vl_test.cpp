@@ -132,3 +132,18 @@ TEST(ModelQwen25VL, MissingVisionFieldIsOneClearError) {
     EXPECT_NE(w.find("missing"), std::string::npos) << w;
   }
 }
+
+// What SGLang's VLM memory adjustment sees (server_args.py adjust_mem_fraction_for_vlm:
+// getattr(vision_config, "num_hidden_layers", 24)): Qwen towers spell their depth "depth"
+// (transformers Qwen2_5_VLVisionConfig / Qwen3VLVisionConfig have no num_hidden_layers), so it
+// reads the default; MoonViT's vt_num_hidden_layers is what Kimi-K2.5's real log shows it read
+// (27 x 1152 in mem_fraction_static=0.8260405859375, tests/data/extra xsgl-005).
+TEST(VisionConfigDepth, WhatSglangsVlmAdjustmentReads) {
+  auto q25 = headroom::load_model("Qwen/Qwen2.5-VL-7B-Instruct");
+  EXPECT_EQ(q25->config.vision.layers, 32);
+  EXPECT_EQ(q25->config.vision.config_num_hidden_layers, 0);
+  auto q3 = headroom::load_model("Qwen/Qwen3-VL-8B-Instruct");
+  EXPECT_EQ(q3->config.vision.layers, 27);
+  EXPECT_EQ(q3->config.vision.config_num_hidden_layers, 0);
+  EXPECT_EQ(headroom::load_model("moonshotai/Kimi-K2.5")->config.vision.config_num_hidden_layers, 27);
+}

@@ -54,6 +54,11 @@ struct VisionTower {
   bool present = false;
   int64_t params = 0;    // parameter count of the vision tower + projector, from its config
   int64_t layers = 0, hidden = 0, intermediate = 0;
+  // What vision_config.num_hidden_layers holds (vt_num_hidden_layers for MoonViT), 0 when the file has
+  // no such key: the depth SGLang's VLM memory adjustment reads with getattr(..., 24). Qwen2.5-VL /
+  // Qwen3-VL / Qwen3.5 towers spell their depth "depth" (transformers Qwen2_5_VLVisionConfig,
+  // Qwen3VLVisionConfig), so SGLang counts them as 24 layers whatever `layers` says.
+  int64_t config_num_hidden_layers = 0;
   // Added by the model reader: the Qwen3-VL / Qwen3.5 vision layout the inventory spells out.
   std::string kind;  // "qwen3_vl" / "qwen2_5_vl" / "gemma4" when modelled tensor by tensor; empty when only present
   int64_t in_channels = 3, patch_size = 0, temporal_patch_size = 0, spatial_merge_size = 0;

@@ -84,7 +84,7 @@ VisionTower parse_qwen2_5_vl_vision(const std::vector<const json*>& s, int64_t t
 }
 }  // namespace
 
-VisionTower parse_vision(const json* vc, std::string_view arch, int64_t text_hidden, std::string_view source) {
+static VisionTower parse_tower(const json* vc, std::string_view arch, int64_t text_hidden, std::string_view source) {
   VisionTower v;
   if (!vc) return v;
   if (!vc->is_object()) fail_input(source, "vision_config", "must be an object");
@@ -138,6 +138,17 @@ VisionTower parse_vision(const json* vc, std::string_view arch, int64_t text_hid
   p += 2 * h + (m * m + m) + (o * m + o);                                                  // merger (norm on h)
   p += v.deepstack_mergers * (2 * m + (m * m + m) + (o * m + o));                          // deepstack mergers (norm on m)
   v.params = p;
+  return v;
+}
+
+VisionTower parse_vision(const json* vc, std::string_view arch, int64_t text_hidden, std::string_view source) {
+  VisionTower v = parse_tower(vc, arch, text_hidden, source);
+  if (v.present)
+    for (const char* k : {"num_hidden_layers", "vt_num_hidden_layers"})
+      if (auto x = get_int({vc}, k, source, 1, 10'000)) {
+        v.config_num_hidden_layers = *x;
+        break;
+      }
   return v;
 }
 

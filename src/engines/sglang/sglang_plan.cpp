@@ -199,7 +199,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   din.chunked_prefill_size = chunked;
   din.max_prefill_tokens = max_prefill;
   din.cuda_graph_max_bs = max_bs;
-  din.vit_layers = c.vision.layers;
+  din.vit_layers = c.vision.config_num_hidden_layers;  // 0: SGLang's getattr default (24)
   din.vit_hidden = c.vision.hidden;
   double reserve_mib = 0;
   const double f_default = default_mem_fraction_static(era.era, din, &reserve_mib);
