@@ -68,6 +68,10 @@ TEST(DoctorCorpus, StageAndFixDirection) {
     std::cout << file << ": doctor stage " << st.dump() << ", named " << j["doctor_stage_decided"].dump() << ", fix direction "
               << j["doctor_fix_direction"].dump() << "\n";
     if (std::string(file) == "/corpus/vllm.jsonl") EXPECT_GE(j["doctor_fix_direction"]["agreement"].get<double>(), 0.9);
+    // The guesses are counted apart: vllm-068, -029, -094 and sglang-033; every stage the log or
+    // its figures placed is right.
+    EXPECT_EQ(j["doctor_stage_guessed"].get<int>(), std::string(file) == "/corpus/vllm.jsonl" ? 3 : 1) << file;
+    EXPECT_EQ(j["doctor_stage_decided"]["agreement"].get<double>(), 1.0) << file;
     for (const auto& r : j["per_case"]) {
       if (!r.contains("doctor") || r["doctor"].contains("error")) continue;
       const std::string id = r["id"];
@@ -83,7 +87,10 @@ TEST(DoctorCorpus, StageAndFixDirection) {
       // (gpu_worker.py determine_available_memory), then "EngineCore failed to start.".
       if (id == "vllm-067") EXPECT_EQ(r["doctor"]["stage"], "kv_pool");
       // vllm-068: a lone OOM report, no model: weights, a guess.
-      if (id == "vllm-068") EXPECT_EQ(r["doctor"]["stage"], "weights");
+      if (id == "vllm-068") {
+        EXPECT_EQ(r["doctor"]["stage"], "weights");
+        EXPECT_EQ(r["doctor"]["stage_basis"], "guess");
+      }
     }
   }
 }

@@ -86,10 +86,12 @@ int verb_validate(const Args& args, std::ostream& out, std::ostream& err) {
   }
   for (const char* m : {"outcome", "kv_tokens_given_memory", "doctor_stage", "doctor_stage_decided", "doctor_fix_direction"}) {
     const auto& x = j[m];
-    out << fmt::format("{:<26} {:>4}  agreement {:.1f}%{}\n", m, x["n"].get<int>(), 100.0 * x["agreement"].get<double>(),
-                       std::string(m) == "doctor_stage" ? fmt::format("  ({} stage unknown: the log does not place the failure)",
-                                                                      j["doctor_stage_unknown"].get<int>())
-                                                        : "");
+    const int n = x["n"].get<int>();
+    out << fmt::format("{:<26} {:>4}  agreement {}{}\n", m, n, n ? fmt::format("{:.1f}%", 100.0 * x["agreement"].get<double>()) : "-",
+                       std::string(m) == "doctor_stage"
+                           ? fmt::format("  ({} of them guessed: nothing in the log places the failure)", j["doctor_stage_guessed"].get<int>())
+                       : std::string(m) == "doctor_stage_decided" ? "  (placed by the log or its figures)"
+                                                                  : "");
   }
   return kExitOk;
 }

@@ -170,7 +170,7 @@ J validate_corpus(const std::string& path) {
   // tokens at the printed KV GiB figure).
   Metric given_err;
   Agreement outcome, given_memory, doctor_stage, doctor_fix, doctor_decided;
-  int doctor_unknown = 0;
+  int doctor_guessed = 0;
   J rows = J::array();
   int cases = 0, covered = 0;
   std::string line;
@@ -389,14 +389,15 @@ J validate_corpus(const std::string& path) {
         Diagnosis dx = diagnose(scan, Args::parse(hints));
         ++doctor_stage.n;
         if (dx.stage == want_stage) ++doctor_stage.agree;
-        // "unknown": the log does not place the failure (a miss above); the stages the doctor
-        // did name are scored apart, so that abstaining and naming the wrong stage can be told apart.
-        if (dx.stage == "unknown") ++doctor_unknown;
+        // A stage the doctor guessed (stage_basis "guess": nothing in the log places the failure)
+        // counts above; the stages the log or its figures placed are also scored apart, so that a
+        // lucky guess and evidence can be told apart.
+        if (dx.stage_basis == "guess") ++doctor_guessed;
         else {
           ++doctor_decided.n;
           if (dx.stage == want_stage) ++doctor_decided.agree;
         }
-        row["doctor"] = J{{"stage", dx.stage}, {"want_stage", want_stage}, {"cause", dx.cause}};
+        row["doctor"] = J{{"stage", dx.stage}, {"stage_basis", dx.stage_basis}, {"want_stage", want_stage}, {"cause", dx.cause}};
         J fx = J::array();
         for (const auto& f : dx.fixes) fx.push_back(f.flag + "=" + f.value);
         row["doctor"]["fixes"] = std::move(fx);
@@ -441,7 +442,7 @@ J validate_corpus(const std::string& path) {
            {"kv_tokens_given_memory_err", given_err.json()},
            {"doctor_stage", doctor_stage.json()},
            {"doctor_stage_decided", doctor_decided.json()},
-           {"doctor_stage_unknown", doctor_unknown},
+           {"doctor_stage_guessed", doctor_guessed},
            {"doctor_fix_direction", doctor_fix.json()},
            {"per_case", std::move(rows)}};
 }
