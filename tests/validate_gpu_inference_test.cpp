@@ -18,7 +18,7 @@ std::string write_corpus(const std::string& name, const std::string& lines) {
   return path;
 }
 
-// Corpus case sglang-001 (sglang#11591 family, 2025-10-16, Llama-3.3-70B TP8): the log's
+// Corpus case sglang-001 (sgl-project/sglang PR #11716, 2025-10-16, Llama-3.3-70B TP8): the log's
 // "Load weight begin. avail mem=137.34 GB" fits only the 139.81 GiB H200 (2.47 GiB for context +
 // NCCL); the pool it then logs is "#tokens: 2795207".
 TEST(ValidateGpuInference, SglangFreeMemoryAtStartNamesTheGpu) {

@@ -14,13 +14,14 @@
 #include "model/model_internal.h"
 
 namespace headroom::model_detail {
-namespace {
 
 std::string lower(std::string_view s) {
   std::string o(s);
   for (char& ch : o) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   return o;
 }
+
+namespace {
 
 std::string_view last_component(std::string_view s) {
   while (!s.empty() && s.back() == '/') s.remove_suffix(1);

@@ -26,12 +26,6 @@ namespace {
 
 using namespace model_detail;
 
-std::string lower(std::string_view s) {
-  std::string o(s);
-  for (char& ch : o) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return o;
-}
-
 void add_guess_notes(Model& m) {
   const auto& c = m.config;
   if (c.vision.present && c.vision.kind.empty())

@@ -52,6 +52,8 @@ SafetensorsHeader read_safetensors_file(const std::string& path);
 // Reads a whole small text file (config.json, index.json), capped at max_bytes.
 std::string read_text_file(const std::string& path, int64_t max_bytes = 64 * 1000 * 1000);
 
+// ASCII lower case (catalog ids are matched case-insensitively).
+std::string lower(std::string_view s);
 // Catalog (catalog_lookup.cpp): lower-case id -> id of every embedded data/models/<org>/<name>/.
 const std::map<std::string, std::string>& catalog_index();
 // The catalog entry that answers `spec`: the id itself, a renamed twin, or a stand-in (same name

@@ -11,6 +11,14 @@
 namespace headroom::model_detail {
 
 namespace {
+
+// A vision_config integer the tower layout cannot do without: one error line when absent.
+int64_t required_int(const std::vector<const json*>& s, std::string_view k, std::string_view source, int64_t lo, int64_t hi) {
+  auto x = get_int(s, k, source, lo, hi);
+  if (!x) fail_input(source, k, "missing");
+  return *x;
+}
+
 // Gemma-4 vision tower (transformers models/gemma4/modeling_gemma4.py: Gemma4VisionModel =
 // Gemma4VisionPatchEmbedder (input_proj [H, 3 p^2], position_embedding_table [2, P, H]) + encoder layers
 // (q/k/v/o Gemma4ClippableLinear without bias, q_norm/k_norm [head_dim], four RMSNorms [H], gated MLP)
@@ -19,11 +27,7 @@ namespace {
 VisionTower parse_gemma4_vision(const std::vector<const json*>& s, int64_t text_hidden, std::string_view source) {
   VisionTower v;
   v.present = true;
-  auto req = [&](std::string_view k, int64_t lo, int64_t hi) {
-    auto x = get_int(s, k, source, lo, hi);
-    if (!x) fail_input(source, k, "missing");
-    return *x;
-  };
+  auto req = [&](std::string_view k, int64_t lo, int64_t hi) { return required_int(s, k, source, lo, hi); };
   v.kind = "gemma4";
   v.layers = req("num_hidden_layers", 1, 10'000);
   v.hidden = req("hidden_size", 1, 1'000'000);
@@ -57,11 +61,7 @@ VisionTower parse_gemma4_vision(const std::vector<const json*>& s, int64_t text_
 VisionTower parse_qwen2_5_vl_vision(const std::vector<const json*>& s, int64_t text_hidden, std::string_view source) {
   VisionTower v;
   v.present = true;
-  auto req = [&](std::string_view k, int64_t lo, int64_t hi) {
-    auto x = get_int(s, k, source, lo, hi);
-    if (!x) fail_input(source, k, "missing");
-    return *x;
-  };
+  auto req = [&](std::string_view k, int64_t lo, int64_t hi) { return required_int(s, k, source, lo, hi); };
   v.kind = "qwen2_5_vl";
   v.layers = req("depth", 1, 10'000);
   v.hidden = req("hidden_size", 1, 1'000'000);
@@ -111,11 +111,7 @@ static VisionTower parse_tower(const json* vc, std::string_view arch, int64_t te
       }
     return v;
   }
-  auto req = [&](std::string_view k, int64_t lo, int64_t hi) {
-    auto x = get_int(s, k, source, lo, hi);
-    if (!x) fail_input(source, k, "missing");
-    return *x;
-  };
+  auto req = [&](std::string_view k, int64_t lo, int64_t hi) { return required_int(s, k, source, lo, hi); };
   v.kind = "qwen3_vl";
   v.layers = req("depth", 1, 10'000);
   v.hidden = req("hidden_size", 1, 1'000'000);

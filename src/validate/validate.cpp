@@ -136,9 +136,9 @@ int direction(const std::string& from, const std::string& to) {
 
 // A GPU the case does not name, from the first free-memory figure its log prints (SGLang "Load
 // weight begin. avail mem=X GB", vLLM "Initial free memory X GiB"): the catalog GPUs whose
-// capacity is 0.3 to 6 GiB above it (what the CUDA context and NCCL / custom all-reduce buffers
-// take before that line: SGLang prints "Init torch distributed ends. mem usage=1.96 GB" at TP8 on
-// H200). Inferred only when every candidate has the same architecture and capacities within 1 %,
+// capacity is 0.3 to 6 GiB above it (GUESS bracket for what the CUDA context and NCCL / custom
+// all-reduce buffers take before that line: 0.61 GiB context measured on H200, SGLang prints "Init
+// torch distributed ends. mem usage=1.96 GB" at TP8 on H200). Inferred only when every candidate has the same architecture and capacities within 1 %,
 // so the forecast does not depend on which one it was.
 const GpuSpec* gpu_from_free_memory(double free_gib) {
   const GpuSpec* pick = nullptr;
