@@ -73,13 +73,17 @@ int64_t estimation_tokens(const Settings& s, int64_t free_now, int64_t bpt) {
   int64_t blocks = 0;
   for (int64_t left = s.max_num_tokens; left > 0; left -= per) blocks += (std::min(per, left) + 1 + tpb - 1) / tpb;
   if (s.attention_dp && s.tp > 1) blocks = (blocks + s.tp - 1) / s.tp;  // ADP: each rank holds its share
-  if (s.era.log_2026) {
-    // 2026 source (NVIDIA/TensorRT-LLM@0004396 _util.py): at least one max_seq_len sequence plus
-    // the CUDA-graph warm-up batch, and at least max_batch_size blocks. GUESS: that these terms
-    // arrive with 1.2 - the 1.1.0rc3 log above allocated only the dummy request's 257 blocks
-    // (8,224 tokens) with max_seq_len 131,072.
+  if (s.era.estimation_floor) {
+    // 2026 source (NVIDIA/TensorRT-LLM _util.py _get_token_num_for_estimation, @0004396 and later
+    // copies): at least one max_seq_len sequence plus the CUDA-graph warm-up batch
+    // (ceil((max_seq_len + 1) / tpb) + min(max_batch_size, max CUDA-graph batch) - 1, the graph
+    // batch 0 when graphs are off), and at least max_batch_size blocks. GUESS: that these terms
+    // arrive with 1.3 - the 1.1.0rc3 log above and the 1.2.0rc2 log of tests/data/extra xtrt-011
+    // allocated only the dummy request's 257 blocks (8,224 tokens; max_seq_len 131,072 and 9,193).
+    // (Some 2025 copies also count one more generated token per request with the overlap
+    // scheduler; with the default 8,192-token requests and 32-token blocks it changes nothing.)
     int64_t graph_bs = s.cuda_graphs ? std::min(s.max_batch_size, s.cuda_graph_max_batch_size) : 0;
-    blocks = std::max(blocks, (s.max_seq_len + 1 + tpb - 1) / tpb + std::max<int64_t>(0, graph_bs - 1));
+    blocks = std::max(blocks, (s.max_seq_len + 1 + tpb - 1) / tpb + graph_bs - 1);
     blocks = std::max(blocks, s.max_batch_size);
   }
   int64_t tokens = blocks * tpb * std::max<int64_t>(1, s.max_beam_width);

@@ -102,6 +102,15 @@ void prepare(Prepared& P, const Deployment& d) {
       t.act = vllm::activation_peak(act_era, c, par, s.max_num_tokens, reqs, w.pp_rank == s.pp - 1, layers);
       t.other = vllm::non_torch_increase(s.tp * s.pp);
       t.graphs = P.graph_sizes.empty() ? vllm::Estimate{} : vllm::cuda_graph_memory(c, layers, linear, static_cast<int64_t>(P.graph_sizes.size()), 0, s.tp);
+      if (s.backend == "trt" && s.era.trt_lazy_context) {
+        // Before 0.9 the TensorRT engine's execution context and the runtime buffers took nothing
+        // before the KV pool was sized: the 0.8.0 log prints "IExecutionContext creation: ... GPU
+        // +0" and then "Allocate 7952400384 bytes for k/v cache" = 0.9 x (23.56 GiB - 15,316 MiB
+        // engine - ~0.37 GiB context) on an RTX 3090 (tests/data/extra xtrt-015), although the
+        // build logged 1.69 GiB of activation memory. GUESS (era boundary): 0.9.
+        t.act = vllm::Estimate{0, 0, 0, "TensorRT execution context: none before the KV pool is sized (GptSession, TensorRT-LLM < 0.9)"};
+        t.other = vllm::Estimate{0, 0, 0, "runtime buffers + decoder: none before the KV pool is sized (TensorRT-LLM < 0.9)"};
+      }
     }
     for (int sc = 0; sc < 3; ++sc)
       t.peak[sc] = pick(t.ctx, sc) + t.weights + pick(t.act, sc) + pick(t.other, sc) + pick(t.graphs, sc) + t.state;
@@ -172,7 +181,7 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
           sim.alloc_estimated(fmt::format("CUDA graphs ({} batch sizes)", graph_sizes.size()), t.graphs.central, t.graphs.low, t.graphs.high);
         sim.alloc_estimated(fmt::format("profiling activations ({} dummy context tokens)", s.max_num_tokens), t.act.central, t.act.low, t.act.high);
         sim.release("profiling activations freed", t.act.central);
-      } else {
+      } else if (!s.era.trt_lazy_context) {
         sim.alloc_estimated("execution context memory (TensorRT engine activations)", t.act.central, t.act.low, t.act.high);
         sim.alloc_estimated("runtime buffers + decoder", t.other.central, t.other.low, t.other.high);
       }
@@ -215,6 +224,16 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
                       fmt::format("RuntimeError: attention window {} does not fit in the KV cache ({} tokens) and "
                                   "--fail_fast_on_attention_window_too_large is set (headroom's words; the exit is TensorRT-LLM's)",
                                   seq, tokens)};
+  // The pre-0.9 runtimes refused instead (NVIDIA/TensorRT-LLM#542 and tensorrtllm_backend#168,
+  // 2023: "[TensorRT-LLM][ERROR] maxTokensInPagedKvCache must be large enough to process at least 1
+  // sequence to completion (i.e. must be larger than beam_width * tokensPerBlock *
+  // maxBlocksPerSeq)"). GUESS: the same < 0.9 boundary as trt_lazy_context.
+  const int64_t one_seq = (seq + s.tokens_per_block - 1) / s.tokens_per_block * s.tokens_per_block * s.max_beam_width;
+  if (!oom && !refusal && !pytorch && s.era.trt_lazy_context && tokens < one_seq)
+    refusal = Failure{"kv_pool", 0, one_seq * t0.bpt, tokens * t0.bpt,
+                      fmt::format("[TensorRT-LLM][ERROR] maxTokensInPagedKvCache must be large enough to process at least 1 sequence to completion "
+                                  "(i.e. must be larger than beam_width * tokensPerBlock * maxBlocksPerSeq) ({} tokens in the pool, {} needed)",
+                                  tokens, one_seq)};
   if (!oom && !refusal && tokens < seq) seq = tokens;
   // Logs (rank 0), only with detail: tune and fit never read them. Texts checked against
   // _util.py / resource_manager.py (NVIDIA/TensorRT-LLM 2025 copies and @0004396, 2026) and the
@@ -240,6 +259,21 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
         f.log.push_back(fmt::format("Adjusted max_seq_len to {}", pool_tokens));
         seq_out = pool_tokens;
       }
+      // The C++ manager's per-window summary (kvCacheManager.cpp): from 1.2 with the pool and the
+      // sequence length, as the 1.2.0rc2 and 1.3.0rc7 logs print it (tests/data/extra xtrt-011,
+      // xtrt-010: "Max KV cache blocks per sequence: 288 [window size=8224], tokens per block=32,
+      // primary blocks=257, secondary blocks=0, max sequence length=9193" for the estimation pool,
+      // whose max_seq_len is not yet shrunk); in 0.20 the shorter "pages" form (TensorRT-LLM#6294:
+      // "Max KV cache pages per sequence: 5 [window size=157]"). 1.0-1.1 print neither at info level
+      // (the 1.1.0rc3 log); GUESS for 0.21 / 1.0, taken as 0.20 / 1.1.
+      const int64_t tpb = s.tokens_per_block;
+      const int64_t window = std::min(seq_in, pool_tokens);
+      if (s.era.version >= 10200)
+        f.log.push_back(fmt::format("[TensorRT-LLM][INFO] Max KV cache blocks per sequence: {} [window size={}], tokens per block={}, primary blocks={}, "
+                                    "secondary blocks=0, max sequence length={}",
+                                    (seq_in + tpb - 1) / tpb, window, tpb, pool_tokens / tpb, seq_in));
+      else if (pytorch && s.era.version >= 2000 && s.era.version < 10000)
+        f.log.push_back(fmt::format("[TensorRT-LLM][INFO] Max KV cache pages per sequence: {} [window size={}]", (window + tpb - 1) / tpb, window));
       f.log.push_back(fmt::format("[TensorRT-LLM][INFO] Number of tokens per block: {}.", s.tokens_per_block));
       f.log.push_back(fmt::format("[TensorRT-LLM][INFO] [MemUsageChange] Allocated {} GiB for max tokens in paged KV cache ({}).", g2(pool_tokens * t0.bpt),
                                   pool_tokens));
@@ -282,6 +316,17 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
         if (s.max_gpu_total_bytes > 0)
           f.log.push_back(fmt::format("max_gpu_total_bytes={} GiB is provided. New max memory is {} GiB", g2(s.max_gpu_total_bytes), g2(t0.budget[0])));
         f.log.push_back(fmt::format("Estimated max memory in KV cache : {} GiB", g2(t0.budget[0])));
+      } else if (s.era.trt_lazy_context) {
+        // GptSession (< 0.9) prints the pool in bytes and tokens, nothing else (the 0.8.0 log of
+        // tests/data/extra xtrt-015: "Allocate 7952400384 bytes for k/v cache. " then "Using 60672
+        // tokens in paged KV cache." = 474 blocks x 128 x 131,072 B).
+        if (!refusal && !oom) {
+          f.log.push_back(fmt::format("[TensorRT-LLM][INFO] Allocate {} bytes for k/v cache. ", tokens * t0.bpt));
+          f.log.push_back(fmt::format("[TensorRT-LLM][INFO] Using {} tokens in paged KV cache.", tokens));
+          int64_t seq_log = std::min(seq_given, tokens);
+          if (seq_log < seq_given)
+            f.notes.push_back(fmt::format("TensorRT-LLM shrinks max_seq_len from {} to {} (one sequence does not fit); it does not refuse", seq_given, seq_log));
+        }
       } else {
         f.log.push_back(fmt::format("[TensorRT-LLM][INFO] Memory usage when calculating max tokens in paged kv cache: total: {} GiB, available: {} GiB", g2(T),
                                     g2(T - peak0)));
@@ -292,7 +337,7 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
           f.log.push_back("[TensorRT-LLM][INFO] Number of blocks in KV cache secondary pool: 0, onboard blocks to primary memory before reuse: true");
         }
       }
-      if (!refusal && !oom) {
+      if (!refusal && !oom && !(!pytorch && s.era.trt_lazy_context)) {
         int64_t seq_log = manager_lines(t0.budget[0] / std::max<int64_t>(1, t0.bpt), tokens, seq_given);
         if (seq_log < seq_given)
           f.notes.push_back(fmt::format("TensorRT-LLM shrinks max_seq_len from {} to {} (one sequence does not fit); it does not refuse", seq_given, seq_log));
@@ -320,8 +365,13 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
     f.notes.push_back(fmt::format("KV budget = (total - profiled peak) x free_gpu_memory_fraction {} ({}), min over ranks; {} B per token per rank",
                                   s.fraction, s.fraction_given ? "given" : "default", t0.bpt));
     f.notes.push_back("ESTIMATED: " + t0.ctx.basis);
-    f.notes.push_back("ESTIMATED: " + t0.act.basis + " (vLLM profile-run model reused for TensorRT-LLM's dummy context requests)");
-    f.notes.push_back("ESTIMATED: " + t0.other.basis);
+    if (!pytorch && s.era.trt_lazy_context) {
+      f.notes.push_back("GUESS: before TensorRT-LLM 0.9 the engine's execution context and the runtime buffers take memory only after the KV pool is "
+                        "sized (0.8.0 log: 'IExecutionContext creation: ... GPU +0'); they are not in the budget nor in this timeline");
+    } else {
+      f.notes.push_back("ESTIMATED: " + t0.act.basis + " (vLLM profile-run model reused for TensorRT-LLM's dummy context requests)");
+      f.notes.push_back("ESTIMATED: " + t0.other.basis);
+    }
     if (t0.graphs.central > 0) f.notes.push_back("ESTIMATED: " + t0.graphs.basis);
     if (c.sliding_window > 0) f.notes.push_back("sliding-window layers planned with full-length KV (no max_attention_window given)");
   }

@@ -19,6 +19,17 @@ struct Era {
   int version = 0;          // major*10000 + minor*100 + patch (1.2.0 -> 10200)
   bool pytorch_default = true;  // >= 1.0: the PyTorch backend is trtllm-serve's default
   bool log_2026 = true;     // "kv size per token is ..." form of the peak-memory line (>= 1.2)
+  // The estimation run's KV floor of one max_seq_len sequence + the CUDA-graph warm-up batch and
+  // of max_batch_size blocks (_util.py _get_token_num_for_estimation, 2026 copy). GUESS >= 1.3:
+  // absent in the 1.2.0rc2 log (257 blocks for max_seq_len 9193), present by 1.3.0rc0.
+  bool estimation_floor = true;
+  // tokens_per_block when none is given: 128 before 0.10, 64 in 0.10-0.18, 32 from 0.19
+  // (trtllm_settings.cpp era_for_version has the sources).
+  int64_t default_tokens_per_block = 32;
+  // TensorRT engines before 0.9: the execution context took no memory before the KV pool was
+  // sized (GptSession; 0.8.0 log "IExecutionContext creation: ... GPU +0"), so the budget is
+  // (total - context - engine) x fraction. GUESS: 0.9 is the first release sizing after it.
+  bool trt_lazy_context = false;
   std::string label, reason;
 };
 Era era_for_version(const std::string& version);
@@ -30,7 +41,7 @@ struct Settings {
   bool fraction_given = false;
   std::optional<int64_t> max_tokens;        // KvCacheConfig.max_tokens
   int64_t max_gpu_total_bytes = 0;          // KvCacheConfig.max_gpu_total_bytes (0 = unset)
-  int64_t tokens_per_block = 32;
+  int64_t tokens_per_block = 32;            // KvCacheConfig.tokens_per_block (Era default when not given)
   int64_t max_batch_size = 2048, max_num_tokens = 8192, max_seq_len = 0, max_beam_width = 1;
   std::string kv_dtype = "auto";            // resolved: "bfloat16" | "float16" | "fp8" | "nvfp4"
   double kv_elem_bytes = 2;

@@ -96,7 +96,7 @@ Era era_for_version(const std::string& version) {
   Era e;
   int a = 1, b = 2, c = 0;
   if (version.empty() || version == "latest" || version == "main") {
-    e.version = 10200;
+    e.version = 10300;  // the newest release seen in a log (1.3.0rc7, 2026-03; tests/data/extra xtrt-010)
     e.reason = "newest known rules (no version given)";
   } else if (std::sscanf(version.c_str(), "%d.%d.%d", &a, &b, &c) >= 2 && a >= 0 && a < 10 && b >= 0 && b < 100) {
     e.version = a * 10000 + b * 100 + (c >= 0 && c < 100 ? c : 0);
@@ -106,6 +106,18 @@ Era era_for_version(const std::string& version) {
   }
   e.pytorch_default = e.version >= 10000;
   e.log_2026 = e.version >= 10200;
+  e.estimation_floor = e.version >= 10300;
+  // tokens_per_block default. trtllm-build's PluginConfig default was 128 through 0.9 (build logs
+  // "Set tokens_per_block to 128" of 0.8.0 and 0.10.0.dev2024050700); the 2024-05-14 development
+  // update (NVIDIA/TensorRT-LLM discussion #1599, released as 0.10) made it 64
+  // (tensorrt_llm/plugin/plugin.py PluginConfig._tokens_per_block = field(default=64); runtime logs
+  // "Number of tokens per block: 64" of 0.12.0.dev, 0.13.0.dev (#2268: 631 blocks x 64 x 524,288 B
+  // = 0.9 x 21.89 GiB) and the 2025-02-14 LLM-API log); 32 from 0.19 (llmapi/llm_args.py
+  // KvCacheConfig.tokens_per_block Field(default=32); 0.19.0 engine and 0.20.0 PyTorch logs print
+  // 32; ai-dynamo PR #642, 2025-04-11: "32 ... the same default value as TRTLLM worker pytorch
+  // backend"). GUESS: the switches land in 0.10 and 0.19, the first releases with a log showing them.
+  e.default_tokens_per_block = e.version < 1000 ? 128 : e.version < 1900 ? 64 : 32;
+  e.trt_lazy_context = e.version < 900;
   e.label = fmt::format("TensorRT-LLM {}.{}.{} rules ({} backend by default)", e.version / 10000, (e.version / 100) % 100, e.version % 100,
                         e.pytorch_default ? "PyTorch" : "TensorRT engine / C++ runtime");
   return e;
@@ -159,6 +171,7 @@ Settings resolve_settings(const Deployment& d) {
   s.fraction_given = budget.given;
   if (auto v = get("--max_tokens")) s.max_tokens = int_opt("--max_tokens", *v, 1);
   if (auto v = get("--max_gpu_total_bytes")) s.max_gpu_total_bytes = parse_bytes(*v, "trtllm-serve", "--max_gpu_total_bytes");
+  s.tokens_per_block = s.era.default_tokens_per_block;
   if (auto v = get("--tokens_per_block")) {
     s.tokens_per_block = int_opt("--tokens_per_block", *v, 1);
     if (s.tokens_per_block & (s.tokens_per_block - 1))
