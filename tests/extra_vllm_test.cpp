@@ -20,10 +20,21 @@ const nlohmann::ordered_json& extra() {
 }  // namespace
 
 TEST(ExtraVllm, CoversTheCasesWithAKnownGpu) {
-  // 18 cases; not covered: xvllm-005 (Jetson AGX Thor, not in the GPU catalog), xvllm-009 (GPU not
-  // named) and xvllm-011 (DeepSeek-V4-Flash before 0.24: its per-group KV layout is not modelled).
+  // 18 cases; not covered: xvllm-005 (Jetson AGX Thor, not in the GPU catalog) and xvllm-009 (GPU
+  // not named). xvllm-011 (DeepSeek-V4-Flash on v0.22) is covered since its per-tuple KV layout is
+  // modelled (vllm_kv_dsv4_legacy.cpp).
   EXPECT_EQ(extra()["cases"].get<int>(), 18);
-  EXPECT_EQ(extra()["covered"].get<int>(), 15);
+  EXPECT_EQ(extra()["covered"].get<int>(), 16);
+}
+
+TEST(ExtraVllm, EstimatedMaxModelLenGivenTheLoggedMemory) {
+  // xvllm-011 (vllm#44376, v0.22): the logged 5.44 GiB replayed through --kv-cache-memory-bytes
+  // gives vLLM's refusal with "the estimated maximum model length is 13524" against the logged
+  // 13528 (0.03%): 5.44 GiB exactly is 5,553 pages of 22 x 47,808 B, one short of 13,528's 5,554
+  // (the printed figure is rounded; see vllm_dsv4_legacy_test.cpp).
+  const auto& m = extra()["max_model_len_given_memory"];
+  EXPECT_EQ(m["n"].get<int>(), 1);
+  EXPECT_LE(m["median_abs_pct_err"].get<double>(), 0.05);
 }
 
 TEST(ExtraVllm, KvTokensGivenTheLoggedMemoryAreExact) {
@@ -53,12 +64,20 @@ TEST(ExtraVllm, ForecastErrorsStayWhereTheyAre) {
   // weights ("Model loading took" / "Loading model weights took"): 13 cases, median 0.09%.
   EXPECT_EQ(extra()["weights_gib"]["n"].get<int>(), 13);
   EXPECT_LE(extra()["weights_gib"]["median_abs_pct_err"].get<double>(), 0.1);
-  // graph ("Graph capturing finished ... took"): 7 cases, median 38.94%. The 0.19.x logs are the
-  // misses: Qwen3-8B 2.44 GiB on an A100-40GB and Qwen2.5-72B TP4 2.62 GiB on L40S against
-  // 0.59 / 1.29 forecast by the flat per-(graph x layer) cost fitted on 0.10-0.31 logs.
+  // graph ("Graph capturing finished ... took"): 7 cases, median 38.94%, p90 97.01%. The 0.19.x
+  // logs are the misses: Qwen3-8B 2.44 GiB on an A100-40GB and Qwen2.5-72B TP4 2.62 GiB on four
+  // PCIe L40S against 0.59 / 1.29 forecast by the flat 0.19 MiB per (graph x layer). Not an era
+  // effect: other 0.19.1 and 0.22 logs (tests/vllm_graph_era_test.cpp; Qwen3-0.6B on an A100-40GB
+  // 0.46 GiB, Qwen2.5-7B on an L40S 0.31 GiB) keep the flat cost, and vLLM's own estimator agreed
+  // with both misses (2.35 / 2.73 GiB), so their extra is per graph; its cause is not found
+  // (vllm_estimates.cpp cuda_graph_memory) and nothing in the deployment tells those hosts apart.
   EXPECT_EQ(extra()["graph_gib"]["n"].get<int>(), 7);
   EXPECT_LE(extra()["graph_gib"]["median_abs_pct_err"].get<double>(), 39.0);
-  // outcome: 13 of 14 agree (other_error cases are not scored); vllm#17469's oom_graph is the miss.
-  EXPECT_EQ(extra()["outcome"]["n"].get<int>(), 14);
-  EXPECT_GE(extra()["outcome"]["agreement"].get<double>(), 0.92);
+  EXPECT_LE(extra()["graph_gib"]["p90_abs_pct_err"].get<double>(), 97.1);
+  // outcome: 13 of 15 agree (other_error cases are not scored). The misses: vllm#17469's oom_graph,
+  // and xvllm-011 (DeepSeek-V4-Flash TP2 on GH200, v0.22), forecast to start with 13.02 GiB of KV
+  // where the log has 5.44 GiB and a refusal: V4's own profile-run memory is not estimated (the
+  // same shortfall as corpus vllm-035, see vllm_plan.cpp); its KV layout given the memory is exact.
+  EXPECT_EQ(extra()["outcome"]["n"].get<int>(), 15);
+  EXPECT_GE(extra()["outcome"]["agreement"].get<double>(), 0.86);
 }

@@ -450,9 +450,9 @@ TEST(VllmKvDsv4, RefusalsAsVllm) {
     EXPECT_EQ(e.field(), "--model");
     EXPECT_NE(e.problem().find("got auto"), std::string::npos);
   }
-  // Before 0.24 (the packed per-block layout) the layout is not modelled.
+  // vLLM before 0.20 has no DeepSeek-V4 (0.20-0.23 layouts: vllm_dsv4_legacy_test.cpp).
   auto specs = layer_specs(dsv4_flash(), Parallel{}, v4_fp8(), 0);
-  EXPECT_THROW(kv_layout(specs, 256, true, era_for_version("0.22.0")), InputError);
+  EXPECT_THROW(kv_layout(specs, 256, true, era_for_version("0.19.1")), InputError);
   // A block size the HCA ratio does not divide.
   EXPECT_THROW(kv_layout(specs, 64, true, era_for_version("0.26.0")), InputError);
 }

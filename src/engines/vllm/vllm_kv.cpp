@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "engines/vllm/vllm_kv.h"
+#include "engines/vllm/vllm_kv_dsv4_legacy.h"
 #include "engines/vllm/vllm_rules.h"
 #include "engines/vllm/vllm_settings.h"
 #include "headroom/error.h"
@@ -86,7 +87,8 @@ std::pair<int, int> pp_indices(int num_layers, int pp, int pp_rank) {
 
 namespace {
 // DeepSeek-V4 (vllm/models/deepseek_v4: deepseek_v4_attention.py, deepseek_compressor.py,
-// backends/mla/sparse_swa.py; checked against the 2026 sources of vLLM 0.24..0.29). Per layer i
+// backends/mla/sparse_swa.py; checked against the 2026 sources of vLLM 0.24..0.29; v0.22's
+// pages agree: vllm#44376's capacity check, tests/vllm_dsv4_legacy_test.cpp). Per layer i
 // with compress_ratios[i] = r, in the order the layers register their caches:
 //   swa_cache               SlidingWindowMLASpec block 64, window sliding_window (every layer)
 //   self_attn (r > 1)       MLAAttentionSpec block = --block-size, compress_ratio r
@@ -285,12 +287,8 @@ int64_t approximate_gcd(const std::vector<int64_t>& values, int64_t lower_bound)
 // (a GUESS for pp > 1: the bucket counts can differ from the projected ones).
 KvLayout dsv4_layout(const std::vector<LayerSpec>& specs, int64_t block_size, bool block_size_given, const Era& era) {
   // The packed per-block layout came with "contiguous per-block KV allocations" (#44577, 0.24.0
-  // release notes); V4 arrived in 0.20.0 (#40860). 0.20-0.23 laid the groups out otherwise:
-  // not modelled. Boundary from the release notes (INFERRED that #44577 is this layout).
-  if (era.version < 2400)
-    fail_input("vllm", "--engine",
-               fmt::format("DeepSeek-V4's KV layout before vLLM 0.24 (per-group tensors) is not modelled by headroom (rules of {}); use 0.24 or newer",
-                           era.label));
+  // release notes); V4 arrived in 0.20.0 (#40860). 0.20-0.23 grouped the layers the same way and
+  // sized the pool's block otherwise: vllm_kv_dsv4_legacy.cpp, applied at the end.
   KvLayout l;
   if (!block_size_given) {
     // DeepseekSparseSWABackend.get_preferred_block_size -> 256 when --block-size is not given.
@@ -385,7 +383,7 @@ KvLayout dsv4_layout(const std::vector<LayerSpec>& specs, int64_t block_size, bo
   l.num_groups = static_cast<int64_t>(l.v4.size());
   for (const auto& g : l.v4)
     l.groups.push_back({g.full ? SpecKind::Mla : SpecKind::Sliding, g.block, g.window, g.layers, g.layers});
-  return l;
+  return era.version < kDsv4PackedVersion ? dsv4_legacy_layout(std::move(l), era) : l;
 }
 
 // UniformTypeKVCacheSpecs.max_memory_usage_pages of one V4 group at max_model_len L.
