@@ -23,7 +23,10 @@
 //
 //   0.20-0.22  layer_tuple_page_bytes x num_layer_tuples. DeepSeek-V4-Flash: 47,808 x 22 =
 //              1,051,776 B (vllm#44376 on v0.22: 6.66 GiB needed at 30,000 tokens, 13,528 for
-//              5.44 GiB, both from these tuples; tests/vllm_dsv4_legacy_test.cpp).
+//              5.44 GiB, both from these tuples; tests/vllm_dsv4_legacy_test.cpp). V4-Pro:
+//              47,808 x 31 = 1,482,048 B in 31 x 3 tensors, one of them without a layer -- PR
+//              #44577, written against this code: "Previously: 92 NIXL regions ... Now: 1
+//              region, 1 large RDMA transfer per block (~1.48MB)".
 //   0.23       PR #44454 ("[1/N][KV-Cache Layout Refactor] Refactor DSV4 KV cache config
 //              construction", merged 2026-06-07, commit 4dcd10eb0d): _bucket_layers_by_page_size
 //              sizes each page size's slots by its own longest bucket, sum(ps x slots(ps)) =
@@ -34,6 +37,7 @@
 //              (#43447, #44420, #44699), and the weekly digest lists #44454 with them.
 //
 // V4 itself arrived in 0.20.0 (PR #40860, "DeepSeek V4 support (initial)" in the 0.20.0 notes).
+// Pipeline parallelism: each stage is grouped on its own, as for 0.24+ (a GUESS, see dsv4_layout).
 #include "engines/vllm/vllm_kv_dsv4_legacy.h"
 
 #include <algorithm>
