@@ -71,6 +71,7 @@ Era make(int v, std::string reason) {
   // first release after it 0.21.0 (release dates INFERRED, see kReleases).
   e.override_sets_memory = v >= 2100;
   e.combined_kv_line = v >= 2900;
+  e.swa_in_flight = v >= 2600;           // PR #47728 (opened 2026-07-06, after 0.25): first in 0.26.0 (vllm#49878: 0.25.1 vs 0.26)
   e.models_typo = v < 2600;              // "models's" -> "model's" (late 2026 logs)
   e.default_utilization = v >= 2100 ? 0.92 : 0.9;
   int maj = v / 10000, min = (v / 100) % 100, pat = v % 100;

@@ -181,6 +181,11 @@ std::vector<LayerSpec> layer_specs(const ModelConfig& c, const Parallel& par, co
       int64_t dv = c.v_head_dim > 0 && !(li && li->head_dim > 0) ? c.v_head_dim : dk;
       s.kind = SpecKind::Full;
       s.bytes_per_token = attn_bpt(h, dk, dv);
+      // Gemma-4 (model_executor/models/gemma4.py Gemma4Attention, kv_cache_page_size_padded): with a
+      // per-token-head dtype a 512-wide global head stores 2 x 512 + 8 = 1032 B per token, padded to
+      // 1040 = 2 x 520 (the 256-wide sliding head's 2 x 256 + 8) so the pages divide evenly.
+      if (c.family == "gemma4" && kv.per_token_head_scales && dk == 512 && dv == 512)
+        s.bytes_per_token = std::max<int64_t>(1, h / tp) * 1040;
     }
     return s;
   };
@@ -236,13 +241,17 @@ std::vector<LayerSpec> layer_specs(const ModelConfig& c, const Parallel& par, co
 }
 
 namespace {
-// max_memory_usage_bytes of one layer of a group at max_model_len L.
-int64_t group_max_memory(const KvLayout::Group& g, int64_t page, int64_t L, int64_t mnbt) {
+// max_memory_usage_bytes of one layer of a group at max_model_len L. `in_flight` is the tokens
+// scheduled but not yet settled that a sliding / chunked-local request keeps beyond its window:
+// max_num_batched_tokens before 0.26; VllmConfig.max_in_flight_tokens = max_concurrent_batches x
+// max_num_batched_tokens from 0.26 (kv_cache_interface.py SlidingWindowSpec /
+// ChunkedLocalAttentionSpec.max_admission_blocks_per_request, PR #47728).
+int64_t group_max_memory(const KvLayout::Group& g, int64_t page, int64_t L, int64_t in_flight) {
   switch (g.kind) {
     case SpecKind::Full:
     case SpecKind::Mla: return cdiv(L, g.block_size) * page;
-    case SpecKind::Sliding: return (cdiv(std::min(g.window - 1 + mnbt, L), g.block_size) + 1) * page;
-    case SpecKind::Chunked: return cdiv(std::min(g.window + mnbt, L), g.block_size) * page;
+    case SpecKind::Sliding: return (cdiv(std::min(g.window - 1 + in_flight, L), g.block_size) + 1) * page;
+    case SpecKind::Chunked: return cdiv(std::min(g.window + in_flight, L), g.block_size) * page;
     case SpecKind::Mamba:
       // MambaSpec.max_memory_usage_bytes (vllm/v1/kv_cache_interface.py): "all" one state per
       // block of the context, "align" two states, "none" one, each + num_speculative_blocks.
@@ -397,6 +406,9 @@ KvLayout kv_layout(const std::vector<LayerSpec>& specs, int64_t block_size, bool
   KvLayout l;
   if (std::any_of(specs.begin(), specs.end(), [](const LayerSpec& s) { return s.dsv4; })) return dsv4_layout(specs, block_size, block_size_given, era);
   l.block_size = block_size;
+  // max_concurrent_batches with vLLM's defaults (async scheduling on, one pipeline stage); the
+  // deployment's own value comes from in_flight_batches() (kv_sizing, plan).
+  l.in_flight_batches = era.swa_in_flight ? 2 : 1;
   // 2025 (bbf906a8) check_enough_kv_cache_memory summed max_memory_usage_bytes over the layer
   // specs; the 2026 planner (_max_memory_usage_bytes_from_groups, "correctly accounts for
   // padding in hybrid models") sums over the padded groups. Boundary INFERRED: the 2026 code
@@ -527,7 +539,7 @@ int64_t needed_bytes(const KvLayout& l, int64_t L, int64_t mnbt) {
   }
   int64_t total = 0;
   for (const auto& g : l.groups)
-    total += (l.needed_counts_padding ? g.layers : g.real_layers) * group_max_memory(g, l.page_bytes, L, mnbt);
+    total += (l.needed_counts_padding ? g.layers : g.real_layers) * group_max_memory(g, l.page_bytes, L, l.in_flight_batches * mnbt);
   return total;
 }
 
@@ -559,9 +571,10 @@ double max_concurrency(const KvLayout& l, int64_t blocks, int64_t L, int64_t mnb
   // get_max_concurrency_for_kv_cache_config: per-request bytes over all groups (each group's
   // spec, times the layers per group), in blocks of page * layers-per-group.
   int64_t n_lpg = l.tensors;
+  const int64_t in_flight = l.in_flight_batches * mnbt;
   int64_t per_req = 0;
-  for (const auto& g : l.groups) per_req += n_lpg * group_max_memory(g, l.page_bytes, L, mnbt);
-  if (l.uniform) per_req = n_lpg * group_max_memory(l.groups[0], l.page_bytes, L, mnbt);
+  for (const auto& g : l.groups) per_req += n_lpg * group_max_memory(g, l.page_bytes, L, in_flight);
+  if (l.uniform) per_req = n_lpg * group_max_memory(l.groups[0], l.page_bytes, L, in_flight);
   int64_t blocks_per_req = cdiv(per_req, l.page_bytes * n_lpg);
   if (blocks_per_req <= 0) return 0;
   return static_cast<double>(blocks) / static_cast<double>(blocks_per_req);
@@ -619,6 +632,33 @@ MambaCache mamba_cache_for(const Deployment& d, const Settings& s) {
   return m;
 }
 
+int64_t in_flight_batches(const Deployment& d, const Settings& s) {
+  if (!s.era.swa_in_flight) return 1;
+  // vllm/config/vllm.py check_and_set_default_async_scheduling (0.26+): async scheduling is on
+  // unless switched off, or left unset with a speculative method outside EAGLE / MTP / ngram_gpu /
+  // DSpark (draft_model, ngram, suffix, medusa turn it off); passed explicitly with one of those,
+  // vLLM refuses to start. Pooling runners (off by default) are not planned here.
+  auto on = [&](const char* flag) {
+    const std::string* v = d.flag(flag);
+    return v && *v != "false" && *v != "False" && *v != "0";
+  };
+  const std::string& m = s.spec_method;
+  const bool m_ok = m.empty() || m == "eagle" || m == "eagle3" || m == "ngram_gpu" || m == "dspark" ||
+                    (m.size() >= 3 && m.compare(m.size() - 3, 3, "mtp") == 0);
+  bool async = m_ok;
+  if (on("--no-async-scheduling")) async = false;
+  else if (on("--async-scheduling")) {
+    if (!m_ok)
+      fail_input("vllm serve", "--async-scheduling",
+                 "Currently, async scheduling is only supported with EAGLE/MTP/Draft Model/NGram GPU/DSpark kind of speculative decoding");
+    async = true;
+  }
+  // VllmConfig.max_concurrent_batches: PP needs pp batches; async scheduling two on one stage
+  // (the V1 model runner keeps pp with PP; the opt-in V2 runner's pp + 1 is not modelled).
+  const int64_t pp = std::max(1, d.par.pp);
+  return async && pp <= 1 ? 2 : pp;
+}
+
 KvSizing kv_sizing(const Deployment& d) {
   Settings s = resolve_settings(d);
   const ModelConfig& c = d.model->config;
@@ -631,11 +671,18 @@ KvSizing kv_sizing(const Deployment& d) {
   const int pp = std::max(1, d.par.pp);
   const int64_t extra = draft_kv_layers(c, s.spec_method);
   const MambaCache mc = mamba_cache_for(d, s);
-  for (int p = 0; p < pp; ++p) k.stages.push_back(kv_layout(layer_specs(c, d.par, s.kv, p, extra, mc), s.block_size, s.block_size_given, s.era));
+  for (int p = 0; p < pp; ++p) {
+    k.stages.push_back(kv_layout(layer_specs(c, d.par, s.kv, p, extra, mc), s.block_size, s.block_size_given, s.era));
+    if (!k.stages.back().packed) k.stages.back().in_flight_batches = in_flight_batches(d, s);
+  }
   const KvLayout& l = k.stages.front();
   k.summary = l.attention_free ? std::string("attention-free")
                                : fmt::format("{} KV, block {}, page {} B, {} tensor(s), {} group(s){}", s.kv.name, l.block_size, commas(l.page_bytes),
                                              l.tensors, l.num_groups, l.packed ? " (packed)" : l.hybrid ? " (hybrid)" : "");
+  if (l.in_flight_batches > 1 && std::any_of(l.groups.begin(), l.groups.end(), [](const KvLayout::Group& g) {
+        return g.kind == SpecKind::Sliding || g.kind == SpecKind::Chunked;
+      }))
+    k.summary += fmt::format(", window + {} x max_num_batched_tokens in flight", l.in_flight_batches);
   if (std::any_of(l.groups.begin(), l.groups.end(), [](const KvLayout::Group& g) { return g.kind == SpecKind::Mamba; }))
     k.summary += fmt::format(", mamba cache {}{}", mc.mode == MambaCache::All ? "all" : mc.mode == MambaCache::Align ? "align" : "none",
                              mc.spec_tokens > 0 ? fmt::format(" + {} spec blocks", mc.spec_tokens) : "");

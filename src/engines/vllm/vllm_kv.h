@@ -34,6 +34,12 @@ struct Settings;
 // vllm/engine/arg_utils.py prefix-caching defaults); {None, 0} for models without Mamba layers.
 MambaCache mamba_cache_for(const Deployment& d, const Settings& s);
 
+// VllmConfig.max_concurrent_batches for this deployment (the batches whose tokens a sliding /
+// chunked request keeps beyond its window from 0.26, PR #47728): 1 before 0.26; else the PP size,
+// or 2 on one stage with async scheduling (on by default). Throws InputError where vLLM refuses
+// --async-scheduling with the speculative method.
+int64_t in_flight_batches(const Deployment& d, const Settings& s);
+
 // The deployment's flags resolved as vLLM resolves them and each stage's layout. Throws
 // InputError as plan() does for flags or models vLLM would reject.
 KvSizing kv_sizing(const Deployment& d);

@@ -265,6 +265,7 @@ void prepare(Prepared& P, const Deployment& d) {
     if (!st.built) {
       auto specs = layer_specs(c, d.par, s.kv, w.pp_rank, extra_layers, mamba_cache_for(d, s));
       st.layout = kv_layout(specs, s.block_size, s.block_size_given, era);
+      if (!st.layout.packed) st.layout.in_flight_batches = in_flight_batches(d, s);  // 0.26+ sliding admission (vllm_kv.cpp)
       auto [l0, l1] = pp_indices(static_cast<int>(c.num_layers), pp, w.pp_rank);
       int64_t layers = l1 - l0;
       int64_t linear = 0;

@@ -46,6 +46,10 @@ struct Era {
   // the budget and seen by the startup free-memory check; 0.9.1-0.10.2 charge them as non-torch growth.
   bool nccl_before_snapshot = false;
   double default_utilization = 0.9;  // 0.92 from 0.21
+  // >= 0.26: sliding-window / chunked-local admission holds max_in_flight_tokens =
+  // max_concurrent_batches x max_num_batched_tokens beyond the window (PR #47728, opened 2026-07-06;
+  // vllm#49878: Gemma-4 on 0.26.0 needs ceil((1023 + 2 x 32768) / 16) + 1 blocks per sliding group).
+  bool swa_in_flight = false;
 };
 // Reads "0.10.2", "0.11.0rc1", "0.26.1rc1.dev608+g99a10304d", "unknown@2025-07-22",
 // "main@2025-04", "latest@2026-08", "" (newest). Throws InputError when unreadable.
@@ -137,6 +141,10 @@ struct KvLayout {
   // The capacity check's per-request sum counts the padding layers (2026 _max_memory_usage_
   // bytes_from_groups) or only the model's layers (2025 max_memory_usage_bytes over the specs).
   bool needed_counts_padding = true;
+  // Batches whose tokens are scheduled but not yet settled (VllmConfig.max_concurrent_batches):
+  // sliding-window / chunked groups keep window + in_flight_batches x max_num_batched_tokens per
+  // request in the capacity check and the concurrency (era.swa_in_flight; 1 before 0.26).
+  int64_t in_flight_batches = 1;
   std::vector<Group> groups;
   std::vector<std::string> notes; // L21 lines etc.
   bool attention_free = false;
