@@ -288,7 +288,7 @@ void prepare(Prepared& P, const Deployment& d) {
       st.gact = s.enforce_eager ? Estimate{}
                 : era.graph_outputs_per_size && linear == 0
                     ? cuda_graph_memory_outputs_per_size(c, layers, s.capture, s.model_dtype == DType::F32 ? 4 : 2)
-                    : cuda_graph_memory(c, layers, linear, pw, s.full_graphs, tp);
+                    : cuda_graph_memory(era, c, layers, linear, pw, s.full_graphs, tp);
       st.gest = era.graph_estimate_logged && !s.enforce_eager ? st.gact : Estimate{};
       st.sampler = last ? sampler_warmup(era, c, std::min(s.max_num_seqs, N)) : Estimate{};
       st.built = true;

@@ -222,6 +222,9 @@ Estimate sampler_warmup(const Era& era, const ModelConfig& c, int64_t num_reqs);
 // CUDA-graph memory: the capture after the KV cache (L16) and the estimator (L8).
 Estimate cuda_graph_memory(const ModelConfig& c, int64_t layers_on_rank, int64_t linear_layers_on_rank,
                            int64_t piecewise_graphs, int64_t full_graphs, int tp);
+// The same by era: dense hybrids' GDN layers cost as attention layers before 0.26 (vllm_estimates.cpp).
+Estimate cuda_graph_memory(const Era& era, const ModelConfig& c, int64_t layers_on_rank, int64_t linear_layers_on_rank,
+                           int64_t piecewise_graphs, int64_t full_graphs, int tp);
 // The same capture in the graph_outputs_per_size era (V1 0.8 .. 0.10.0): sum of the capture
 // sizes x hidden_size x activation bytes x layers, times a fitted 0.5.
 Estimate cuda_graph_memory_outputs_per_size(const ModelConfig& c, int64_t layers_on_rank,

@@ -1,0 +1,81 @@
+// vLLM CUDA-graph memory ("Graph capturing finished in S secs, took X GiB") forecast against real
+// startup logs of the 0.19 .. 0.22 builds that are not in the corpus files, each cited by its
+// public-code index id. The forecast is vllm_estimates.cpp cuda_graph_memory: 0.19 MiB per
+// (captured graph x decoder layer) + 16 MiB, the Gated-DeltaNet layers of a dense hybrid costing
+// as attention layers. Each case plans the logged deployment and reads the predicted
+// "Graph capturing finished, took X GiB" line.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "plan_test_util.h"
+
+using namespace headroom;
+using headroom::test::run;
+
+namespace {
+// The GiB figure of the forecast's capture line; -1 when the plan prints none.
+double graph_took_gib(const Forecast& f) {
+  const std::string head = "Graph capturing finished, took ";
+  for (const auto& l : f.log)
+    if (l.rfind(head, 0) == 0) {
+      double v = -1;
+      if (std::sscanf(l.c_str() + head.size(), "%lf", &v) == 1) return v;
+    }
+  return -1;
+}
+}  // namespace
+
+TEST(VllmGraphEra, DenseHybridQwen35_9BOnL40S) {
+  // public-code 51781852921: `LLM(model="Qwen/Qwen3.5-9B")` on an L40S 48G, vLLM 0.19.0, all
+  // defaults (offline LLM class: "max_num_batched_tokens=8192", max model len 262144, 51 + 35
+  // capture sizes). Logged "Graph capturing finished in 5 secs, took 0.65 GiB" (estimate 0.78).
+  // Forecast: 86 graphs x 32 layers (8 attention + 24 GDN, no experts) x 0.19 MiB + 16 MiB
+  // = 538.9 MiB = 0.53 GiB (-19%). The MoE-hybrid GDN cost (1.88 MiB per graph x GDN layer at
+  // TP1) gave 86 x (8 x 0.19 + 24 x 1.88) + 16 = 4,027 MiB = 3.93 GiB.
+  Forecast f = run({"--engine", "vllm@0.19.0", "--model", "Qwen/Qwen3.5-9B", "--gpu", "l40s", "--max-num-batched-tokens", "8192"});
+  double g = graph_took_gib(f);
+  EXPECT_NEAR(g, 0.53, 0.005);
+  EXPECT_LT(std::abs(g - 0.65) / 0.65, 0.25);
+  // From 0.26 the hybrids' capture also holds a warm-up transient growing with
+  // max_num_batched_tokens (vllm#50780, vllm#52872) whose size is not modelled; those builds keep
+  // the MoE-hybrid figure (a GUESS that undershoots it: corpus vllm-085).
+  Forecast late = run({"--engine", "vllm@0.26.1", "--model", "Qwen/Qwen3.5-9B", "--gpu", "l40s", "--max-num-batched-tokens", "8192"});
+  EXPECT_NEAR(graph_took_gib(late), 3.93, 0.005);
+}
+
+TEST(VllmGraphEra, DenseHybridQwen35_4B) {
+  // public-code 55770092662: vLLM 0.22.0, /data/Qwen3.5-4B, max_model_len 1024,
+  // gpu_memory_utilization 0.5, "max_num_batched_tokens=8192" (offline LLM class), 51 + 35 graphs.
+  // Logged "took 0.55 GiB" (estimate 0.64). GPU not named: 0.5 x 44.39 GiB (L40S) = 22.2 GiB
+  // = 8.61 weights + 11.11 KV + 0.64 estimate + 1.8 for the profile peak (INFERRED; the graph
+  // forecast does not depend on it). Forecast 86 x 32 x 0.19 + 16 = 538.9 MiB = 0.53 GiB (-4%).
+  Forecast f = run({"--engine", "vllm@0.22.0", "--model", "Qwen/Qwen3.5-4B", "--gpu", "l40s", "--max-model-len", "1024",
+                    "--gpu-memory-utilization", "0.5", "--max-num-batched-tokens", "8192"});
+  double g = graph_took_gib(f);
+  EXPECT_NEAR(g, 0.53, 0.005);
+  EXPECT_LT(std::abs(g - 0.55) / 0.55, 0.1);
+}
+
+TEST(VllmGraphEra, DenseModelsIn019To022KeepTheFlatCost) {
+  // public-code 54187866445: lm_eval on vLLM 0.19.1, Qwen3-0.6B-W4A16, max_model_len 8192,
+  // "max_num_batched_tokens=8192", 51 + 35 graphs; logged "took 0.46 GiB" (estimate 0.55). The GPU
+  // is an A100-40GB by its figures: 0.9 x 39.39 = 35.45 GiB = 0.52 weights + 34.3 KV + 0.63.
+  // Forecast 86 x 28 x 0.19 + 16 = 473.5 MiB = 0.46 GiB.
+  Forecast a = run({"--engine", "vllm@0.19.1", "--model", "Qwen/Qwen3-0.6B", "--gpu", "a100-40gb", "--max-model-len", "8192",
+                    "--max-num-batched-tokens", "8192"});
+  EXPECT_NEAR(graph_took_gib(a), 0.46, 0.005);
+  // public-code 67144197265: AsyncEngineArgs on vLLM 0.22.0, Qwen2.5-7B-Instruct, max_model_len 4096,
+  // gpu_memory_utilization 0.95, "max_num_batched_tokens=2048", capture sizes up to 256 with FULL up
+  // to 128 (PIECEWISE=35, FULL=19, i.e. max_num_seqs 128); logged "took 0.31 GiB" (estimate 0.37).
+  // GPU INFERRED L40S (0.95 x 44.39 = 42.17 = 14.29 + 26.32 + 0.37 + 1.19). Forecast 54 x 28 x 0.19 + 16
+  // = 303.3 MiB = 0.30 GiB (-3%).
+  Forecast b = run({"--engine", "vllm@0.22.0", "--model", "Qwen/Qwen2.5-7B-Instruct", "--gpu", "l40s", "--max-model-len", "4096",
+                    "--gpu-memory-utilization", "0.95", "--max-num-seqs", "128", "--max-num-batched-tokens", "2048"});
+  double g = graph_took_gib(b);
+  EXPECT_NEAR(g, 0.30, 0.005);
+  EXPECT_LT(std::abs(g - 0.31) / 0.31, 0.1);
+}
