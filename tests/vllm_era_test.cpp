@@ -112,8 +112,9 @@ TEST(VllmSuggestionLine, PlanPrintsTheBudgetAsInUseNotTheBlocks) {
 TEST(VllmOverride, BeforePr41069TheCheckUsesTheProfiledMemory) {
   // vllm-058 (0.20.0): --num-gpu-blocks-override 15000 x block 16 = "GPU KV cache size: 240,000
   // tokens" while 12.15 GiB were available. Same architecture (Qwen3-235B-A22B FP8, 94 layers,
-  // 1 KV head per rank at TP4): 15,000 blocks x 94 x 8,192 B = 11,550,720,000 B allocated.
-  Forecast f = run({"--engine", "vllm@0.20.0", "--model", "Qwen/Qwen3-235B-A22B-FP8", "--gpu", "h100", "--tp", "4", "--ep", "4",
+  // 1 KV head per rank at TP4): 15,000 blocks x 94 x 8,192 B = 11,550,720,000 B allocated. The case's
+  // Instruct-2507 checkpoint allows 262,144 tokens (the original's 40,960 would refuse 240,000).
+  Forecast f = run({"--engine", "vllm@0.20.0", "--model", "Qwen/Qwen3-235B-A22B-Instruct-2507-FP8", "--gpu", "h100", "--tp", "4", "--ep", "4",
                     "--enable-expert-parallel", "--max-num-batched-tokens", "32768", "--gpu-memory-utilization", "0.96", "--max-num-seqs", "128",
                     "--max-model-len", "240000", "--num-gpu-blocks-override", "15000"});
   EXPECT_EQ(f.kv_tokens, 240000);

@@ -105,6 +105,12 @@ struct ModelConfig {
 
   int64_t num_nextn_predict_layers = 0;  // MTP layers stored in the checkpoint
 
+  // rope_scaling / rope_parameters as written (type, factor, original_max_position_embeddings);
+  // the engines derive their context limit from them (vLLM _get_and_verify_max_len).
+  std::string rope_scaling_type;  // "" when the config has none; "type" or "rope_type"
+  double rope_scaling_factor = 0;  // 0 = not given
+  int64_t rope_original_max_position_embeddings = 0;
+
   // Gemma-4: full-attention layers store k_proj only and reuse K as V (attention_k_eq_v); their
   // head_dim / KV heads are in layers[i].head_dim / kv_heads (global_head_dim, num_global_key_value_heads).
   bool attention_k_eq_v = false;

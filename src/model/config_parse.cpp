@@ -197,6 +197,28 @@ ModelConfig parse_model_config(std::string_view config_json, std::string_view so
   }
   c.vocab_size = req({"vocab_size"}, 1, kMaxVocab);
   c.max_position_embeddings = opt({"max_position_embeddings", "max_sequence_length", "seq_length"}, 1, int64_t{1} << 40).value_or(0);
+  // rope_scaling (transformers <= 4) or a flat rope_parameters (transformers 5); per-layer-type
+  // rope_parameters (Gemma-4: {"full_attention": {...}, ...}) carry no type at the top and are skipped.
+  for (const char* key : {"rope_scaling", "rope_parameters"}) {
+    const json* rs = find_key(s, key);
+    if (!rs || !rs->is_object()) continue;
+    std::string type;
+    for (const char* tk : {"rope_type", "type"})
+      if (auto it = rs->find(tk); it != rs->end() && it->is_string()) type = it->get<std::string>();
+    if (type.empty()) continue;
+    c.rope_scaling_type = type;
+    if (auto it = rs->find("factor"); it != rs->end() && it->is_number()) {
+      double f = it->get<double>();
+      if (!(f > 0 && f <= 1e6)) fail_input(tsrc, std::string(key) + ".factor", fmt::format("{} is not in (0, 1e6]", f));
+      c.rope_scaling_factor = f;
+    }
+    if (auto it = rs->find("original_max_position_embeddings"); it != rs->end() && it->is_number_integer()) {
+      int64_t o = it->get<int64_t>();
+      if (o < 1 || o > (int64_t{1} << 40)) fail_input(tsrc, std::string(key) + ".original_max_position_embeddings", fmt::format("{} is out of range", o));
+      c.rope_original_max_position_embeddings = o;
+    }
+    break;
+  }
   c.num_attention_heads = req({"num_attention_heads", "n_head"}, 1, kMaxHeads);
   c.num_kv_heads = opt({"num_key_value_heads", "n_head_kv", "num_kv_heads", "multi_query_group_num"}, 1, kMaxHeads).value_or(c.num_attention_heads);
   if (get_bool(s, "multi_query", tsrc).value_or(false)) c.num_kv_heads = 1;

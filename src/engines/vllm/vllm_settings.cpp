@@ -120,6 +120,41 @@ double plain_float(const std::string& flag, const std::string& value) {
                                               msg, type, input, input_type));
 }
 
+// vLLM's derived context limit (vllm/config/model.py _get_and_verify_max_len; the same rule in
+// vllm/config.py before 0.10): the config's length key, times the rope scaling factor unless the
+// rope type already encodes it (su, longrope, llama3) or the model is Gemma-3; YaRN scales
+// original_max_position_embeddings. A missing factor is 1 ("default" / "mrope" define none).
+double derived_max_model_len(const ModelConfig& c) {
+  double derived = static_cast<double>(c.max_position_embeddings);
+  const std::string& t = c.rope_scaling_type;
+  if (!t.empty() && c.model_type.find("gemma3") == std::string::npos && t != "su" && t != "longrope" && t != "llama3") {
+    if (t == "yarn" && c.rope_original_max_position_embeddings > 0) derived = static_cast<double>(c.rope_original_max_position_embeddings);
+    derived *= c.rope_scaling_factor > 0 ? c.rope_scaling_factor : 1.0;
+  }
+  return derived;
+}
+
+// The refusal of a --max-model-len above the derived limit, in the era's wording: 0.11 (pydantic
+// ModelConfig) added the caution text; earlier builds said "This may lead to incorrect model outputs".
+[[noreturn]] void refuse_long_max_model_len(const Era& era, int64_t L, double derived) {
+  const std::string head = fmt::format(
+      "User-specified max_model_len ({}) is greater than the derived max_model_len (max_position_embeddings={} or "
+      "model_max_length=None in model's config.json).",
+      L, fmt::format("{:g}", derived));
+  if (era.version < 1100)
+    fail_input("vllm serve", "--max-model-len",
+               fmt::format("ValueError: {} This may lead to incorrect model outputs or CUDA errors. To allow overriding this maximum, "
+                           "set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1",
+                           head));
+  fail_input("vllm serve", "--max-model-len",
+             fmt::format("1 validation error for ModelConfig Value error, {} To allow overriding this maximum, set the env var "
+                         "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. VLLM_ALLOW_LONG_MAX_MODEL_LEN must be used with extreme caution. If the "
+                         "model uses relative position encoding (RoPE), positions exceeding derived_max_model_len lead to nan. If "
+                         "the model uses absolute position encoding, positions exceeding derived_max_model_len will cause a CUDA "
+                         "array out-of-bounds error. [type=value_error]",
+                         head));
+}
+
 std::string fmt_utilization(double u) { return fmt::format("{}", u); }
 std::string fmt_kv_bytes(const std::optional<int64_t>& b) { return b ? std::to_string(*b) : "None"; }
 
@@ -194,8 +229,19 @@ Settings resolve_settings(const Deployment& d) {
   s.utilization_given = budget.utilization_given;
   s.kv_cache_memory_bytes = budget.kv_cache_memory_bytes;
 
-  // --max-model-len: model default (max_position_embeddings), "auto"/-1 fits it to memory (2026).
-  s.max_model_len = c.max_position_embeddings > 0 ? c.max_position_embeddings : 2048;
+  // --max-model-len: model default (the derived limit), "auto"/-1 fits it to memory (2026).
+  // VLLM_ALLOW_LONG_MAX_MODEL_LEN (vllm/envs.py: "1" or "true", case-insensitive) turns the
+  // refusal of a longer value into a warning.
+  bool allow_long = false;
+  for (const auto& [name, value] : d.env)
+    if (name == "VLLM_ALLOW_LONG_MAX_MODEL_LEN") {
+      std::string v;
+      for (char ch : value)
+        if (!std::isspace(static_cast<unsigned char>(ch))) v += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      allow_long = v == "1" || v == "true";
+    }
+  const double derived = derived_max_model_len(c);
+  s.max_model_len = derived >= 1 ? static_cast<int64_t>(derived) : 2048;
   if (auto v = get("--max-model-len")) {
     if (*v == "auto" || *v == "-1") {
       if (era.version < 2000)
@@ -204,11 +250,12 @@ Settings resolve_settings(const Deployment& d) {
     } else {
       int64_t L = human_int("--max-model-len", *v);
       if (L <= 0) fail_input("vllm serve", "--max-model-len", fmt::format("max_model_len ({}) must be a positive integer", L));
-      if (c.max_position_embeddings > 0 && L > c.max_position_embeddings)
-        s.notes.push_back(fmt::format(
-            "--max-model-len {} exceeds the config's max_position_embeddings ({}): vLLM refuses it unless rope scaling extends "
-            "the derived length or VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; planned as given",
-            L, c.max_position_embeddings));
+      if (derived >= 1 && static_cast<double>(L) > derived) {
+        if (!allow_long) refuse_long_max_model_len(era, L, derived);
+        s.notes.push_back(fmt::format("--max-model-len {} exceeds the derived max_model_len ({:g}); VLLM_ALLOW_LONG_MAX_MODEL_LEN "
+                                      "lets vLLM start with a warning, and positions past it are out of the model's range",
+                                      L, derived));
+      }
       s.max_model_len = L;
       s.max_model_len_given = true;
     }
@@ -303,7 +350,7 @@ Settings resolve_settings(const Deployment& d) {
         fail_input("--env", name, fmt::format("'{}' is not 0 or 1 (vllm/envs.py reads it as a bool of an int)", value));
       if (era.graph_estimate_logged) estimate = value == "1";
       else s.notes.push_back(fmt::format("{}={} ignored: this vLLM build has no CUDA-graph memory estimate (0.17+)", name, value));
-    } else {
+    } else if (name != "VLLM_ALLOW_LONG_MAX_MODEL_LEN") {
       s.notes.push_back(fmt::format("environment {}={} is not modelled: the forecast is the same as without it", name, value));
     }
   }

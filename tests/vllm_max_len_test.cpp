@@ -1,0 +1,72 @@
+// vLLM's check of --max-model-len against the model's derived context limit
+// (vllm/config/model.py _get_and_verify_max_len): the limit from max_position_embeddings and
+// rope scaling, the refusal in each era's words (exit 2), and VLLM_ALLOW_LONG_MAX_MODEL_LEN.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "headroom/forecast.h"
+#include "plan_test_util.h"
+
+using namespace headroom;
+using namespace headroom::test;
+
+namespace {
+// A Qwen2.5-7B-shaped config with the rope_scaling block Qwen's model card tells users to add
+// for long context (YaRN, factor 4 over the 32768 it was trained at).
+std::string yarn_config() {
+  auto dir = std::filesystem::temp_directory_path() / "headroom_vllm_max_len_test";
+  std::filesystem::create_directories(dir);
+  auto path = dir / "config.json";
+  std::ofstream(path) << R"({"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "torch_dtype": "bfloat16",
+    "hidden_size": 3584, "intermediate_size": 18944, "num_hidden_layers": 28, "num_attention_heads": 28,
+    "num_key_value_heads": 4, "vocab_size": 152064, "max_position_embeddings": 32768, "tie_word_embeddings": false,
+    "rope_scaling": {"factor": 4.0, "original_max_position_embeddings": 32768, "type": "yarn"}})";
+  return path.string();
+}
+}  // namespace
+
+TEST(VllmMaxLen, LongerThanConfigIsRefusedInTheEnginesWords) {
+  // Qwen3-8B's config has max_position_embeddings 40960 and no rope_scaling. The 2026 text is the
+  // one a real 0.11+ log prints (pydantic ModelConfig, e.g. "... (max_position_embeddings=8192 or
+  // model_max_length=None in model's config.json). To allow overriding this maximum, set the env
+  // var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. VLLM_ALLOW_LONG_MAX_MODEL_LEN must be used with extreme caution.").
+  std::string e = input_error({"--engine", "vllm", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--max-model-len", "65536"});
+  EXPECT_NE(e.find("--max-model-len"), std::string::npos) << e;
+  EXPECT_NE(e.find("User-specified max_model_len (65536) is greater than the derived max_model_len (max_position_embeddings=40960 or "
+                   "model_max_length=None in model's config.json). To allow overriding this maximum, set the env var "
+                   "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. VLLM_ALLOW_LONG_MAX_MODEL_LEN must be used with extreme caution."),
+            std::string::npos)
+      << e;
+  // Before 0.11 the message ended "This may lead to incorrect model outputs or CUDA errors. To allow
+  // overriding this maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1" (a Qwen2.5-72B report:
+  // "User-specified max_model_len (131072) is greater than the derived max_model_len (max_position_embeddings=32768 ...").
+  e = input_error({"--engine", "vllm@0.9.2", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--max-model-len", "65536"});
+  EXPECT_NE(e.find("This may lead to incorrect model outputs or CUDA errors."), std::string::npos) << e;
+  // Exactly the limit plans.
+  EXPECT_EQ(input_error({"--engine", "vllm", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--max-model-len", "40960"}), "");
+}
+
+TEST(VllmMaxLen, AllowLongEnvLetsItStartWithANote) {
+  // vllm/envs.py: VLLM_ALLOW_LONG_MAX_MODEL_LEN is true for "1" or "true" (any case); "0" keeps the refusal.
+  Forecast f = run({"--engine", "vllm", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--max-model-len", "65536", "--env",
+                    "VLLM_ALLOW_LONG_MAX_MODEL_LEN=True"});
+  EXPECT_EQ(*f.setting("--max-model-len"), "65536");
+  EXPECT_NE(input_error({"--engine", "vllm", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--max-model-len", "65536", "--env",
+                         "VLLM_ALLOW_LONG_MAX_MODEL_LEN=0"}),
+            "");
+}
+
+TEST(VllmMaxLen, RopeScalingSetsTheDerivedLimit) {
+  // YaRN: original_max_position_embeddings x factor = 32768 x 4 = 131072 is the default and the limit.
+  const std::string cfg = yarn_config();
+  Forecast f = run({"--engine", "vllm", "--model", cfg, "--gpu", "h100"});
+  EXPECT_EQ(*f.setting("--max-model-len"), "131072");
+  EXPECT_NE(input_error({"--engine", "vllm", "--model", cfg, "--gpu", "h100", "--max-model-len", "131073"}), "");
+  // llama3 rope already encodes the factor: Llama-3.1-8B's limit is its max_position_embeddings 131072, not x 8.
+  EXPECT_EQ(*run({"--engine", "vllm", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100"}).setting("--max-model-len"), "131072");
+  // DeepSeek-V3 YaRN: 4096 x 40 = 163840 (= its max_position_embeddings).
+  EXPECT_NE(input_error({"--engine", "vllm", "--model", "deepseek-ai/DeepSeek-V3", "--gpu", "h200", "--tp", "8", "--max-model-len", "163841"}),
+            "");
+}
