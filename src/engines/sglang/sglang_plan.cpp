@@ -117,12 +117,38 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
     fail_input(kSrc, "--tp-size", fmt::format("AssertionError: {} is not divisible by {} (attention TP size by num_key_value_heads)", attn_tp, c.num_kv_heads));
 
   const std::optional<double> f_user = fl.num("--mem-fraction-static", 0.0, 1.0, true);
-  const int64_t model_ctx = c.max_position_embeddings > 0 ? c.max_position_embeddings : 2048;
+  // Derived context length (srt/configs/model_config.py get_context_length): the config's length
+  // key times rope_scaling.factor, except when the rope block names original_max_position_embeddings
+  // (the key already holds the extended length) or is llama3.
+  double rope_factor = 1.0;
+  if (!c.rope_scaling_type.empty() && c.rope_original_max_position_embeddings == 0 && c.rope_scaling_type != "llama3" &&
+      c.rope_scaling_factor > 0)
+    rope_factor = c.rope_scaling_factor;
+  const int64_t model_ctx = c.max_position_embeddings > 0 ? static_cast<int64_t>(rope_factor * static_cast<double>(c.max_position_embeddings)) : 2048;
+  // Environment: SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN (get_bool_env_var: "1" / "true", any
+  // case) turns the longer-context refusal into a warning; other variables are not modelled.
+  bool allow_longer = false;
+  std::vector<std::string> env_notes;
+  for (const auto& [name, value] : d.env) {
+    if (name == "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN") {
+      std::string v;
+      for (char ch : value) v += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      allow_longer = v == "1" || v == "true";
+    } else {
+      env_notes.push_back(fmt::format("environment {}={} is not modelled: the forecast is the same as without it", name, value));
+    }
+  }
   const std::optional<int64_t> ctx_user = fl.integer("--context-length", 1, int64_t{1} << 31);
-  if (ctx_user && *ctx_user > model_ctx)
-    fail_input(kSrc, "--context-length",
-               fmt::format("ValueError: User-specified context_length ({}) is greater than the derived context_length ({}). "
-                           "This may lead to incorrect model outputs or CUDA errors.", *ctx_user, model_ctx));
+  if (ctx_user && *ctx_user > model_ctx) {
+    const std::string msg = fmt::format(
+        "Warning: User-specified context_length ({}) is greater than the derived context_length ({}). This may lead to incorrect "
+        "model outputs or CUDA errors. Note that the derived context_length may differ from max_position_embeddings in the model's config.",
+        *ctx_user, model_ctx);
+    if (!allow_longer)
+      fail_input(kSrc, "--context-length",
+                 fmt::format("ValueError: {} To allow overriding this maximum, set the env var SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1", msg));
+    env_notes.push_back(msg + " (SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN: SGLang starts with this warning)");
+  }
   const int64_t ctx = ctx_user.value_or(model_ctx);
   const std::string kv_flag = fl.get("--kv-cache-dtype") ? *fl.get("--kv-cache-dtype") : "auto";
   const std::optional<int64_t> max_total_user = fl.integer("--max-total-tokens", 1, int64_t{1} << 40);
@@ -213,6 +239,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   const double f = f_user.value_or(f_default) * (aiter_derate ? 0.85 : 1.0);
 
   Forecast out;
+  out.notes.insert(out.notes.end(), env_notes.begin(), env_notes.end());
   out.engine = "sglang";
   out.version = d.engine_version.empty() ? "newest" : d.engine_version;
   out.era = era.label + "; " + era.reason;
