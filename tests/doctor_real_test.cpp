@@ -44,6 +44,10 @@ const RealCase kCases[] = {
     {"vllm-v1-graph-estimate-no-blocks.log", {"--engine", "vllm"}, "kv_pool", ""},
     // V1 (2026-02) the startup free-memory check refuses before the weights.
     {"vllm-v1-free-memory-startup.log", {"--engine", "vllm"}, "init", ""},
+    // vLLM 0.11 (2025-10) and a 2026 build: ModelConfig refuses --max-model-len above the derived limit
+    // (8192; 32768.0 as transformers 5 prints it). Not a memory failure; the fix is the printed limit.
+    {"vllm-config-max-model-len-pydantic.log", {"--engine", "vllm"}, "init", "not_oom"},
+    {"vllm-config-max-model-len-2026.log", {"--engine", "vllm"}, "init", "not_oom"},
     // HIP OOM of bf16 Qwen3-32B on one 32 GB gfx906 card (2025-06).
     {"vllm-hip-qwen3-32b-weights.log", {"--engine", "vllm", "--model", "Qwen/Qwen3-32B"}, "weights", "weights_do_not_fit"},
     // TensorRT-LLM PyTorch backend (2025-09): OOM inside load_single_module while loading weights.
@@ -152,7 +156,8 @@ TEST(DoctorRealLogs, StageOfEachThread) {
     const size_t nl = text.find('\n');
     ASSERT_NE(nl, std::string::npos);
     const std::string head = text.substr(0, nl);
-    EXPECT_EQ(head.rfind("# source: https://github.com/", 0), 0u) << head;
+    // A GitHub thread, or a file of the public code index by its id (its repository is not given).
+    EXPECT_TRUE(head.rfind("# source: https://github.com/", 0) == 0 || head.rfind("# source: public GitHub code index id ", 0) == 0) << head;
     EXPECT_NE(head.find(std::string("expected stage: ") + c.stage + " "), std::string::npos) << head;
     LogScan scan = scan_log_text(std::string_view(text).substr(nl + 1), c.file);
     Diagnosis d = diagnose(scan, Args::parse(c.args));
@@ -183,6 +188,30 @@ std::string as_saved_on_a_terminal(const std::string& body) {
     start = nl + 1;
   }
   return out;
+}
+
+TEST(DoctorRealLogs, ContextAboveTheDerivedLimitIsFixedWithThePrintedLimit) {
+  // The notebook's own resolution (same file, id 10873344026): "Reduced max_model_len from 16384 to
+  // 8192 to match the model's actual max position embeddings". The 2026 log prints 32768.0.
+  for (auto [file, limit] : {std::pair{"vllm-config-max-model-len-pydantic.log", "8192"}, std::pair{"vllm-config-max-model-len-2026.log", "32768"}}) {
+    SCOPED_TRACE(file);
+    const std::string text = read_all(std::string(HEADROOM_TEST_DATA) + "/doctor/real/" + file);
+    Diagnosis d = diagnose(scan_log_text(text, file), Args::parse({"--engine", "vllm"}));
+    ASSERT_FALSE(d.fixes.empty());
+    EXPECT_EQ(d.fixes.front().flag, "--max-model-len");
+    EXPECT_EQ(d.fixes.front().value, limit);
+  }
+  // SGLang's wording (srt/configs/model_config.py): the fix is --context-length.
+  const std::string sgl =
+      "[2026-01-05 10:00:00] ValueError: Warning: User-specified context_length (1048576) is greater than the derived context_length "
+      "(262144). This may lead to incorrect model outputs or CUDA errors. Note that the derived context_length may differ from "
+      "max_position_embeddings in the model's config. To allow overriding this maximum, set the env var "
+      "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1\n";
+  Diagnosis d = diagnose(scan_log_text(sgl, "sglang.log"), Args::parse({"--engine", "sglang"}));
+  EXPECT_EQ(d.cause, "not_oom");
+  ASSERT_FALSE(d.fixes.empty());
+  EXPECT_EQ(d.fixes.front().flag, "--context-length");
+  EXPECT_EQ(d.fixes.front().value, "262144");
 }
 
 TEST(DoctorRealLogs, SameStageWithWindowsLineEndsAndTerminalColours) {

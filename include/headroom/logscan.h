@@ -170,6 +170,9 @@ struct LogError {
   // "vllm_load_failed"            vLLM "Failed to load model - not enough GPU memory"
   // "vllm_engine_failed"          vLLM "EngineCore failed to start."
   // "vllm_autofit_failed"         vLLM "Cannot auto-fit max_model_len"
+  // "context_over_derived"        vLLM "User-specified max_model_len (L) is greater than the derived max_model_len
+  //                               (max_position_embeddings=D ...)", SGLang "... context_length (L) is greater than the
+  //                               derived context_length (D)" (value = D, value2 = L)
   // "trtllm_window_reduced"       TRT-LLM "Attention window size A exceeds upper bound B ..." (a warning)
   // "nccl"                        NCCL errors ("NCCL error", "ncclUnhandledCudaError", "NCCL WARN", watchdog timeout)
   // "cuda_error"                  "CUDA error: ..." other than out of memory

@@ -129,6 +129,28 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
   if (outcome == "other_error") {
     dx.cause = "not_oom";
     const LogError* e = scan.errors.empty() ? nullptr : &scan.errors.front();
+    for (const auto& err : scan.errors)
+      if (err.kind == "context_over_derived") e = &err;
+    if (e && e->kind == "context_over_derived") {
+      // The engine refused the context length before loading anything: the fix is the model's
+      // own limit (the engine printed it), or its override variable when the checkpoint's rope
+      // scaling really extends it (vLLM VLLM_ALLOW_LONG_MAX_MODEL_LEN, SGLang
+      // SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN).
+      const bool sgl = dx.engine == "sglang";
+      const std::string flag = sgl ? "--context-length" : "--max-model-len";
+      const std::string env = sgl ? "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1" : "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1";
+      dx.explanation = fmt::format(
+          "The engine refused {} at start-up (line {}): {}is longer than the model's derived limit{}, which comes from the "
+          "config's max_position_embeddings and its rope scaling. Nothing was loaded and nothing ran out of memory. Serve at most "
+          "the limit, or, only if the checkpoint's rope scaling really supports more (e.g. YaRN you added to its config), set {}.",
+          flag, e->line, e->value2 ? fmt::format("{} ", *e->value2) : std::string(),
+          e->value ? fmt::format(" ({})", *e->value) : std::string(), env);
+      if (e->value2 && e->value) A(fmt::format("{} {} > derived limit {}", flag, *e->value2, *e->value));
+      if (e->value)
+        dx.fixes.push_back({flag, std::to_string(*e->value), "the model's derived context limit as the engine printed it; the engine starts past this check"});
+      dx.will_not_help.push_back(fmt::format("lowering {} or the CUDA-graph batch sizes: nothing ran out of memory", knob));
+      return;
+    }
     dx.explanation = fmt::format("The failure is not an out-of-memory error{}: memory flags will not fix it.",
                                  e ? fmt::format(" ({} at line {})", e->exception.empty() ? e->kind : e->exception, e->line) : "");
     dx.will_not_help.push_back(fmt::format("lowering {} or the CUDA-graph batch sizes: nothing ran out of memory", knob));

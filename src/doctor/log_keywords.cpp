@@ -67,6 +67,8 @@ constexpr KwText kKeywords[] = {
     {kVCompileTakes, "torch.compile takes"},
     {kVCudaBlocks, "# cuda blocks"},
     {kVToServe, "to serve at least one request"},
+    // vLLM config/model.py and SGLang model_config.py: a context longer than the model allows
+    {kContextOverDerived, "greater than the derived"},
     {kVKvNeeded, "kv cache is needed"},
     {kVEstMaxLen, "estimated maximum model length"},
     {kVNoBlocks, "no available memory for the cache blocks"},

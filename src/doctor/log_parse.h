@@ -65,7 +65,7 @@ enum Kw : uint8_t {
   // PyTorch / CUDA / NCCL / Python
   kTriedToAllocate, kOutOfMemory, kCcaOom, kCublasAlloc, kTraceback, kFrame, kErrorColon, kExceptionColon,
   kNcclError, kNcclWarn, kNcclUnhandled, kNcclSystem, kNcclInternal, kNcclInvalid, kNcclRemote, kWatchdog,
-  kCudaErrorColon,
+  kCudaErrorColon, kContextOverDerived,
   // launch commands, versions, engine markers
   kLaunchServer, kSglangServe, kVllmServe, kApiServerModule, kTrtllmServe, kVersionWord,
   kMarkSglangPath, kMarkVllmPath, kMarkEngineCore, kMarkVllmWorker, kMarkTrt, kMarkTrtPkg,

@@ -391,7 +391,7 @@ void read_torch(Ctx& c, const Line& l) {
   if (!exc.empty() && !oom_line && !k[kCudaErrorColon]) {
     bool specific = k[kSglNotEnough] || k[kSglNoKv] || k[kSglCaptureFailed] || k[kVToServe] || k[kVNoBlocks] ||
                     k[kVFreeOnDevice] || k[kVSamplerWarmup] || k[kVMamba] || k[kVLoadFailed] || k[kVAutoFit] ||
-                    k[kVStoredInKv];
+                    k[kVStoredInKv] || k[kContextOverDerived];
     if (specific) {
       if (!c.scan.errors.empty() && c.scan.errors.back().line == l.no) c.scan.errors.back().exception = std::string(exc);
     } else {

@@ -321,6 +321,31 @@ void read_vllm(Ctx& c, const Line& l) {
     if (!refusal) c.stage(l, "warmup");
     c.score_vllm += 3;
   }
+  if (k[kContextOverDerived]) {
+    // vLLM (config/model.py _get_and_verify_max_len): "User-specified max_model_len (L) is greater than
+    // the derived max_model_len (max_position_embeddings=D or model_max_length=None ...)"; SGLang
+    // (configs/model_config.py): "User-specified context_length (L) is greater than the derived
+    // context_length (D)". value = D (the limit), value2 = L. Both are config errors, not memory.
+    auto& e = c.error(l, "context_over_derived");
+    e.exception = "ValueError";
+    if (auto v = int_after(b, "max_model_len (")) e.value2 = *v;
+    else if (auto v2 = int_after(b, "context_length (")) e.value2 = *v2;
+    if (auto d = after(b, "derived ")) {
+      std::string_view s = *d;
+      size_t open = s.find('(');
+      if (open != std::string_view::npos) {
+        s.remove_prefix(open + 1);
+        size_t eq = s.find('=');
+        size_t close = s.find(')');
+        if (eq != std::string_view::npos && (close == std::string_view::npos || eq < close)) s.remove_prefix(eq + 1);
+        while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+        double v = 0;
+        if (take_number(s, v) && v >= 1 && v < 1e13) e.value = static_cast<int64_t>(v);
+      }
+    }
+    c.keep(l, "error.context_over_derived");
+    c.fatal(l, "context_over_derived", "init", "other_error");
+  }
   if (k[kVToServe]) {
     auto& e = c.error(l, "vllm_max_seq_len");
     if (icontains(b, "ValueError")) e.exception = "ValueError";
