@@ -52,6 +52,13 @@ TEST(VllmPlan, GptOssMaxLenRefusalAsVllm005) {
   EXPECT_EQ(f.failure->message.rfind("ValueError: To serve at least one request with the models's max seq len (131072), (4.54 GiB KV cache is needed", 0), 0u)
       << f.failure->message;
   EXPECT_NE(f.failure->message.find("the estimated maximum model length is "), std::string::npos);
+  // The same refusal on 0.22 (xvllm-011's verbatim engine-core line, vllm#44376: "... with the model's max
+  // seq len (30000), (6.66 GiB KV cache is needed"): the typo is gone from 0.20 (vllm-057 on 0.20.0).
+  Forecast g = run({"--engine", "vllm@0.22.0", "--model", "openai/gpt-oss-120b", "--gpu", "h100", "--kv-cache-memory-bytes", "1836098929",
+                    "--max-num-batched-tokens", "1024", "--max-model-len", "131072"});
+  ASSERT_TRUE(g.failure.has_value());
+  EXPECT_EQ(g.failure->message.rfind("ValueError: To serve at least one request with the model's max seq len (131072)", 0), 0u)
+      << g.failure->message;
 }
 
 TEST(VllmPlan, BudgetAboveFreeMemoryIsRefusedAtStartup) {

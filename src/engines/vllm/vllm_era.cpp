@@ -72,7 +72,9 @@ Era make(int v, std::string reason) {
   e.override_sets_memory = v >= 2100;
   e.combined_kv_line = v >= 2900;
   e.swa_in_flight = v >= 2600;           // PR #47728 (opened 2026-07-06, after 0.25): first in 0.26.0 (vllm#49878: 0.25.1 vs 0.26)
-  e.models_typo = v < 2600;              // "models's" -> "model's" (late 2026 logs)
+  // "models's" -> "model's": 0.11-era logs print the typo (vllm-005, 2025-10); 0.20.0 (vllm-057) and a
+  // verbatim 0.22 engine-core line (xvllm-011, vllm#44376) print "model's". The fixing PR was not found.
+  e.models_typo = v < 2000;
   e.default_utilization = v >= 2100 ? 0.92 : 0.9;
   int maj = v / 10000, min = (v / 100) % 100, pat = v % 100;
   std::string rules = e.v0 ? "V0 engine, whole-GPU profile"
