@@ -212,10 +212,11 @@ ModelConfig parse_model_config(std::string_view config_json, std::string_view so
       if (!(f > 0 && f <= 1e6)) fail_input(tsrc, std::string(key) + ".factor", fmt::format("{} is not in (0, 1e6]", f));
       c.rope_scaling_factor = f;
     }
-    if (auto it = rs->find("original_max_position_embeddings"); it != rs->end() && it->is_number_integer()) {
-      int64_t o = it->get<int64_t>();
-      if (o < 1 || o > (int64_t{1} << 40)) fail_input(tsrc, std::string(key) + ".original_max_position_embeddings", fmt::format("{} is out of range", o));
-      c.rope_original_max_position_embeddings = o;
+    if (auto it = rs->find("original_max_position_embeddings"); it != rs->end() && it->is_number()) {
+      double o = it->get<double>();  // some configs write it as a float (32768.0)
+      if (!(o >= 1 && o <= static_cast<double>(int64_t{1} << 40)))
+        fail_input(tsrc, std::string(key) + ".original_max_position_embeddings", fmt::format("{} is out of range", o));
+      c.rope_original_max_position_embeddings = static_cast<int64_t>(o);
     }
     break;
   }
