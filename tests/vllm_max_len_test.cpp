@@ -15,14 +15,14 @@ using namespace headroom::test;
 namespace {
 // A Qwen2.5-7B-shaped config with the rope_scaling block Qwen's model card tells users to add
 // for long context (YaRN, factor 4 over the 32768 it was trained at).
-std::string yarn_config() {
-  auto dir = std::filesystem::temp_directory_path() / "headroom_vllm_max_len_test";
+std::string yarn_config(const std::string& original = "32768") {
+  auto dir = std::filesystem::temp_directory_path() / ("headroom_vllm_max_len_test_" + original);
   std::filesystem::create_directories(dir);
   auto path = dir / "config.json";
   std::ofstream(path) << R"({"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "torch_dtype": "bfloat16",
     "hidden_size": 3584, "intermediate_size": 18944, "num_hidden_layers": 28, "num_attention_heads": 28,
     "num_key_value_heads": 4, "vocab_size": 152064, "max_position_embeddings": 32768, "tie_word_embeddings": false,
-    "rope_scaling": {"factor": 4.0, "original_max_position_embeddings": 32768, "type": "yarn"}})";
+    "rope_scaling": {"factor": 4.0, "original_max_position_embeddings": )" << original << R"(, "type": "yarn"}})";
   return path.string();
 }
 }  // namespace
@@ -64,6 +64,9 @@ TEST(VllmMaxLen, RopeScalingSetsTheDerivedLimit) {
   Forecast f = run({"--engine", "vllm", "--model", cfg, "--gpu", "h100"});
   EXPECT_EQ(*f.setting("--max-model-len"), "131072");
   EXPECT_NE(input_error({"--engine", "vllm", "--model", cfg, "--gpu", "h100", "--max-model-len", "131073"}), "");
+  // YaRN scales the original length, not max_position_embeddings, also when the original is written
+  // as a float: 16384.0 x 4 = 65536 (x 4 of the 32768 key would be 131072).
+  EXPECT_EQ(*run({"--engine", "vllm", "--model", yarn_config("16384.0"), "--gpu", "h100"}).setting("--max-model-len"), "65536");
   // llama3 rope already encodes the factor: Llama-3.1-8B's limit is its max_position_embeddings 131072, not x 8.
   EXPECT_EQ(*run({"--engine", "vllm", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100"}).setting("--max-model-len"), "131072");
   // DeepSeek-V3 YaRN: 4096 x 40 = 163840 (= its max_position_embeddings).
