@@ -1,6 +1,7 @@
 // parse_deployment(): the common options of CONTRACT.md (and the engines' own spellings of
 // model and parallelism) → Deployment. Engine flags are kept as given for the engine model.
 #include <algorithm>
+#include <cctype>
 #include <fmt/format.h>
 
 #include "headroom/deployment.h"
@@ -23,6 +24,17 @@ const std::string* Deployment::flag(std::string_view name) const {
   for (auto it = flags.rbegin(); it != flags.rend(); ++it)
     if (it->first == name) return &it->second;
   return nullptr;
+}
+
+bool Deployment::env_on(std::string_view name) const {
+  for (auto it = env.rbegin(); it != env.rend(); ++it) {
+    if (it->first != name) continue;
+    std::string v;
+    for (char ch : it->second)
+      if (!std::isspace(static_cast<unsigned char>(ch))) v += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return v == "1" || v == "true";
+  }
+  return false;
 }
 
 namespace {

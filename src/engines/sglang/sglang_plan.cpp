@@ -125,19 +125,13 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
       c.rope_scaling_factor > 0)
     rope_factor = c.rope_scaling_factor;
   const int64_t model_ctx = c.max_position_embeddings > 0 ? static_cast<int64_t>(rope_factor * static_cast<double>(c.max_position_embeddings)) : 2048;
-  // Environment: SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN (get_bool_env_var: "1" / "true", any
-  // case) turns the longer-context refusal into a warning; other variables are not modelled.
-  bool allow_longer = false;
+  // Environment: SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN (get_bool_env_var) turns the
+  // longer-context refusal into a warning; other variables are not modelled.
+  const bool allow_longer = d.env_on("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN");
   std::vector<std::string> env_notes;
-  for (const auto& [name, value] : d.env) {
-    if (name == "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN") {
-      std::string v;
-      for (char ch : value) v += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-      allow_longer = v == "1" || v == "true";
-    } else {
+  for (const auto& [name, value] : d.env)
+    if (name != "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN")
       env_notes.push_back(fmt::format("environment {}={} is not modelled: the forecast is the same as without it", name, value));
-    }
-  }
   const std::optional<int64_t> ctx_user = fl.integer("--context-length", 1, int64_t{1} << 31);
   if (ctx_user && *ctx_user > model_ctx) {
     const std::string msg = fmt::format(

@@ -659,9 +659,16 @@ int64_t in_flight_batches(const Deployment& d, const Settings& s) {
   return async && pp <= 1 ? 2 : pp;
 }
 
+KvLayout stage_kv_layout(const Deployment& d, const Settings& s, int pp_rank) {
+  const ModelConfig& c = d.model->config;
+  KvLayout l = kv_layout(layer_specs(c, d.par, s.kv, pp_rank, draft_kv_layers(c, s.spec_method), mamba_cache_for(d, s)), s.block_size,
+                         s.block_size_given, s.era);
+  if (!l.packed) l.in_flight_batches = in_flight_batches(d, s);  // 0.26+ sliding admission
+  return l;
+}
+
 KvSizing kv_sizing(const Deployment& d) {
   Settings s = resolve_settings(d);
-  const ModelConfig& c = d.model->config;
   KvSizing k;
   k.era = s.era;
   k.max_model_len = s.max_model_len;
@@ -669,12 +676,8 @@ KvSizing kv_sizing(const Deployment& d) {
   k.max_num_batched_tokens = s.max_num_batched_tokens;
   k.num_gpu_blocks_override = s.num_gpu_blocks_override;
   const int pp = std::max(1, d.par.pp);
-  const int64_t extra = draft_kv_layers(c, s.spec_method);
-  const MambaCache mc = mamba_cache_for(d, s);
-  for (int p = 0; p < pp; ++p) {
-    k.stages.push_back(kv_layout(layer_specs(c, d.par, s.kv, p, extra, mc), s.block_size, s.block_size_given, s.era));
-    if (!k.stages.back().packed) k.stages.back().in_flight_batches = in_flight_batches(d, s);
-  }
+  for (int p = 0; p < pp; ++p) k.stages.push_back(stage_kv_layout(d, s, p));
+  const MambaCache mc = mamba_cache_for(d, s);  // for the summary
   const KvLayout& l = k.stages.front();
   k.summary = l.attention_free ? std::string("attention-free")
                                : fmt::format("{} KV, block {}, page {} B, {} tensor(s), {} group(s){}", s.kv.name, l.block_size, commas(l.page_bytes),

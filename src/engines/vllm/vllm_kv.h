@@ -40,6 +40,10 @@ MambaCache mamba_cache_for(const Deployment& d, const Settings& s);
 // --async-scheduling with the speculative method.
 int64_t in_flight_batches(const Deployment& d, const Settings& s);
 
+// Pipeline stage pp_rank's KV layout for this deployment: its layer specs (draft / MTP layers,
+// Mamba cache mode) grouped as vLLM groups them, with the deployment's in-flight batches.
+KvLayout stage_kv_layout(const Deployment& d, const Settings& s, int pp_rank);
+
 // The deployment's flags resolved as vLLM resolves them and each stage's layout. Throws
 // InputError as plan() does for flags or models vLLM would reject.
 KvSizing kv_sizing(const Deployment& d);

@@ -263,9 +263,7 @@ void prepare(Prepared& P, const Deployment& d) {
     if (w.pp_rank < 0 || w.pp_rank >= pp) fail_input("vllm", "--pp", fmt::format("rank {} lies on pipeline stage {} of {}", w.rank, w.pp_rank, pp));
     StageTerms& st = P.stages[static_cast<size_t>(w.pp_rank)];
     if (!st.built) {
-      auto specs = layer_specs(c, d.par, s.kv, w.pp_rank, extra_layers, mamba_cache_for(d, s));
-      st.layout = kv_layout(specs, s.block_size, s.block_size_given, era);
-      if (!st.layout.packed) st.layout.in_flight_batches = in_flight_batches(d, s);  // 0.26+ sliding admission (vllm_kv.cpp)
+      st.layout = stage_kv_layout(d, s, w.pp_rank);
       auto [l0, l1] = pp_indices(static_cast<int>(c.num_layers), pp, w.pp_rank);
       int64_t layers = l1 - l0;
       int64_t linear = 0;

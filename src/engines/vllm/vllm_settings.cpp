@@ -230,16 +230,8 @@ Settings resolve_settings(const Deployment& d) {
   s.kv_cache_memory_bytes = budget.kv_cache_memory_bytes;
 
   // --max-model-len: model default (the derived limit), "auto"/-1 fits it to memory (2026).
-  // VLLM_ALLOW_LONG_MAX_MODEL_LEN (vllm/envs.py: "1" or "true", case-insensitive) turns the
-  // refusal of a longer value into a warning.
-  bool allow_long = false;
-  for (const auto& [name, value] : d.env)
-    if (name == "VLLM_ALLOW_LONG_MAX_MODEL_LEN") {
-      std::string v;
-      for (char ch : value)
-        if (!std::isspace(static_cast<unsigned char>(ch))) v += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-      allow_long = v == "1" || v == "true";
-    }
+  // VLLM_ALLOW_LONG_MAX_MODEL_LEN (vllm/envs.py) turns the refusal of a longer value into a warning.
+  const bool allow_long = d.env_on("VLLM_ALLOW_LONG_MAX_MODEL_LEN");
   const double derived = derived_max_model_len(c);
   s.max_model_len = derived >= 1 ? static_cast<int64_t>(derived) : 2048;
   if (auto v = get("--max-model-len")) {
