@@ -69,6 +69,9 @@ TEST(VllmMaxLen, RopeScalingSetsTheDerivedLimit) {
   EXPECT_EQ(*run({"--engine", "vllm", "--model", yarn_config("16384.0"), "--gpu", "h100"}).setting("--max-model-len"), "65536");
   // llama3 rope already encodes the factor: Llama-3.1-8B's limit is its max_position_embeddings 131072, not x 8.
   EXPECT_EQ(*run({"--engine", "vllm", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100"}).setting("--max-model-len"), "131072");
+  // DeepSeek-V4-Flash YaRN: 65536 x 16 = 1048576, printed in full as vLLM prints the length.
+  std::string e = input_error({"--engine", "vllm", "--model", "deepseek-ai/DeepSeek-V4-Flash", "--gpu", "b200", "--tp", "4", "--max-model-len", "2000000"});
+  EXPECT_NE(e.find("(max_position_embeddings=1048576 or model_max_length=None"), std::string::npos) << e;
   // DeepSeek-V3 YaRN: 4096 x 40 = 163840 (= its max_position_embeddings).
   EXPECT_NE(input_error({"--engine", "vllm", "--model", "deepseek-ai/DeepSeek-V3", "--gpu", "h200", "--tp", "8", "--max-model-len", "163841"}),
             "");

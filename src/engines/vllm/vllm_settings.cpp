@@ -134,13 +134,18 @@ double derived_max_model_len(const ModelConfig& c) {
   return derived;
 }
 
+// The derived limit as a number to print: whole lengths in full (1048576, not {:g}'s 1.04858e+06).
+std::string fmt_len(double x) {
+  return x == std::floor(x) && x < 9e15 ? std::to_string(static_cast<int64_t>(x)) : fmt::format("{}", x);
+}
+
 // The refusal of a --max-model-len above the derived limit, in the era's wording: 0.11 (pydantic
 // ModelConfig) added the caution text; earlier builds said "This may lead to incorrect model outputs".
 [[noreturn]] void refuse_long_max_model_len(const Era& era, int64_t L, double derived) {
   const std::string head = fmt::format(
       "User-specified max_model_len ({}) is greater than the derived max_model_len (max_position_embeddings={} or "
       "model_max_length=None in model's config.json).",
-      L, fmt::format("{:g}", derived));
+      L, fmt_len(derived));
   if (era.version < 1100)
     fail_input("vllm serve", "--max-model-len",
                fmt::format("ValueError: {} This may lead to incorrect model outputs or CUDA errors. To allow overriding this maximum, "
@@ -244,9 +249,9 @@ Settings resolve_settings(const Deployment& d) {
       if (L <= 0) fail_input("vllm serve", "--max-model-len", fmt::format("max_model_len ({}) must be a positive integer", L));
       if (derived >= 1 && static_cast<double>(L) > derived) {
         if (!allow_long) refuse_long_max_model_len(era, L, derived);
-        s.notes.push_back(fmt::format("--max-model-len {} exceeds the derived max_model_len ({:g}); VLLM_ALLOW_LONG_MAX_MODEL_LEN "
+        s.notes.push_back(fmt::format("--max-model-len {} exceeds the derived max_model_len ({}); VLLM_ALLOW_LONG_MAX_MODEL_LEN "
                                       "lets vLLM start with a warning, and positions past it are out of the model's range",
-                                      L, derived));
+                                      L, fmt_len(derived)));
       }
       s.max_model_len = L;
       s.max_model_len_given = true;
