@@ -19,7 +19,7 @@ TEST(SglangContextLength, LongerThanDerivedIsRefusedUnlessTheEnvAllowsIt) {
   // get_bool_env_var: "true" in any case allows it; "0" does not.
   Forecast f = run({"--engine", "sglang", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--context-length", "65536", "--env",
                     "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=TRUE"});
-  EXPECT_EQ(f.verdict == Verdict::Refused, false);
+  EXPECT_NE(f.verdict, Verdict::Refused);
   EXPECT_NE(input_error({"--engine", "sglang", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--context-length", "65536", "--env",
                          "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=0"}),
             "");
