@@ -146,6 +146,8 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
   if (opt.detail) f.notes = s.notes;
   const int64_t T = d.capacity_bytes;
   const bool pytorch = s.backend == "pytorch";
+  // A TensorRT engine before 0.9: context and runtime buffers come after the KV pool (prepare()).
+  const bool lazy_context = !pytorch && s.era.trt_lazy_context;
   for (auto& t : terms)
     for (int sc = 0; sc < 3; ++sc) t.budget[sc] = trtllm::kv_budget(T, t.peak[sc], s.fraction, s.max_tokens, t.bpt, s.max_gpu_total_bytes);
 
@@ -181,7 +183,7 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
           sim.alloc_estimated(fmt::format("CUDA graphs ({} batch sizes)", graph_sizes.size()), t.graphs.central, t.graphs.low, t.graphs.high);
         sim.alloc_estimated(fmt::format("profiling activations ({} dummy context tokens)", s.max_num_tokens), t.act.central, t.act.low, t.act.high);
         sim.release("profiling activations freed", t.act.central);
-      } else if (!s.era.trt_lazy_context) {
+      } else if (!lazy_context) {
         sim.alloc_estimated("execution context memory (TensorRT engine activations)", t.act.central, t.act.low, t.act.high);
         sim.alloc_estimated("runtime buffers + decoder", t.other.central, t.other.low, t.other.high);
       }
@@ -229,7 +231,7 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
   // sequence to completion (i.e. must be larger than beam_width * tokensPerBlock *
   // maxBlocksPerSeq)"). GUESS: the same < 0.9 boundary as trt_lazy_context.
   const int64_t one_seq = (seq + s.tokens_per_block - 1) / s.tokens_per_block * s.tokens_per_block * s.max_beam_width;
-  if (!oom && !refusal && !pytorch && s.era.trt_lazy_context && tokens < one_seq)
+  if (!oom && !refusal && lazy_context && tokens < one_seq)
     refusal = Failure{"kv_pool", 0, one_seq * t0.bpt, tokens * t0.bpt,
                       fmt::format("[TensorRT-LLM][ERROR] maxTokensInPagedKvCache must be large enough to process at least 1 sequence to completion "
                                   "(i.e. must be larger than beam_width * tokensPerBlock * maxBlocksPerSeq) ({} tokens in the pool, {} needed)",
@@ -316,7 +318,7 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
         if (s.max_gpu_total_bytes > 0)
           f.log.push_back(fmt::format("max_gpu_total_bytes={} GiB is provided. New max memory is {} GiB", g2(s.max_gpu_total_bytes), g2(t0.budget[0])));
         f.log.push_back(fmt::format("Estimated max memory in KV cache : {} GiB", g2(t0.budget[0])));
-      } else if (s.era.trt_lazy_context) {
+      } else if (lazy_context) {
         // GptSession (< 0.9) prints the pool in bytes and tokens, nothing else (the 0.8.0 log of
         // tests/data/extra xtrt-015: "Allocate 7952400384 bytes for k/v cache. " then "Using 60672
         // tokens in paged KV cache." = 474 blocks x 128 x 131,072 B).
@@ -337,7 +339,7 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
           f.log.push_back("[TensorRT-LLM][INFO] Number of blocks in KV cache secondary pool: 0, onboard blocks to primary memory before reuse: true");
         }
       }
-      if (!refusal && !oom && !(!pytorch && s.era.trt_lazy_context)) {
+      if (!refusal && !oom && !lazy_context) {
         int64_t seq_log = manager_lines(t0.budget[0] / std::max<int64_t>(1, t0.bpt), tokens, seq_given);
         if (seq_log < seq_given)
           f.notes.push_back(fmt::format("TensorRT-LLM shrinks max_seq_len from {} to {} (one sequence does not fit); it does not refuse", seq_given, seq_log));
@@ -365,7 +367,7 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
     f.notes.push_back(fmt::format("KV budget = (total - profiled peak) x free_gpu_memory_fraction {} ({}), min over ranks; {} B per token per rank",
                                   s.fraction, s.fraction_given ? "given" : "default", t0.bpt));
     f.notes.push_back("ESTIMATED: " + t0.ctx.basis);
-    if (!pytorch && s.era.trt_lazy_context) {
+    if (lazy_context) {
       f.notes.push_back("GUESS: before TensorRT-LLM 0.9 the engine's execution context and the runtime buffers take memory only after the KV pool is "
                         "sized (0.8.0 log: 'IExecutionContext creation: ... GPU +0'); they are not in the budget nor in this timeline");
     } else {
