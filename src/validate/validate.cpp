@@ -35,7 +35,8 @@ std::vector<std::string> env_from_notes(const J& c) {
     const std::string group = (*it)[1].str();
     for (std::sregex_iterator jt(group.begin(), group.end(), one); jt != end; ++jt) {
       std::string value = (*jt)[2].str();
-      while (!value.empty() && value.back() == '.') value.pop_back();  // the sentence's full stop
+      // The sentence's punctuation: a full stop, or the ')' closing "(env NAME=VALUE)".
+      while (!value.empty() && (value.back() == '.' || value.back() == ')')) value.pop_back();
       if (!value.empty()) out.push_back((*jt)[1].str() + "=" + value);
     }
   }
@@ -206,13 +207,14 @@ J validate_corpus(const std::string& path) {
     if (engine.empty()) why = "engine unknown";
     else if (!model) why = "model unknown";
     else if (!gpu && !total) why = "GPU unknown";
-    else if (!num(c, "tp")) why = "parallelism unknown";
+    else if (!num(c, "tp") && num(c, "gpus").value_or(0) != 1) why = "parallelism unknown";
     // The deployment's arguments without the GPU (engine, model, parallelism, flags) and the
     // GPU's: plan() needs both; vLLM's KV layout given the logged memory needs only the first.
     std::vector<std::string> base;
     std::vector<std::string> gpu_args;
     bool gpu_known = false;
-    if (!engine.empty() && model && num(c, "tp")) {
+    // One GPU leaves no parallelism to know: tp = 1 (the flag is then simply not passed).
+    if (!engine.empty() && model && (num(c, "tp") || num(c, "gpus").value_or(0) == 1)) {
       base = {"--engine", version && *version != "null" ? engine + "@" + *version : engine, "--model", *model};
       auto add_int = [&](const char* key, const char* flag) {
         if (auto v = num(c, key); v && *v > 1) base.insert(base.end(), {flag, std::to_string(static_cast<int64_t>(*v))});
