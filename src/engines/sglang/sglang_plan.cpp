@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "engines/layout_cache.h"
+#include "engines/sglang/sglang_dsv4.h"
 #include "engines/sglang/sglang_estimates.h"
 #include "engines/sglang/sglang_rules.h"
 #include "headroom/engine.h"
@@ -129,8 +130,10 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   // longer-context refusal into a warning; other variables are not modelled.
   const bool allow_longer = d.env_on("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN");
   std::vector<std::string> env_notes;
+  const bool dsv4_env_modelled = c.family == "deepseek_v4";  // sglang_dsv4_weights.cpp reads these
   for (const auto& [name, value] : d.env)
-    if (name != "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN")
+    if (name != "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN" &&
+        !(dsv4_env_modelled && (name == "SGLANG_DSV4_FP4_EXPERTS" || name == "SGLANG_DSV4_FP4_DEQUANT" || name == "SGLANG_OPT_FP8_WO_A_GEMM")))
       env_notes.push_back(fmt::format("environment {}={} is not modelled: the forecast is the same as without it", name, value));
   const std::optional<int64_t> ctx_user = fl.integer("--context-length", 1, int64_t{1} << 31);
   if (ctx_user && *ctx_user > model_ctx) {
@@ -264,7 +267,33 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   const int64_t attn_layers = kv.full_layers + kv.swa_layers;
 
   // Draft (EAGLE / MTP) weights and KV.
-  const auto rank_weights = cached_weights_per_rank(d.model, EngineKind::SGLang, par);
+  auto rank_weights = cached_weights_per_rank(d.model, EngineKind::SGLang, par);
+  if (dsv4) {  // what SGLang's loader converts, keeps or builds beyond the checkpoint (sglang_dsv4_weights.cpp)
+    Dsv4Inputs in;
+    in.sm = d.gpu.sm;
+    in.amd = d.gpu.vendor == "amd";
+    in.date = build_date(d.engine_version);
+    if (const std::string* b = fl.get("--moe-runner-backend")) in.moe_runner_backend = *b;
+    if (const std::string* b = fl.get("--moe-a2a-backend")) in.moe_a2a_backend = *b;
+    auto env_bool = [&](std::string_view n) -> std::optional<bool> {
+      for (auto it = d.env.rbegin(); it != d.env.rend(); ++it)
+        if (it->first == n) return d.env_on(n);
+      return std::nullopt;
+    };
+    in.env_fp4_experts = env_bool("SGLANG_DSV4_FP4_EXPERTS");
+    in.env_fp4_dequant = env_bool("SGLANG_DSV4_FP4_DEQUANT");
+    in.env_fp8_wo_a_gemm = env_bool("SGLANG_OPT_FP8_WO_A_GEMM");
+    const Dsv4Weights rules = dsv4_weight_rules(c, in);
+    out.notes.insert(out.notes.end(), rules.notes.begin(), rules.notes.end());
+    for (auto& rw : rank_weights) {
+      auto [first, last] = pp_layer_range(static_cast<int>(c.num_layers), par.pp, rw.pp_rank, EngineKind::SGLang);
+      const Dsv4RankExtra x = dsv4_rank_extra(c, par, rules, first, last, rw.pp_rank == 0, rw.pp_rank == par.pp - 1);
+      rw.bytes += x.main_bytes;
+      if (rw.mtp_bytes > 0) rw.mtp_bytes += x.draft_bytes;
+      if (rw.rank == 0)
+        for (const auto& [what, b] : x.items) out.notes.push_back(fmt::format("rank 0 weights + {}: {}", human_bytes(b), what));
+    }
+  }
   int64_t draft_weights = 0;
   int64_t draft_layers = 0;
   if (spec && (spec_algo == "EAGLE" || spec_algo == "NEXTN" || spec_algo == "MTP") && c.num_nextn_predict_layers > 0 &&
