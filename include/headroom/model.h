@@ -60,12 +60,16 @@ struct VisionTower {
   // Qwen3VLVisionConfig), so SGLang counts them as 24 layers whatever `layers` says.
   int64_t config_num_hidden_layers = 0;
   // Added by the model reader: the Qwen3-VL / Qwen3.5 vision layout the inventory spells out.
-  std::string kind;  // "qwen3_vl" / "qwen2_5_vl" / "gemma4" when modelled tensor by tensor; empty when only present
+  std::string kind;  // "qwen3_vl" / "qwen2_5_vl" / "gemma4" / "gemma3_siglip" / "pixtral" when modelled tensor by tensor; empty when only present
   int64_t in_channels = 3, patch_size = 0, temporal_patch_size = 0, spatial_merge_size = 0;
   int64_t out_hidden = 0, num_position_embeddings = 0, deepstack_mergers = 0;
   // Gemma-4 vision tower ("gemma4"): attention heads and head_dim, standardize buffers; "qwen2_5_vl": num_heads.
   int64_t heads = 0, kv_heads = 0, head_dim = 0;
   bool standardize = false;
+  // "pixtral" (Mistral-3): projector linear biases (multimodal_projector_bias) and the number of
+  // vision feature layers linear_1 concatenates (vision_feature_layer: an int = 1, a list = its length).
+  bool projector_bias = false;
+  int64_t feature_layers = 1;
 };
 
 struct ModelConfig {

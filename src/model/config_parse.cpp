@@ -44,6 +44,7 @@ constexpr ArchRow kArchs[] = {
     {"MiniMaxM2ForCausalLM", "minimax_m2"}, {"NemotronHForCausalLM", "nemotron_h"},
     {"Gemma4ForConditionalGeneration", "gemma4"}, {"Gemma4ForCausalLM", "gemma4"},
     {"MiMoV2FlashForCausalLM", "mimo_v2"},  {"DeepseekV4ForCausalLM", "deepseek_v4"},
+    {"Mistral3ForConditionalGeneration", "llama"},  // Mistral text model + pixtral tower (vLLM mistral3.py)
 };
 
 std::string supported_list() {
@@ -161,7 +162,9 @@ ModelConfig parse_model_config(std::string_view config_json, std::string_view so
     // deepseek_v4.py WeightsMapper maps "layers." -> "model.layers.", "head.weight" -> "lm_head.weight".
     c.text_prefix = "";
     c.lm_head_name = "head";
-  } else if (c.architecture == "Llama4ForConditionalGeneration" || c.architecture == "KimiK25ForConditionalGeneration") {
+  } else if (c.architecture == "Llama4ForConditionalGeneration" || c.architecture == "KimiK25ForConditionalGeneration" ||
+             c.architecture == "Mistral3ForConditionalGeneration") {
+    // Mistral-3 checkpoints saved by transformers 4.50 (Mistral-Small-3.1) name the decoder language_model.model.*.
     c.text_prefix = "language_model.model.";
     c.lm_head_name = "language_model.lm_head";
   }
@@ -186,17 +189,32 @@ ModelConfig parse_model_config(std::string_view config_json, std::string_view so
       if (auto v = get_int(s, k, tsrc, min, max)) return v;
     return std::nullopt;
   };
-  c.hidden_size = req({"hidden_size", "n_embd", "d_model"}, 1, kMaxDim);
+  // Gemma-3 configs name only what differs from transformers' Gemma3TextConfig defaults (google/gemma-3-12b-it's
+  // text_config has no vocab_size or head_dim): configuration_gemma3.py Gemma3TextConfig.__init__ vocab_size=262_208,
+  // hidden_size=2304, intermediate_size=9216, num_hidden_layers=26, num_attention_heads=8, num_key_value_heads=4,
+  // head_dim=256, max_position_embeddings=131_072, sliding_window=4096 (sliding_window_pattern=6 below). vLLM and
+  // SGLang read the config through transformers, so they see the same values.
+  const bool gemma3_defaults = c.family == "gemma3";
+  auto g3 = [&](std::initializer_list<std::string_view> keys, int64_t min, int64_t max, int64_t dflt) -> int64_t {
+    if (!gemma3_defaults) return req(keys, min, max);
+    for (auto k : keys)
+      if (auto v = get_int(s, k, tsrc, min, max)) return *v;
+    return dflt;
+  };
+  c.hidden_size = g3({"hidden_size", "n_embd", "d_model"}, 1, kMaxDim, 2304);
   if (auto n = opt({"num_hidden_layers", "n_layer", "num_layers"}, 1, kMaxLayers)) {
     c.num_layers = *n;
+  } else if (gemma3_defaults) {
+    c.num_layers = 26;
   } else if (const json* lbt = find_key(s, "layers_block_type"); lbt && lbt->is_array() && !lbt->empty() &&
                                                                static_cast<int64_t>(lbt->size()) <= kMaxLayers) {
     c.num_layers = static_cast<int64_t>(lbt->size());  // Nemotron-3 Ultra: num_hidden_layers null, one entry per layer
   } else {
     fail_input(tsrc, "num_hidden_layers", "missing");
   }
-  c.vocab_size = req({"vocab_size"}, 1, kMaxVocab);
-  c.max_position_embeddings = opt({"max_position_embeddings", "max_sequence_length", "seq_length"}, 1, int64_t{1} << 40).value_or(0);
+  c.vocab_size = g3({"vocab_size"}, 1, kMaxVocab, 262'208);
+  c.max_position_embeddings =
+      opt({"max_position_embeddings", "max_sequence_length", "seq_length"}, 1, int64_t{1} << 40).value_or(gemma3_defaults ? 131'072 : 0);
   // rope_scaling (transformers <= 4) or a flat rope_parameters (transformers 5); per-layer-type
   // rope_parameters (Gemma-4: {"full_attention": {...}, ...}) carry no type at the top and are skipped.
   for (const char* key : {"rope_scaling", "rope_parameters"}) {
@@ -220,10 +238,11 @@ ModelConfig parse_model_config(std::string_view config_json, std::string_view so
     }
     break;
   }
-  c.num_attention_heads = req({"num_attention_heads", "n_head"}, 1, kMaxHeads);
-  c.num_kv_heads = opt({"num_key_value_heads", "n_head_kv", "num_kv_heads", "multi_query_group_num"}, 1, kMaxHeads).value_or(c.num_attention_heads);
+  c.num_attention_heads = g3({"num_attention_heads", "n_head"}, 1, kMaxHeads, 8);
+  c.num_kv_heads = opt({"num_key_value_heads", "n_head_kv", "num_kv_heads", "multi_query_group_num"}, 1, kMaxHeads)
+                       .value_or(gemma3_defaults ? 4 : c.num_attention_heads);
   if (get_bool(s, "multi_query", tsrc).value_or(false)) c.num_kv_heads = 1;
-  c.head_dim = opt({"head_dim", "attention_head_dim"}, 1, kMaxDim).value_or(0);
+  c.head_dim = opt({"head_dim", "attention_head_dim"}, 1, kMaxDim).value_or(gemma3_defaults ? 256 : 0);
   if (c.head_dim == 0) {
     if (c.hidden_size % c.num_attention_heads != 0)
       fail_input(tsrc, "head_dim", fmt::format("missing and hidden_size {} is not divisible by num_attention_heads {}", c.hidden_size, c.num_attention_heads));
@@ -235,7 +254,8 @@ ModelConfig parse_model_config(std::string_view config_json, std::string_view so
                                                          c.architecture == "Qwen2_5_VLForConditionalGeneration");
   c.mlp_bias = get_bool(s, "mlp_bias", tsrc).value_or(false);
   c.intermediate_size = opt({"intermediate_size_mlp"}, 1, kMaxDim).value_or(0);  // Llama-4 dense layers
-  if (c.intermediate_size == 0) c.intermediate_size = opt({"intermediate_size", "ffn_hidden_size", "n_inner"}, 1, kMaxDim).value_or(0);
+  if (c.intermediate_size == 0)
+    c.intermediate_size = opt({"intermediate_size", "ffn_hidden_size", "n_inner"}, 1, kMaxDim).value_or(gemma3_defaults ? 9216 : 0);
   c.qk_norm = c.architecture == "Qwen3ForCausalLM" || c.architecture == "Qwen3MoeForCausalLM" ||
               c.architecture == "Qwen3VLForConditionalGeneration" || c.architecture == "Qwen3VLMoeForConditionalGeneration" ||
               c.family == "qwen3_next" || c.family == "gemma3" || c.family == "gemma4" || c.architecture == "Olmo2ForCausalLM" ||
@@ -293,7 +313,7 @@ ModelConfig parse_model_config(std::string_view config_json, std::string_view so
   }
 
   // Windows.
-  c.sliding_window = opt({"sliding_window", "sliding_window_size"}, 0, int64_t{1} << 40).value_or(0);
+  c.sliding_window = opt({"sliding_window", "sliding_window_size"}, 0, int64_t{1} << 40).value_or(gemma3_defaults ? 4096 : 0);
   c.attention_chunk_size = opt({"attention_chunk_size"}, 0, int64_t{1} << 40).value_or(0);
 
   // Linear attention (Qwen3-Next / Qwen3.5 Gated DeltaNet) and Mamba-2 (Nemotron-H).
@@ -516,7 +536,7 @@ ModelConfig parse_model_config(std::string_view config_json, std::string_view so
 
   // Vision tower.
   if (auto it = root.find("vision_config"); it != root.end() && !it->is_null())
-    c.vision = parse_vision(&*it, c.architecture, c.hidden_size, src + ": vision_config");
+    c.vision = parse_vision(&*it, c.architecture, c.hidden_size, src + ": vision_config", &root);
 
   return c;
 }

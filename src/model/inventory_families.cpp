@@ -658,6 +658,66 @@ void gemma4_vision(InventoryBuilder& b) {
   b.plain("model.embed_vision.embedding_projection.weight", {v.out_hidden, h}, R::Vision, -1);
 }
 
+// Gemma-3 SigLIP vision tower + multi-modal projector (see parse_gemma3_vision in vision.cpp), unquantized;
+// names as transformers >= 4.52 saves Gemma3ForConditionalGeneration (model.vision_tower.vision_model.*).
+void gemma3_vision(InventoryBuilder& b) {
+  const auto& v = b.config().vision;
+  const std::string p = "model.vision_tower.vision_model.";
+  const int64_t h = v.hidden, i = v.intermediate;
+  auto lin = [&](const std::string& n, int64_t out, int64_t in) {
+    b.plain(n + ".weight", {out, in}, R::Vision, -1);
+    b.plain(n + ".bias", {out}, R::Vision, -1);
+  };
+  auto ln = [&](const std::string& n) {
+    b.plain(n + ".weight", {h}, R::Vision, -1);
+    b.plain(n + ".bias", {h}, R::Vision, -1);
+  };
+  b.plain(p + "embeddings.patch_embedding.weight", {h, v.in_channels, v.patch_size, v.patch_size}, R::Vision, -1);
+  b.plain(p + "embeddings.patch_embedding.bias", {h}, R::Vision, -1);
+  b.plain(p + "embeddings.position_embedding.weight", {v.num_position_embeddings, h}, R::Vision, -1);
+  for (int k = 0; k < v.layers; ++k) {
+    const std::string q = fmt::format("{}encoder.layers.{}.", p, k);
+    for (const char* n : {"q_proj", "k_proj", "v_proj", "out_proj"}) lin(q + "self_attn." + n, h, h);
+    lin(q + "mlp.fc1", i, h);
+    lin(q + "mlp.fc2", h, i);
+    ln(q + "layer_norm1");
+    ln(q + "layer_norm2");
+  }
+  ln(p + "post_layernorm");
+  b.plain("model.multi_modal_projector.mm_input_projection_weight", {h, v.out_hidden}, R::Vision, -1);
+  b.plain("model.multi_modal_projector.mm_soft_emb_norm.weight", {h}, R::Vision, -1);
+}
+
+// Mistral-3 pixtral tower + multi-modal projector (see parse_pixtral_vision in vision.cpp), unquantized;
+// names as the transformers 4.50 Mistral-Small-3.1 checkpoint holds them.
+void pixtral_vision(InventoryBuilder& b) {
+  const auto& v = b.config().vision;
+  const int64_t h = v.hidden, i = v.intermediate, a = v.heads * v.head_dim, t = v.out_hidden, m = v.spatial_merge_size;
+  b.plain("vision_tower.patch_conv.weight", {h, v.in_channels, v.patch_size, v.patch_size}, R::Vision, -1);
+  b.plain("vision_tower.ln_pre.weight", {h}, R::Vision, -1);
+  for (int k = 0; k < v.layers; ++k) {
+    const std::string q = fmt::format("vision_tower.transformer.layers.{}.", k);
+    b.plain(q + "attention_norm.weight", {h}, R::Vision, -1);
+    b.plain(q + "ffn_norm.weight", {h}, R::Vision, -1);
+    b.plain(q + "attention.q_proj.weight", {a, h}, R::Vision, -1);
+    b.plain(q + "attention.k_proj.weight", {a, h}, R::Vision, -1);
+    b.plain(q + "attention.v_proj.weight", {a, h}, R::Vision, -1);
+    b.plain(q + "attention.o_proj.weight", {h, a}, R::Vision, -1);
+    b.plain(q + "feed_forward.gate_proj.weight", {i, h}, R::Vision, -1);
+    b.plain(q + "feed_forward.up_proj.weight", {i, h}, R::Vision, -1);
+    b.plain(q + "feed_forward.down_proj.weight", {h, i}, R::Vision, -1);
+  }
+  const std::string p = "multi_modal_projector.";
+  b.plain(p + "norm.weight", {h}, R::Vision, -1);
+  b.plain(p + "patch_merger.merging_layer.weight", {h, h * m * m}, R::Vision, -1);
+  b.plain(p + "linear_1.weight", {t, h * v.feature_layers}, R::Vision, -1);
+  b.plain(p + "linear_2.weight", {t, t}, R::Vision, -1);
+  if (v.projector_bias) {
+    b.plain(p + "linear_1.bias", {t}, R::Vision, -1);
+    b.plain(p + "linear_2.bias", {t}, R::Vision, -1);
+  }
+}
+
 }  // namespace
 
 void add_family_tensors(InventoryBuilder& b) {
@@ -691,6 +751,8 @@ void add_family_tensors(InventoryBuilder& b) {
   if (c.vision.kind == "qwen3_vl") qwen3_vl_vision(b);
   if (c.vision.kind == "gemma4") gemma4_vision(b);
   if (c.vision.kind == "qwen2_5_vl") qwen2_5_vl_vision(b);
+  if (c.vision.kind == "gemma3_siglip") gemma3_vision(b);
+  if (c.vision.kind == "pixtral") pixtral_vision(b);
 }
 
 }  // namespace headroom::model_detail

@@ -20,7 +20,9 @@ Quantization parse_quantization(const json* qc, std::string_view source, std::st
 
 // Vision tower parameter count from vision_config (0 with present=true when the family's
 // tower layout is not modelled; the caller notes that).
-VisionTower parse_vision(const json* vc, std::string_view family, int64_t text_hidden, std::string_view source);
+// root: the whole config.json object (Mistral-3 keeps its projector settings there).
+VisionTower parse_vision(const json* vc, std::string_view family, int64_t text_hidden, std::string_view source,
+                         const json* root = nullptr);
 
 // The tensor inventory derived from the config (every tensor the checkpoint holds).
 std::vector<TensorInfo> derive_inventory(const ModelConfig& c);
