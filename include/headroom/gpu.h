@@ -1,5 +1,5 @@
 // The GPU catalog (data/gpus.json): capacities as PyTorch and nvidia-smi report them,
-// architecture, FP8/FP4 support, bandwidth, each with its source.
+// architecture, FP8/FP4 support, bandwidth, interconnect, each with its source.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -20,6 +20,10 @@ struct GpuSpec {
   bool fp8 = false;
   bool fp4 = false;
   double bandwidth_tbs = 0;          // TB/s
+  // How the GPUs of one host reach each other (data/gpus.json "_interconnect" cites each class):
+  // "nvswitch" (SXM/HGX/NVL72 boards), "nvlink" (bridged groups, superchip pairs), "pcie",
+  // "xgmi" (AMD Infinity Fabric), "network" (one GPU per system); "" for a custom GPU.
+  std::string interconnect;
   std::string source;                // where the memory figures come from
 };
 
@@ -28,5 +32,8 @@ const std::vector<GpuSpec>& gpu_catalog();
 const GpuSpec* find_gpu(std::string_view name);
 // Throws InputError("--gpu", ...) listing close names when unknown.
 const GpuSpec& require_gpu(std::string_view name);
+// The interconnect classes above; is_interconnect() says whether a string is one of them.
+inline constexpr std::string_view kInterconnects[] = {"nvswitch", "nvlink", "pcie", "xgmi", "network"};
+bool is_interconnect(std::string_view s);
 
 }  // namespace headroom

@@ -21,7 +21,7 @@ int verb_gpus(const Args& args, std::ostream& out, std::ostream& err) {
       arr.push_back({{"name", g.name}, {"display", g.display}, {"aliases", g.aliases}, {"vendor", g.vendor},
                      {"arch", g.arch}, {"sm", g.sm}, {"capacity_bytes", g.capacity_bytes},
                      {"smi_total_mib", g.smi_total_mib}, {"fp8", g.fp8}, {"fp4", g.fp4},
-                     {"bandwidth_tbs", g.bandwidth_tbs}, {"source", g.source}});
+                     {"bandwidth_tbs", g.bandwidth_tbs}, {"interconnect", g.interconnect}, {"source", g.source}});
     }
     out << nlohmann::ordered_json{{"gpus", arr}}.dump(2) << "\n";
     return kExitOk;

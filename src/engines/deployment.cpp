@@ -49,7 +49,8 @@ constexpr Alias kParallelFlags[] = {
     {"--tp_size", 't'}, {"--pp_size", 'p'}, {"--ep_size", 'e'},  // trtllm-serve
 };
 constexpr std::string_view kHeadroomOptions[] = {"--engine", "--model", "--model-path", "--gpu", "--gpu-memory",
-                                                 "--gpus", "--json", "--enable-dp-attention", "--env"};
+                                                 "--gpus", "--json", "--enable-dp-attention", "--env",
+                                                 "--interconnect"};
 }  // namespace
 
 const std::vector<std::string_view>& common_deployment_options() {
@@ -138,6 +139,12 @@ Deployment parse_deployment(const Args& args, std::string_view default_model, st
     if (d.gpu.name == "custom") d.gpu.smi_total_mib = 0;  // unknown: engines fall back as they do without nvidia-smi
   }
   if (d.capacity_bytes < 256 * MiB) fail_input("command line", "--gpu-memory", "capacity below 256 MiB is not a serving GPU");
+  // --interconnect overrides the catalog row's fabric (an A100 PCIe card on the a100-80gb row, a
+  // custom GPU): vLLM's multi-GPU context + NCCL estimates read it (vllm_estimates.cpp).
+  if (auto ic = args.get("--interconnect")) {
+    if (!is_interconnect(*ic)) fail_input("command line", "--interconnect", fmt::format("'{}' is not one of nvswitch, nvlink, pcie, xgmi, network", *ic));
+    d.gpu.interconnect = *ic;
+  }
 
   for (const auto& [k, v] : args.options()) {
     if (k != "--env") continue;

@@ -7,8 +7,8 @@
 namespace headroom {
 
 #if defined(__GLIBCXX__) && defined(__x86_64__)
-static_assert(sizeof(Deployment) == 392, "Deployment changed: compare the new field in same_but_budget()");
-static_assert(sizeof(GpuSpec) == 224, "GpuSpec changed: compare the new field in same_gpu()");
+static_assert(sizeof(Deployment) == 424, "Deployment changed: compare the new field in same_but_budget()");
+static_assert(sizeof(GpuSpec) == 256, "GpuSpec changed: compare the new field in same_gpu()");
 static_assert(sizeof(Parallel) == 20, "Parallel changed: compare the new field in same_but_budget()");
 #endif
 
@@ -17,7 +17,7 @@ namespace {
 bool same_gpu(const GpuSpec& a, const GpuSpec& b) {
   return a.name == b.name && a.display == b.display && a.aliases == b.aliases && a.vendor == b.vendor && a.arch == b.arch && a.sm == b.sm &&
          a.capacity_bytes == b.capacity_bytes && a.smi_total_mib == b.smi_total_mib && a.fp8 == b.fp8 && a.fp4 == b.fp4 &&
-         a.bandwidth_tbs == b.bandwidth_tbs && a.source == b.source;
+         a.bandwidth_tbs == b.bandwidth_tbs && a.interconnect == b.interconnect && a.source == b.source;
 }
 
 }  // namespace

@@ -35,6 +35,9 @@ std::vector<GpuSpec> load_catalog() {
     s.fp8 = g.at("fp8").get<bool>();
     s.fp4 = g.at("fp4").get<bool>();
     s.bandwidth_tbs = g.at("bandwidth_tbs").get<double>();
+    if (!g.contains("interconnect") || !g.at("interconnect").is_string() || !is_interconnect(g.at("interconnect").get<std::string>()))
+      fail_input("data/gpus.json", s.name + ".interconnect", "missing or not one of nvswitch, nvlink, pcie, xgmi, network");
+    s.interconnect = g.at("interconnect").get<std::string>();
     s.source = g.at("source").get<std::string>();
     out.push_back(std::move(s));
   }
@@ -45,6 +48,10 @@ std::vector<GpuSpec> load_catalog() {
 const std::vector<GpuSpec>& gpu_catalog() {
   static const std::vector<GpuSpec> catalog = load_catalog();
   return catalog;
+}
+
+bool is_interconnect(std::string_view s) {
+  return std::find(std::begin(kInterconnects), std::end(kInterconnects), s) != std::end(kInterconnects);
 }
 
 const GpuSpec* find_gpu(std::string_view name) {

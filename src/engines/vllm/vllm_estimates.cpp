@@ -4,10 +4,12 @@
 // logs of corpus/vllm.jsonl (figures quoted next to each constant) and re-checked by
 // `headroom validate`.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fmt/format.h>
 
 #include "engines/vllm/vllm_rules.h"
+#include "headroom/error.h"
 #include "headroom/units.h"
 
 namespace headroom::vllm {
@@ -94,19 +96,58 @@ Estimate non_torch_increase(int world) {
 // Each era's figures below are fitted on logs of that era only. V0 (< 0.8) takes era A's rule
 // and is not re-derived: its own logs show more (PR #10511's sanity run, Llama-3-8B on H100:
 // non_torch_memory 1.79 GiB at TP1, 3.58 GiB at TP2, Dec 2024).
-Estimate cuda_context(const Era& era, int tp, int pp, bool amd) {
+Fabric fabric_of(const GpuSpec& g) { return g.vendor == "nvidia" && g.interconnect == "pcie" ? Fabric::Pcie : Fabric::NvLink; }
+
+// ---- PCIe hosts (Fabric::Pcie: GeForce / RTX workstation / L40S / A10 cards, data/gpus.json
+// "interconnect": "pcie"). NCCL over PCIe builds no NVLS (NVLink SHARP) buffers -- those need
+// NVSwitch on sm90+ -- and opens fewer channels (it sizes them by link bandwidth), and vLLM's
+// custom all-reduce is off past two PCIe-only GPUs (custom_all_reduce.py: "not supported on more
+// than two PCIe-only GPUs", logged on 8 x L40S). The NVLink figures below were fitted on H100 /
+// H200 / GB200 hosts and charged a 4 x A10 TP4 0.8.5 run (xvllm-006, whole-GPU budget) 1.55 +
+// 0.54 GiB where its 198,784 logged tokens leave 0.99 GiB for the profile peak and all non-torch
+// memory together. Real PCIe figures (ESTIMATED from these, n small):
+//  context + NCCL (T - F at start, or the context + the NCCL-inclusive non-torch of builds that
+//  measure NCCL after the snapshot):
+//    0.92-0.96 GiB  RTX PRO 6000 TP4, 2026 build, "Free memory on device (94.05/94.97 GiB)" (vllm-052)
+//    0.70 GiB       8 x L40S TP8, 0.10.2: 44.42 - 43.93 = 0.49 context + 0.21 non-torch (NCCL is
+//                   built after the snapshot in that build), public-code idx:38962983769 (xvllm-019)
+//    0.70 / 0.65    V0 on 2 x RTX 4090 / 2 x RTX 3090-class: ~0.45 context + "non_torch_memory
+//                   takes 0.25GiB" / 0.20 GiB (vllm#13061, vllm#14447; V0 reads its baseline before
+//                   init_worker_distributed_environment, so that figure is NCCL + growth)
+//  -> central the median 0.70 GiB, ends just past the extremes (0.9x .. 1.4x: 0.63 .. 0.98).
+//  NCCL's buffers alone (+ the profile's growth), the 0.9.1-0.10.2 non-torch term: 0.17 .. 0.21
+//  GiB over the 8 L40S ranks (0.21 on five), 0.25 / 0.20 at TP2 in V0 -- the same size at TP2
+//  and TP8, so not scaled by the world size as the NVLink term is -> central 0.21, ends 0.8x ..
+//  1.25x (0.17 .. 0.26).
+//  Growth after NCCL init (0.11+ and the 0.8.x whole-GPU rule, where NCCL sits in the context
+//  term): 0.09 GiB (OPT-2.7B TP4 on 24 GB GPUs, 2025-11-19, idx:34802511869), ~0.35 (xvllm-017,
+//  0.19.0 on 4 x L40S: 39.98 requested - 33.98 weights - 5.11 KV = 0.89 GiB for peak + growth,
+//  less the 0.54 GiB peak this file derives; INFERRED), bounded by the NCCL-inclusive totals
+//  above (0.17 .. 0.25) -> central the median of {0.09, 0.20, 0.21, 0.25, 0.35} = 0.21 GiB, ends
+//  the extremes (0.4x .. 1.7x: 0.09 .. 0.36).
+// The total_consumed era (0.26.1+) keeps its one figure, which is a PCIe host's (vllm-052).
+// Not fitted: NCCL collectives captured in CUDA graphs on PCIe (vllm PR #45517: 8.76 GiB on the
+// last stage of TP2 x PP2 on 24 GB cards) -- graph-stage memory, outside these terms.
+Estimate cuda_context(const Era& era, int tp, int pp, bool amd, Fabric fabric) {
   if (tp * pp <= 1) return cuda_context(tp, pp, amd);
   if (!era.whole_gpu && !era.nccl_before_snapshot) {
     // Era B: the startup check's free memory is before NCCL. T - F logged "Free memory on device
     // (139.21/139.81 GiB)" = 0.60 GiB (vllm-048, 0.10.2, H200 TP2), as one GPU's context (0.49 ..
-    // 0.56, vllm_estimates cuda_context). n = 1 multi-GPU figure; the ends are the 1-GPU ones.
+    // 0.56, vllm_estimates cuda_context); 0.49 on 8 x L40S PCIe (xvllm-019), inside the same
+    // range, so PCIe hosts take it too. The ends are the 1-GPU ones.
     return range(0.6 * GiB, 0.75, 1.35, "CUDA context (0.9.1-0.10.2: NCCL is built after the startup snapshot, its buffers are charged as non-torch growth)");
   }
+  if (fabric == Fabric::Pcie)
+    return range(0.70 * GiB, 0.9, 1.4,
+                 era.whole_gpu ? "CUDA context + NCCL communicators over PCIe (charged to the whole-GPU budget before 0.9.1), fitted on PCIe hosts' logs (0.65 .. 0.96 GiB)"
+                               : "CUDA context + NCCL communicators over PCIe before the startup snapshot (0.11+: outside the budget), fitted on PCIe hosts' logs (0.65 .. 0.96 GiB)");
   // Eras C/D (and A, where the whole of it is charged): context + the communicators, T - F of
   // "Free memory on device (F/T GiB)" in 0.11+ logs, all TP4: 0.96 (RTX PRO 6000 PCIe, vllm-052),
   // 1.55 (80 GB, vllm-071), 2.47 (GB200-class 184.31 GiB, v0.26.0 GLM-5.2-NVFP4 with a FlashInfer
   // MNNVL all-reduce; public-code idx:61511710941: "Free memory on device (181.84/184.31 GiB)").
-  // Central the median, ends just past the extremes (0.6x, 1.6x). Era A reuses them: no 0.8.x log gives
+  // Central the median, ends just past the extremes (0.6x, 1.6x). vllm-052's 0.96 is a PCIe
+  // host's; PCIe hosts now take their own figure (above), these stay for NVLink/NVSwitch, AMD
+  // and custom GPUs (central unchanged; without it the median would be 2.01). Era A reuses them: no 0.8.x log gives
   // the figure (INFERRED: the same init_worker_distributed_environment builds the same groups).
   // Not fitted: vllm PR #45517 reports 8.76 GiB on the last pipeline stage of TP2 x PP2 on 24 GB
   // consumer GPUs (NCCL over PCIe/host, asymmetric per rank); such hosts can exceed the high end.
@@ -133,8 +174,8 @@ Estimate uma_non_torch(const Estimate& nt) {
   return e;
 }
 
-Estimate budget_context(const Era& era, int tp, int pp, bool amd) {
-  Estimate all = cuda_context(era, tp, pp, amd);
+Estimate budget_context(const Era& era, int tp, int pp, bool amd, Fabric fabric) {
+  Estimate all = cuda_context(era, tp, pp, amd, fabric);
   if (!era.v0_context_in_baseline) return all;
   // V0 0.6.5+ (PR #10511, vllm_era.cpp): the baseline of memory_profiling is total - the free
   // memory read in init_device after the context exists, so only what comes after it (NCCL on
@@ -148,14 +189,27 @@ Estimate budget_context(const Era& era, int tp, int pp, bool amd) {
   e.central = std::max<int64_t>(0, all.central - one.central);
   e.low = std::max<int64_t>(0, all.low - one.low);
   e.high = std::max<int64_t>(0, all.high - one.high);
+  // The difference of two ranges' ends need not bracket the difference of their centrals (PCIe:
+  // 0.63 - 0.315 > 0.70 - 0.45): keep the central inside.
+  e.low = std::min(e.low, e.central);
+  e.high = std::max(e.high, e.central);
   e.basis = tp * pp <= 1 ? "no CUDA context in the budget (V0 0.6.5+: memory_profiling baseline, PR #10511)"
                          : all.basis + " less one GPU's CUDA context (V0 0.6.5+: in the memory_profiling baseline, PR #10511)";
   return e;
 }
 
-Estimate non_torch_increase(const Era& era, int tp, int pp) {
+Estimate non_torch_increase(const Era& era, int tp, int pp, Fabric fabric) {
   const int world = tp * pp;
   if (world <= 1) return non_torch_increase(world);
+  if (fabric == Fabric::Pcie && !era.total_consumed) {
+    // PCIe figures: see "PCIe hosts" above cuda_context.
+    if (!era.whole_gpu && !era.nccl_before_snapshot)
+      return range(0.21 * GiB, 0.8, 1.25,
+                   "non-torch growth in the budget over PCIe (0.9.1-0.10.2: NCCL communicators built after the snapshot, no NVLS buffers), "
+                   "not scaled by the world size (logged 0.17 .. 0.21 GiB at TP8 on L40S, 0.20 / 0.25 at TP2 in V0)");
+    return range(0.21 * GiB, 0.4, 1.7,
+                 "non-torch growth in profile_run after NCCL init over PCIe (logged 0.09 .. ~0.35 GiB, median 0.21)");
+  }
   if (!era.whole_gpu && !era.nccl_before_snapshot) {
     // Era B: the communicators' buffers + later growth, in the budget. Logged / implied per
     // world size: 1.38 GiB at TP2 (vllm-048, 0.10.2 H200, "1.38 GiB for non-torch memory") =
@@ -186,7 +240,8 @@ Estimate non_torch_increase(const Era& era, int tp, int pp) {
   // Eras A and C: growth after NCCL init only. Logged in 0.11+ ("non-torch forward increase
   // memory" / "for non-torch memory"): 0.54 and 0.55 GiB at TP2 on H100 (Qwen3-32B, Llama-3.3-
   // 70B-FP8, vllm-openai:v0.11.0; public-code idx:27349653019, whose TP1 runs log 0.13-0.14),
-  // 0.09 (OPT-2.7B TP4 on 24 GB GPUs, 2025-11-19, idx:34802511869), 0.13 (vllm-071, TP4 80 GB),
+  // 0.09 (OPT-2.7B TP4 on 24 GB GPUs, 2025-11-19, idx:34802511869; a PCIe host, also in the PCIe
+  // fit above), 0.13 (vllm-071, TP4 80 GB),
   // 0.95 (GLM-5.2-NVFP4 TP4 GB200-class, v0.26.0, idx:61511710941: the FlashInfer MNNVL
   // all-reduce fusion workspace is built during compile, after the snapshot). n = 5: central
   // the median 0.54 GiB, ends the extremes (0.16x .. 1.8x). Cross-check with era B (not a fit):
@@ -236,8 +291,35 @@ double sort_bytes(int64_t reqs) {
   double scratch = reqs >= 128 ? 20 : (reqs >= 2 ? 32 : 12);
   return 2 + 4 + 4 + 8 + scratch;
 }
-SamplerPath sampler_path(const Era& era, int64_t reqs) {
+SamplerPath sampler_path(const Era& era, int64_t reqs, FlashInferSampler fi) {
   const double sort = sort_bytes(reqs);
+  if (era.version < 1600 && !era.v0 && fi != FlashInferSampler::Unset) {
+    // VLLM_USE_FLASHINFER_SAMPLER given (vllm/envs.py: bool(int(value)), None when unset), read
+    // by v1/sample/ops/topk_topp_sampler.py TopKTopPSampler.__init__ by era:
+    //  - 0.8.x (PR #11394's gate 'envs.VLLM_USE_FLASHINFER_SAMPLER is not False', with PR #14815
+    //    in 0.8.0: an installed FlashInfer >= 0.2.3 is "not backward compatible" and falls back
+    //    to forward_native whatever the variable says): =0 the PyTorch sort; =1 FlashInfer's
+    //    pre-0.2.3 API (softmax probs, 10 B) when such a FlashInfer is installed, else the sort.
+    //  - 0.9 .. 0.10 (the 0.2.3+ API, 'FlashInfer version >= 0.2.3 required'; same 'is not
+    //    False' gate behind is_flashinfer_available): =0 the sort; =1 FlashInfer 14 B, the sort
+    //    when FlashInfer is not installed ("FlashInfer is not available. Falling back").
+    //  - 0.11 .. 0.15 (PR #26859, 2025-10-15: opt-in, 'if envs.VLLM_USE_FLASHINFER_SAMPLER:';
+    //    PR #29415 raises on an unsupported GPU instead of falling back): =0 the sort; =1
+    //    forward_cuda, FlashInfer 14 B.
+    // So =0 is exactly the sort path (range = the derived figure), =1 is FlashInfer with the sort
+    // as the unfavourable end where a build can still fall back to it (before 0.11).
+    double extra = (era.version >= 800 && era.version < 802) ? 8 : 0;  // prompt_token_ids (as below)
+    if (fi == FlashInferSampler::Off)
+      return {sort + extra, sort + extra, sort + extra,
+              fmt::format("VLLM_USE_FLASHINFER_SAMPLER=0: PyTorch sort path {:.0f} B/logit", sort + extra)};
+    double fib = (era.version < 900 ? 10 : 14) + extra;
+    double hi = era.version < 1100 ? sort + extra : fib;
+    return {fib, fib, hi,
+            era.version < 1100 ? fmt::format("VLLM_USE_FLASHINFER_SAMPLER=1: FlashInfer {:.0f} B/logit (the sort's {:.0f} B if this build falls back: "
+                                             "FlashInfer missing{})",
+                                             fib, sort + extra, era.version < 900 ? " or >= 0.2.3" : "")
+                               : fmt::format("VLLM_USE_FLASHINFER_SAMPLER=1: FlashInfer {:.0f} B/logit (opt-in, no fallback)", fib)};
+  }
   if (era.version < 1600) {
     // 2025 builds (0.8 .. 0.15): pip wheels run the PyTorch sort (FlashInfer's sampler needs
     // the flashinfer package; a 0.8.x build turned it off for flashinfer >= 0.2.3, release
@@ -255,10 +337,10 @@ SamplerPath sampler_path(const Era& era, int64_t reqs) {
     // match) leaves 15.39 - 14.24 = 1.15 GiB for peak + non-torch + KV, so that install cannot
     // have run this 1.38 GiB sort path (FlashInfer's 0.36 fits), and its context + NCCL + growth
     // were below ~0.6 GiB (PCIe A10s: no NVLS, no custom all-reduce past 2 PCIe GPUs) against
-    // 2.1 estimated (cuda_context + non_torch_increase of its era: context + NCCL as 0.11+ logs
-    // show it at start, 1.55, + growth 0.54). The forecast refuses it: the multi-GPU estimates
-    // are fitted to logs of NVLink/NVSwitch and RTX PRO hosts; no 0.8.x multi-GPU log gives the
-    // figure.
+    // 2.1 estimated by the NVLink figures (context + NCCL 1.55 + growth 0.54); the PCIe figures
+    // (cuda_context / non_torch_increase, Fabric::Pcie) charge 0.70 + 0.21 = 0.91. The forecast
+    // still refuses it with the sort path's 1.38 GiB: FlashInfer's 10 B path (a FlashInfer
+    // < 0.2.3 install, e.g. a container) or VLLM_USE_FLASHINFER_SAMPLER=1 would fit.
     double extra = (era.version >= 800 && era.version < 802) ? 8 : 0;  // prompt_token_ids (version cut INFERRED)
     double fi = era.version < 900 ? 10 : 14;
     return {sort + extra, fi + extra, sort + extra,
@@ -278,9 +360,45 @@ SamplerPath sampler_path(const Era& era, int64_t reqs) {
   // above explain), ~17 B (vllm-029), ~23 B (vllm-071, 1,024 requests; more than they
   // explain). The ends are those logged extremes (6 B = logits + fp32 copy only; 24 B), a
   // GUESS until the cause is known.
-  return {14, 6, 24, "Triton/FlashInfer top-k/top-p 14 B/logit (logged 8..23 B)"};
+  // VLLM_USE_FLASHINFER_SAMPLER does not move this figure: =1 takes FlashInfer (14 B), =0 the
+  // native path, whose apply_top_k_top_p dispatches to the Triton kernel (apply_top_k_top_p_triton
+  // when HAS_TRITON, same 14 B); only the label says which.
+  const char* which = fi == FlashInferSampler::On    ? "VLLM_USE_FLASHINFER_SAMPLER=1: FlashInfer top-k/top-p 14 B/logit (logged 8..23 B)"
+                      : fi == FlashInferSampler::Off ? "VLLM_USE_FLASHINFER_SAMPLER=0: native path = Triton top-k/top-p 14 B/logit (logged 8..23 B)"
+                                                     : "Triton/FlashInfer top-k/top-p 14 B/logit (logged 8..23 B)";
+  return {14, 6, 24, which};
 }
 }  // namespace
+
+FlashInferSampler flashinfer_sampler_env(const Deployment& d, const Era& era, std::vector<std::string>& notes) {
+  const std::string* value = nullptr;
+  for (const auto& [name, v] : d.env)
+    if (name == "VLLM_USE_FLASHINFER_SAMPLER") value = &v;
+  if (!value) return FlashInferSampler::Unset;
+  // vllm/envs.py: bool(int(os.environ["VLLM_USE_FLASHINFER_SAMPLER"])). Python's int() takes
+  // surrounding whitespace, a sign and digits (underscores between digits); anything else raises.
+  std::string t = *value;
+  while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
+  size_t i = 0;
+  while (i < t.size() && std::isspace(static_cast<unsigned char>(t[i]))) ++i;
+  if (i < t.size() && (t[i] == '+' || t[i] == '-')) ++i;
+  bool digits = i < t.size(), nonzero = false;
+  for (size_t j = i; j < t.size() && digits; ++j) {
+    if (t[j] == '_' && j > i && j + 1 < t.size() && std::isdigit(static_cast<unsigned char>(t[j - 1])) &&
+        std::isdigit(static_cast<unsigned char>(t[j + 1])))
+      continue;
+    if (!std::isdigit(static_cast<unsigned char>(t[j]))) digits = false;
+    else if (t[j] != '0') nonzero = true;
+  }
+  if (!digits)
+    fail_input("--env", "VLLM_USE_FLASHINFER_SAMPLER",
+               fmt::format("'{}' is not an integer (vllm/envs.py reads it as bool(int(value)): ValueError: invalid literal for int() with base 10)", *value));
+  if (era.v0) {
+    notes.push_back(fmt::format("environment VLLM_USE_FLASHINFER_SAMPLER={} is not modelled for V0 builds (< 0.8): the forecast is the same as without it", *value));
+    return FlashInferSampler::Unset;
+  }
+  return nonzero ? FlashInferSampler::On : FlashInferSampler::Off;
+}
 
 Dsv4ProfileBuffers dsv4_profile_buffers(const ModelConfig& c, int64_t L, int64_t N, int pp_rank, int pp) {
   // DERIVED from vLLM's DeepSeek-V4 code (0.24+ as read), what the dummy forward of profile_run
@@ -324,7 +442,7 @@ Dsv4ProfileBuffers dsv4_profile_buffers(const ModelConfig& c, int64_t L, int64_t
 }
 
 Estimate activation_peak(const Era& era, const ModelConfig& c, const Parallel& par, int64_t N, int64_t S,
-                         bool last_pp_rank, int64_t layers_on_rank, const Dsv4ProfileBuffers* v4) {
+                         bool last_pp_rank, int64_t layers_on_rank, const Dsv4ProfileBuffers* v4, FlashInferSampler fi) {
   // profile_run = _dummy_run(max_num_batched_tokens) + _dummy_sampler_run(min(S, N) requests)
   // (vllm/v1/worker/gpu_model_runner.py). The torch peak is the larger of:
   //  forward: residual + hidden (2 x N x h x 2 B) + the largest layer temporary:
@@ -366,7 +484,7 @@ Estimate activation_peak(const Era& era, const ModelConfig& c, const Parallel& p
   // are alive together at the sampler's peak (sampler_bytes_per_logit), plus the forward's
   // hidden_states [N, h] that profile_run still holds while _dummy_sampler_run runs.
   const int64_t reqs = std::min(S, N);
-  const SamplerPath path = sampler_path(era, reqs);
+  const SamplerPath path = sampler_path(era, reqs, fi);
   double sampler = 0;
   if (last_pp_rank)
     sampler = static_cast<double>(reqs) * static_cast<double>(c.vocab_size) * path.central_bytes + n * h * b;
@@ -401,11 +519,11 @@ Estimate activation_peak(const Era& era, const ModelConfig& c, const Parallel& p
   return e;
 }
 
-Estimate sampler_warmup(const Era& era, const ModelConfig& c, int64_t num_reqs) {
+Estimate sampler_warmup(const Era& era, const ModelConfig& c, int64_t num_reqs, FlashInferSampler fi) {
   // _dummy_sampler_run after capture (gpu_worker compile_or_warm_up_model): _dummy_run with
   // num_tokens = min(max_num_seqs, max_num_batched_tokens), then the same sampler as in
   // profile_run, so the same bytes per logit (sampler_path), + last_hidden_states [R, h].
-  const SamplerPath path = sampler_path(era, num_reqs);
+  const SamplerPath path = sampler_path(era, num_reqs, fi);
   const double rv = static_cast<double>(num_reqs) * static_cast<double>(c.vocab_size);
   const double hid = static_cast<double>(num_reqs) * static_cast<double>(c.hidden_size) * 2;
   const double v = rv * path.central_bytes + hid;

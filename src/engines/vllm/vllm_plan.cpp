@@ -226,6 +226,8 @@ void prepare(Prepared& P, const Deployment& d) {
         "the one logged case the KV pool came out ~3.4 GiB per rank smaller than this plan. Pass "
         "--kv-cache-memory-bytes for an exact token count");
   const bool amd = d.gpu.vendor == "amd";
+  const Fabric fabric = fabric_of(d.gpu);                                  // PCIe hosts' NCCL figures (vllm_estimates.cpp)
+  const FlashInferSampler fi = flashinfer_sampler_env(d, era, P.notes);   // VLLM_USE_FLASHINFER_SAMPLER
   const int tp = std::max(1, d.par.tp), pp = std::max(1, d.par.pp);
   const int64_t N = s.max_num_batched_tokens;
 
@@ -270,17 +272,17 @@ void prepare(Prepared& P, const Deployment& d) {
       for (int i = l0; i < l1 && i < static_cast<int>(c.layers.size()); ++i)
         if (c.layers[i].attn == AttnKind::Linear) ++linear;
       bool last = w.pp_rank == pp - 1;
-      st.ctx = cuda_context(era, tp, pp, amd);
-      st.ctx_budget = budget_context(era, tp, pp, amd);
-      st.nt = non_torch_increase(era, tp, pp);
+      st.ctx = cuda_context(era, tp, pp, amd, fabric);
+      st.ctx_budget = budget_context(era, tp, pp, amd, fabric);
+      st.nt = non_torch_increase(era, tp, pp, fabric);
       if (d.gpu.vendor == "nvidia" && shared_sysmem_device(d.gpu.sm)) st.nt = uma_non_torch(st.nt);
       if (dsv4) {
         Dsv4ProfileBuffers b = dsv4_profile_buffers(c, s.max_model_len, N, w.pp_rank, pp);
-        st.act = activation_peak(era, c, d.par, N, s.max_num_seqs, last, layers, &b);
+        st.act = activation_peak(era, c, d.par, N, s.max_num_seqs, last, layers, &b, fi);
         st.v4_workspace.central = st.v4_workspace.high = b.workspace;
         st.v4_workspace.low = std::min(b.workspace, b.gather_ws);  // as activation_peak's low end
       } else {
-        st.act = activation_peak(era, c, d.par, N, s.max_num_seqs, last, layers);
+        st.act = activation_peak(era, c, d.par, N, s.max_num_seqs, last, layers, nullptr, fi);
       }
       int64_t pw = static_cast<int64_t>(s.capture.size());
       st.gact = s.enforce_eager ? Estimate{}
@@ -288,7 +290,7 @@ void prepare(Prepared& P, const Deployment& d) {
                     ? cuda_graph_memory_outputs_per_size(c, layers, s.capture, s.model_dtype == DType::F32 ? 4 : 2)
                     : cuda_graph_memory(era, c, layers, linear, pw, s.full_graphs, tp);
       st.gest = era.graph_estimate_logged && !s.enforce_eager ? st.gact : Estimate{};
-      st.sampler = last ? sampler_warmup(era, c, std::min(s.max_num_seqs, N)) : Estimate{};
+      st.sampler = last ? sampler_warmup(era, c, std::min(s.max_num_seqs, N), fi) : Estimate{};
       st.built = true;
     }
     t.st = &st;

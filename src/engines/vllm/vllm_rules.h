@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "headroom/deployment.h"
+#include "headroom/gpu.h"
 #include "headroom/model.h"
 #include "headroom/parallel.h"
 
@@ -184,17 +186,30 @@ struct Estimate {
 Estimate cuda_context(int tp, int pp, bool amd);
 // Non-torch memory growth during the profile run (cuBLAS/NCCL/custom all-reduce workspaces), era-blind.
 Estimate non_torch_increase(int tp_pp_world);
+// The fabric NCCL runs over, for the multi-GPU estimates below: Pcie for NVIDIA cards whose
+// interconnect (data/gpus.json, or --interconnect) is "pcie"; NvLink for NVSwitch boards, NVLink
+// bridge groups, AMD, network-joined and custom GPUs (the figures the estimates were first fitted on).
+enum class Fabric { NvLink, Pcie };
+Fabric fabric_of(const GpuSpec& g);
 // By era (vllm_estimates.cpp): what the startup "Free memory on device" check sees resident --
 // the CUDA context alone in 0.9.1-0.10.2 (NCCL is built after the snapshot), context + NCCL from
 // 0.11 (PR #25359) -- and, before 0.9.1, the context + NCCL that the whole-GPU budget charges.
-Estimate cuda_context(const Era& era, int tp, int pp, bool amd);
+// PCIe hosts have their own figures (smaller NCCL buffers).
+Estimate cuda_context(const Era& era, int tp, int pp, bool amd, Fabric fabric = Fabric::NvLink);
 // The part of cuda_context(era, ...) that the whole-GPU budget (before 0.9.1) charges: all of
 // it, except in V0 from 0.6.5 (era.v0_context_in_baseline), whose memory_profiling baseline
 // already holds one GPU's CUDA context (only NCCL, built after it, is charged).
-Estimate budget_context(const Era& era, int tp, int pp, bool amd);
+Estimate budget_context(const Era& era, int tp, int pp, bool amd, Fabric fabric = Fabric::NvLink);
 // By era: the non-torch term of the budget. 0.9.1-0.10.2: NCCL's buffers + growth (scaled by the
-// world size); 0.11+: growth after NCCL init; total_consumed era: consumed - weights.
-Estimate non_torch_increase(const Era& era, int tp, int pp);
+// world size on NVLink hosts, flat on PCIe); 0.11+: growth after NCCL init; total_consumed era:
+// consumed - weights.
+Estimate non_torch_increase(const Era& era, int tp, int pp, Fabric fabric = Fabric::NvLink);
+// VLLM_USE_FLASHINFER_SAMPLER as vllm/envs.py reads it: unset (None), "0" (False), any other
+// integer (True). It picks the top-k/top-p sampler path of the profile run (sampler_path).
+enum class FlashInferSampler { Unset, Off, On };
+// Reads it from the deployment's --env (the last value given). A value int() cannot read is the
+// one-line error vLLM's envs.py would raise (exit 2). V0 builds: a note, the forecast unchanged.
+FlashInferSampler flashinfer_sampler_env(const Deployment& d, const Era& era, std::vector<std::string>& notes);
 // Unified-memory devices (Orin SM 8.7, Thor 11.0, Spark 12.1): vLLM's MemorySnapshot reads free
 // memory as psutil's available system memory, so host-memory growth during the profile counts as
 // non-torch growth. Widens the unfavourable end of `nt` (GUESS, see vllm_estimates.cpp).
@@ -216,9 +231,9 @@ Dsv4ProfileBuffers dsv4_profile_buffers(const ModelConfig& c, int64_t max_model_
 // peak (a torch allocation of the profile run, never freed).
 Estimate activation_peak(const Era& era, const ModelConfig& c, const Parallel& par, int64_t max_num_batched_tokens,
                          int64_t max_num_seqs, bool last_pp_rank, int64_t layers_on_rank,
-                         const Dsv4ProfileBuffers* v4 = nullptr);
+                         const Dsv4ProfileBuffers* v4 = nullptr, FlashInferSampler fi = FlashInferSampler::Unset);
 // The sampler warm-up after capture (compile_or_warm_up_model): transient logits + sort buffers.
-Estimate sampler_warmup(const Era& era, const ModelConfig& c, int64_t num_reqs);
+Estimate sampler_warmup(const Era& era, const ModelConfig& c, int64_t num_reqs, FlashInferSampler fi = FlashInferSampler::Unset);
 // CUDA-graph memory: the capture after the KV cache (L16) and the estimator (L8).
 Estimate cuda_graph_memory(const ModelConfig& c, int64_t layers_on_rank, int64_t linear_layers_on_rank,
                            int64_t piecewise_graphs, int64_t full_graphs, int tp);

@@ -347,7 +347,7 @@ Settings resolve_settings(const Deployment& d) {
         fail_input("--env", name, fmt::format("'{}' is not 0 or 1 (vllm/envs.py reads it as a bool of an int)", value));
       if (era.graph_estimate_logged) estimate = value == "1";
       else s.notes.push_back(fmt::format("{}={} ignored: this vLLM build has no CUDA-graph memory estimate (0.17+)", name, value));
-    } else if (name != "VLLM_ALLOW_LONG_MAX_MODEL_LEN") {
+    } else if (name != "VLLM_ALLOW_LONG_MAX_MODEL_LEN" && name != "VLLM_USE_FLASHINFER_SAMPLER") {  // the latter: vllm_estimates.cpp sampler_path
       s.notes.push_back(fmt::format("environment {}={} is not modelled: the forecast is the same as without it", name, value));
     }
   }
