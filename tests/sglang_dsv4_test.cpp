@@ -175,4 +175,19 @@ TEST(SglangDsv4, DpAttentionFp8ExpertsTp16) {
   // wo_a whole per rank: BF16 16384 x 4096 x 2 = 134,217,728 - (FP8 67,108,864 + F32 scale 4,096 x 4) = 67,092,480 x 61.
   // RoPE one key 536,870,912. Embedding: full 129,280 x 7168 x 2 = 1,853,358,080 - 1/16 share 115,834,880.
   EXPECT_EQ(x.main_bytes, 67'092'480LL * 61 + 536'870'912 + 1'853'358'080 - 115'834'880);
+
+  // sglang-042's command line: the variable SGLang's V4 loader reads is modelled, not noted as
+  // ignored; one it does not read is noted once.
+  Forecast f = run({"--engine", "sglang@unknown@2026-04-26", "--model", "sgl-project/DeepSeek-V4-Pro-FP8", "--gpu", "h200", "--gpus", "16",
+                    "--tp", "16", "--dp", "16", "--enable-dp-attention", "--cuda-graph-max-bs", "8", "--env", "SGLANG_DSV4_FP4_EXPERTS=0",
+                    "--env", "SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK=128"});
+  int fp4_notes = 0, deepep_notes = 0;
+  for (const auto& n : f.notes) {
+    fp4_notes += n.find("SGLANG_DSV4_FP4_EXPERTS") != std::string::npos;
+    deepep_notes += n.find("SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK=128") != std::string::npos;
+  }
+  EXPECT_EQ(fp4_notes, 0);
+  EXPECT_EQ(deepep_notes, 1);
+  const auto base = weights_per_rank(*m, EngineKind::SGLang, par);
+  EXPECT_EQ(weights_item(f), base.at(0).bytes + x.main_bytes);
 }

@@ -5,11 +5,13 @@
 namespace headroom {
 
 namespace {
-// --env for engines whose model reads no environment variable yet: said, not dropped silently
+// --env for engines whose model reads no environment variable yet (TensorRT-LLM): said, not dropped silently
 // (with the other notes: only when detail is asked for, as vLLM's settings notes are).
 Forecast with_env_notes(Forecast f, const Deployment& d, const PlanOptions& opt) {
   if (!opt.detail) return f;
-  if (d.engine == EngineKind::VLLM) return f;  // vLLM's model reads the variables it knows and notes the rest
+  // vLLM's and SGLang's models read the variables they know and note the rest themselves
+  // (sglang_plan.cpp: the context-length override and DeepSeek-V4's loader variables).
+  if (d.engine == EngineKind::VLLM || d.engine == EngineKind::SGLang) return f;
   for (const auto& [name, value] : d.env)
     f.notes.push_back(name + "=" + value + ": environment variable not modelled for this engine; the forecast is the same as without it");
   return f;
