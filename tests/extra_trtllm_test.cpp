@@ -8,6 +8,11 @@
 //   xtrt-006 nvidia/Llama-3.1-8B-Instruct-FP8, xtrt-008/009 SmolLM2-135M on an RTX 4070 SUPER,
 //   xtrt-011 Qwen3-8B-FP8 on an unnamed sm120 card, xtrt-012 Qwen1.5-7B, xtrt-013/017 Llama-2-7B,
 //   xtrt-014 LLaVA-1.5-7B (their block arithmetic is checked in tests/trtllm_logs2_test.cpp).
+// Catalog pass of 2026-11-30 (meta-llama/Llama-2-7b-hf added, data/models/INDEX.md): 11 covered.
+//   xtrt-013 (0.12 engine, fp8 KV, H100): 240,832 vs 259,840 tokens logged, -7.3%; xtrt-017 (0.5.0,
+//   A10, fraction 0.95): 17,488 vs 10,718, +63.2%. Both forecast "fits" and started: outcome 7/9 ->
+//   9/11. kv_tokens n 7 -> 9, median 4.88% -> 5.14% (now xtrt-010, the middle of 9), p90 312.88% ->
+//   204.19%. The measurements below are the first two passes'; the pins follow the 11-case figures.
 //   kv_tokens |err| over the 7 covered cases with a logged pool (forecast vs "Allocated ... (N)"):
 //     xtrt-016 Llama-3-8B 0.8.0 RTX 3090, max_tokens 2560: 0% (2,560 = 20 blocks of 128);
 //     xtrt-015 same engine, fraction 0.9: -0.84% (60,160 vs 60,672; was -17.0% before the 0.8
@@ -44,12 +49,13 @@ TEST(ExtraTrtllm, ReplayMetricsPinned) {
   std::cout << "extra trtllm: kv " << j["kv_tokens"].dump() << ", weights " << j["weights_gib"].dump() << ", outcome " << j["outcome"].dump()
             << ", doctor " << j["doctor_stage"].dump() << "\n";
   EXPECT_EQ(j["cases"].get<int>(), 17);
-  EXPECT_EQ(j["covered"].get<int>(), 9);
+  EXPECT_EQ(j["covered"].get<int>(), 11);
 
   // Pool size: n and median |err| (%) of the forecast's tokens against "Allocated ... (N)".
-  ASSERT_EQ(j["kv_tokens"]["n"].get<int>(), 7);
-  // 4.88% measured (xtrt-007, the middle of 7); the estimated activation / non-torch terms move
-  // xtrt-007 and xtrt-010 (both ~+5%): allowed up to 5.2%.
+  ASSERT_EQ(j["kv_tokens"]["n"].get<int>(), 9);
+  // 5.14% measured (xtrt-010, the middle of 9; 4.88% for the 7 cases before Llama-2-7B was
+  // catalogued); the estimated activation / non-torch terms move xtrt-007 and xtrt-010 (both
+  // ~+5%): allowed up to 5.2%.
   EXPECT_LE(j["kv_tokens"]["median_abs_pct_err"].get<double>(), 5.2);
   // Weights per rank and free memory after them (GiB figures the logs print).
   ASSERT_EQ(j["weights_gib"]["n"].get<int>(), 2);
@@ -57,8 +63,8 @@ TEST(ExtraTrtllm, ReplayMetricsPinned) {
   ASSERT_EQ(j["post_weights_avail"]["n"].get<int>(), 1);
   EXPECT_LE(j["post_weights_avail"]["median_abs_pct_err"].get<double>(), 0.9);  // 0.82% measured
   // Outcome agreement (fits, or the failing stage).
-  ASSERT_EQ(j["outcome"]["n"].get<int>(), 9);
-  EXPECT_GE(j["outcome"]["agreement"].get<double>(), 7.0 / 9.0 - 1e-9);  // 7/9 measured
+  ASSERT_EQ(j["outcome"]["n"].get<int>(), 11);
+  EXPECT_GE(j["outcome"]["agreement"].get<double>(), 0.818 - 1e-9);  // 9/11 measured (the JSON rounds to 0.818)
   // Doctor on the two crash logs.
   ASSERT_EQ(j["doctor_stage"]["n"].get<int>(), 2);
   EXPECT_GE(j["doctor_stage"]["agreement"].get<double>(), 1.0 - 1e-9);  // 2/2 measured
