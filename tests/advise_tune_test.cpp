@@ -2,6 +2,8 @@
 // margin, --keep-free, --fix, targets, and bad or contradictory input (exit 2).
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "headroom/advise.h"
@@ -202,8 +204,38 @@ TEST(AdviseTune, ContradictoryTargetsEveryEngine) {
     }
     std::string err;
     cli(plus(base, {"--gpu", "h100", "--tp", "4", "--target-context", "262144"}), nullptr, &err);
-    EXPECT_NE(err.find("262144 is longer than meta-llama/Llama-3.1-70B-Instruct supports (max_position_embeddings 131072)"), std::string::npos) << err;
+    // Llama-3.1's llama3 rope block leaves every engine's limit at max_position_embeddings.
+    const std::string rule = std::string(engine) == "vllm"     ? "vLLM's derived max_model_len (config/model.py _get_and_verify_max_len)"
+                             : std::string(engine) == "sglang" ? "SGLang's derived context_length (configs/model_config.py get_context_length)"
+                                                               : "max_position_embeddings";
+    EXPECT_NE(err.find("262144 is longer than meta-llama/Llama-3.1-70B-Instruct supports (" + rule + " 131072)"), std::string::npos) << err;
   }
+}
+
+TEST(AdviseTune, TargetContextIsCheckedAgainstTheEnginesDerivedLimit) {
+  // Qwen's long-context recipe: max_position_embeddings 32768 + rope_scaling {yarn, factor 4,
+  // original 32768}. vLLM derives 32768 x 4 = 131072 (config/model.py: YaRN scales the original
+  // length); SGLang keeps 32768 (get_context_length: a block naming the original length is not
+  // multiplied). So a 131072 target is a goal for vLLM and a contradiction for SGLang, until
+  // SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN lifts it.
+  auto dir = std::filesystem::temp_directory_path() / "headroom_tune_yarn_test";
+  std::filesystem::create_directories(dir);
+  const std::string cfg = (dir / "config.json").string();
+  std::ofstream(cfg) << R"({"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "torch_dtype": "bfloat16",
+    "hidden_size": 3584, "intermediate_size": 18944, "num_hidden_layers": 28, "num_attention_heads": 28,
+    "num_key_value_heads": 4, "vocab_size": 152064, "max_position_embeddings": 32768, "tie_word_embeddings": false,
+    "rope_scaling": {"factor": 4.0, "original_max_position_embeddings": 32768, "type": "yarn"}})";
+  TuneGoal g;
+  g.target_context = 131072;
+  TuneResult v = tune(dep({"--engine", "vllm", "--model", cfg, "--gpu", "h100"}), g);
+  EXPECT_EQ(v.context_len, 131072);
+  std::string err;
+  EXPECT_EQ(cli({"tune", "--engine", "sglang", "--model", cfg, "--gpu", "h100", "--target-context", "131072"}, nullptr, &err), kExitBadInput);
+  EXPECT_NE(err.find("131072 is longer than " + cfg + " supports (SGLang's derived context_length (configs/model_config.py get_context_length) 32768)"),
+            std::string::npos)
+      << err;
+  TuneResult s = tune(dep({"--engine", "sglang", "--model", cfg, "--gpu", "h100", "--env", "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"}), g);
+  EXPECT_EQ(s.context_len, 131072);
 }
 
 TEST(AdviseTune, LaunchCommandSetsTheEnvironmentItWasGiven) {

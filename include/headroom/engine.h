@@ -4,6 +4,7 @@
 #include "headroom/deployment.h"
 #include "headroom/forecast.h"
 #include <optional>
+#include <string>
 
 namespace headroom {
 
@@ -25,6 +26,18 @@ Forecast plan(const Deployment& d, const PlanOptions& opt = {});
 Forecast plan_sglang(const Deployment& d, const PlanOptions& opt);
 Forecast plan_vllm(const Deployment& d, const PlanOptions& opt);
 Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt);
+
+// The longest context the engine accepts for the deployment's model without an override, as
+// the engine derives it (engines/context_limit.cpp); nullopt when the deployment's --env lifts
+// the limit (VLLM_ALLOW_LONG_MAX_MODEL_LEN, SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN) or the
+// config gives none.
+struct ContextLimit {
+  int64_t tokens = 0;
+  std::string rule;  // where the figure comes from, for messages
+};
+std::optional<ContextLimit> context_limit(const Deployment& d);
+// SGLang's derived context_length (the default --context-length).
+int64_t sglang_derived_context_length(const ModelConfig& c);
 
 // Engine flags (engine spelling) accepted by each engine model.
 const std::vector<std::string_view>& sglang_flags();

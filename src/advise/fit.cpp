@@ -59,10 +59,9 @@ FitResult fit(const FitRequest& req) {
   const Deployment& base = req.base;
   const ModelConfig& mc = base.model->config;
   if (req.max_gpus < 1) fail_input("command line", "--max-gpus", "must be at least 1");
-  if (req.goal.target_context && mc.max_position_embeddings > 0 && *req.goal.target_context > mc.max_position_embeddings)
+  if (auto lim = context_limit(base); req.goal.target_context && lim && *req.goal.target_context > lim->tokens)
     fail_input("command line", "--target-context",
-               fmt::format("{} is longer than {} supports (max_position_embeddings {})", *req.goal.target_context, base.model_spec,
-                           mc.max_position_embeddings));
+               fmt::format("{} is longer than {} supports ({} {})", *req.goal.target_context, base.model_spec, lim->rule, lim->tokens));
   std::vector<const GpuSpec*> gpus;
   if (req.gpu_names.empty())
     for (const auto& g : gpu_catalog()) gpus.push_back(&g);

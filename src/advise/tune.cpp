@@ -124,12 +124,11 @@ void validate_goal(const Deployment& d, const TuneGoal& g, const EngineKnobs& k)
     const std::string* v = d.flag(k.context);
     if (is_fixed(g, k.context) && v && *v != std::to_string(*g.target_context))
       fail_input(kSrc, "--target-context", fmt::format("{} contradicts --fix {} ({} {})", *g.target_context, k.context, k.context, *v));
-    // Every engine: a target beyond the model's context is a contradiction, not a setting to
-    // plan (SGLang and vLLM refuse such a context flag unless overridden by environment).
-    const int64_t model_max = d.model->config.max_position_embeddings;
-    if (model_max > 0 && *g.target_context > model_max)
-      fail_input(kSrc, "--target-context",
-                 fmt::format("{} is longer than {} supports (max_position_embeddings {})", *g.target_context, d.model_spec, model_max));
+    // Every engine: a target beyond the context the engine derives for the model is a
+    // contradiction, not a setting to plan (SGLang and vLLM refuse such a context flag unless
+    // the environment overrides it).
+    if (auto lim = context_limit(d); lim && *g.target_context > lim->tokens)
+      fail_input(kSrc, "--target-context", fmt::format("{} is longer than {} supports ({} {})", *g.target_context, d.model_spec, lim->rule, lim->tokens));
   }
   if (g.target_concurrency && !k.max_running.empty() && is_fixed(g, k.max_running))
     if (auto v = parse_number(d.flag(k.max_running)); v && static_cast<int64_t>(*v) * kv_groups(d) < *g.target_concurrency &&

@@ -118,14 +118,8 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
     fail_input(kSrc, "--tp-size", fmt::format("AssertionError: {} is not divisible by {} (attention TP size by num_key_value_heads)", attn_tp, c.num_kv_heads));
 
   const std::optional<double> f_user = fl.num("--mem-fraction-static", 0.0, 1.0, true);
-  // Derived context length (srt/configs/model_config.py get_context_length): the config's length
-  // key times rope_scaling.factor, except when the rope block names original_max_position_embeddings
-  // (the key already holds the extended length) or is llama3.
-  double rope_factor = 1.0;
-  if (!c.rope_scaling_type.empty() && c.rope_original_max_position_embeddings == 0 && c.rope_scaling_type != "llama3" &&
-      c.rope_scaling_factor > 0)
-    rope_factor = c.rope_scaling_factor;
-  const int64_t model_ctx = c.max_position_embeddings > 0 ? static_cast<int64_t>(rope_factor * static_cast<double>(c.max_position_embeddings)) : 2048;
+  // Derived context length (srt/configs/model_config.py get_context_length; engines/context_limit.cpp).
+  const int64_t model_ctx = sglang_derived_context_length(c);
   // Environment: SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN (get_bool_env_var) turns the
   // longer-context refusal into a warning; other variables are not modelled.
   const bool allow_longer = d.env_on("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN");

@@ -120,20 +120,6 @@ double plain_float(const std::string& flag, const std::string& value) {
                                               msg, type, input, input_type));
 }
 
-// vLLM's derived context limit (vllm/config/model.py _get_and_verify_max_len; the same rule in
-// vllm/config.py before 0.10): the config's length key, times the rope scaling factor unless the
-// rope type already encodes it (su, longrope, llama3) or the model is Gemma-3; YaRN scales
-// original_max_position_embeddings. A missing factor is 1 ("default" / "mrope" define none).
-double derived_max_model_len(const ModelConfig& c) {
-  double derived = static_cast<double>(c.max_position_embeddings);
-  const std::string& t = c.rope_scaling_type;
-  if (!t.empty() && c.model_type.find("gemma3") == std::string::npos && t != "su" && t != "longrope" && t != "llama3") {
-    if (t == "yarn" && c.rope_original_max_position_embeddings > 0) derived = static_cast<double>(c.rope_original_max_position_embeddings);
-    derived *= c.rope_scaling_factor > 0 ? c.rope_scaling_factor : 1.0;
-  }
-  return derived;
-}
-
 // The derived limit as a number to print: whole lengths in full (1048576, not {:g}'s 1.04858e+06).
 std::string fmt_len(double x) {
   return x == std::floor(x) && x < 9e15 ? std::to_string(static_cast<int64_t>(x)) : fmt::format("{}", x);
@@ -164,6 +150,20 @@ std::string fmt_utilization(double u) { return fmt::format("{}", u); }
 std::string fmt_kv_bytes(const std::optional<int64_t>& b) { return b ? std::to_string(*b) : "None"; }
 
 }  // namespace
+
+// vLLM's derived context limit (vllm/config/model.py _get_and_verify_max_len; the same rule in
+// vllm/config.py before 0.10): the config's length key, times the rope scaling factor unless the
+// rope type already encodes it (su, longrope, llama3) or the model is Gemma-3; YaRN scales
+// original_max_position_embeddings. A missing factor is 1 ("default" / "mrope" define none).
+double derived_max_model_len(const ModelConfig& c) {
+  double derived = static_cast<double>(c.max_position_embeddings);
+  const std::string& t = c.rope_scaling_type;
+  if (!t.empty() && c.model_type.find("gemma3") == std::string::npos && t != "su" && t != "longrope" && t != "llama3") {
+    if (t == "yarn" && c.rope_original_max_position_embeddings > 0) derived = static_cast<double>(c.rope_original_max_position_embeddings);
+    derived *= c.rope_scaling_factor > 0 ? c.rope_scaling_factor : 1.0;
+  }
+  return derived;
+}
 
 Budget resolve_budget(const Deployment& d, const Era& era) {
   Budget b;

@@ -41,6 +41,10 @@ struct Settings {
   std::vector<std::string> notes;
 };
 
+// The model's context limit as vLLM derives it (the default --max-model-len, and the most a
+// given one may ask for without VLLM_ALLOW_LONG_MAX_MODEL_LEN).
+double derived_max_model_len(const ModelConfig& c);
+
 // Resolves the deployment's engine flags. Throws InputError for unknown flags
 // ("unrecognized arguments: ...") and invalid values, worded as vLLM words them.
 Settings resolve_settings(const Deployment& d);
