@@ -19,6 +19,22 @@ inline bool has_prefix(const Forecast& f, const std::string& prefix) {
   return std::any_of(f.log.begin(), f.log.end(), [&](const std::string& l) { return l.rfind(prefix, 0) == 0; });
 }
 
+// A dense toy config for vLLM's profile-run sampler tests (vllm_plan_test.cpp, vllm_pcie_test.cpp):
+// its forward peak (150,994,944 B at N = 8192: residual + hidden 2 x 8192 x 2048 x 2 = 67,108,864 +
+// attention 8192 x (16 + 2 x 4) x 128 x 2 + 8192 x 16 x 128 x 2 = 83,886,080) stays below the sampler
+// term, so the sampler sets the peak. Vocab 151,936 (Qwen3).
+inline ModelConfig sampler_toy() {
+  ModelConfig c;
+  c.hidden_size = 2048;
+  c.num_attention_heads = 16;
+  c.num_kv_heads = 4;
+  c.head_dim = 128;
+  c.intermediate_size = 1024;
+  c.vocab_size = 151936;
+  c.num_layers = 2;
+  return c;
+}
+
 // The InputError's text, or "" when the command line plans.
 inline std::string input_error(std::vector<std::string> argv) {
   try {

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <fstream>
 #include <string>
 
 #include <fmt/format.h>
@@ -15,14 +14,8 @@
 namespace headroom {
 namespace {
 
-std::string write_corpus(const std::string& name, const std::string& lines) {
-  std::string path = ::testing::TempDir() + name;
-  std::ofstream(path) << lines;
-  return path;
-}
-
 TEST(ValidateCaseInputs, OneGpuMeansTp1AndTwoGpusNeedTheirTp) {
-  auto path = write_corpus("case_inputs_tp.jsonl",
+  auto path = test::write_corpus("case_inputs_tp.jsonl",
                            R"({"id": "one-no-tp", "engine": "vllm", "engine_version": "0.11.0", "model": "Qwen/Qwen3-8B", "gpu": "h100", "gpus": 1, "tp": null, "flags": {}, "observed": {"outcome": "ok"}})"
                            "\n"
                            R"({"id": "one-tp1", "engine": "vllm", "engine_version": "0.11.0", "model": "Qwen/Qwen3-8B", "gpu": "h100", "gpus": 1, "tp": 1, "flags": {}, "observed": {"outcome": "ok"}})"
@@ -50,7 +43,7 @@ TEST(ValidateCaseInputs, EnvInParenthesesReachesThePlan) {
                        "\n",
                        id, notes);
   };
-  auto path = write_corpus("case_inputs_env.jsonl", c("none", "no env") + c("stop", "run with env VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0.") +
+  auto path = test::write_corpus("case_inputs_env.jsonl", c("none", "no env") + c("stop", "run with env VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0.") +
                                                         c("paren", "the script (env VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0) then"));
   auto j = validate_corpus(path);
   std::remove(path.c_str());

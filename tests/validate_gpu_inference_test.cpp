@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <fstream>
 #include <string>
 
 #include "headroom/validate.h"
@@ -12,17 +11,11 @@
 namespace headroom {
 namespace {
 
-std::string write_corpus(const std::string& name, const std::string& lines) {
-  std::string path = ::testing::TempDir() + name;
-  std::ofstream(path) << lines;
-  return path;
-}
-
 // Corpus case sglang-001 (sgl-project/sglang PR #11716, 2025-10-16, Llama-3.3-70B TP8): the log's
 // "Load weight begin. avail mem=137.34 GB" fits only the 139.81 GiB H200 (2.47 GiB for context +
 // NCCL); the pool it then logs is "#tokens: 2795207".
 TEST(ValidateGpuInference, SglangFreeMemoryAtStartNamesTheGpu) {
-  auto path = write_corpus("gpu_infer.jsonl",
+  auto path = test::write_corpus("gpu_infer.jsonl",
                            R"({"id": "a", "engine": "sglang", "engine_version": "main@2025-10-16", "model": "meta-llama/Llama-3.3-70B-Instruct", )"
                            R"("gpu": null, "gpu_total_gib": null, "gpus": 8, "tp": 8, "flags": {"--cuda-graph-max-bs": "512"}, )"
                            R"("observed": {"init_avail_gib": 137.34, "kv_tokens": 2795207, "outcome": "ok"}})"

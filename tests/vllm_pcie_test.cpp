@@ -118,19 +118,8 @@ TEST(VllmPcie, EightL40SOn0102) {
 }
 
 namespace {
-ModelConfig toy() {  // Qwen-vocabulary toy as in vllm_plan_test.cpp's sampler tests
-  ModelConfig c;
-  c.hidden_size = 2048;
-  c.num_attention_heads = 16;
-  c.num_kv_heads = 4;
-  c.head_dim = 128;
-  c.intermediate_size = 1024;
-  c.vocab_size = 151936;
-  c.num_layers = 2;
-  return c;
-}
 Estimate peak(const std::string& version, int64_t reqs, FlashInferSampler fi) {
-  return vllm::activation_peak(era_for_version(version), toy(), Parallel{}, 8192, reqs, true, 2, nullptr, fi);
+  return vllm::activation_peak(era_for_version(version), test::sampler_toy(), Parallel{}, 8192, reqs, true, 2, nullptr, fi);
 }
 }  // namespace
 

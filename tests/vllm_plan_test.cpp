@@ -187,22 +187,9 @@ TEST(VllmPlan, ValidateMeasuresTheEstimatedMaxModelLen) {
 }
 
 // ---- vLLM's profile-run sampler term (vllm_estimates.cpp sampler_path), by hand ----
-// A dense toy config whose forward peak (150,994,944 B at N = 8192: residual + hidden
-// 2 x 8192 x 2048 x 2 = 67,108,864 + attention 8192 x (16 + 2 x 4) x 128 x 2 + 8192 x 16 x 128 x 2
-// = 83,886,080) stays below the sampler term, so the sampler sets the peak. Vocab 151,936
-// (Qwen3). Sampler = R x V x bytes/logit + hidden_states 8192 x 2048 x 2 (33,554,432).
+// sampler_toy() (plan_test_util.h): the sampler sets the peak; sampler = R x V x bytes/logit +
+// hidden_states 8192 x 2048 x 2 (33,554,432).
 namespace {
-ModelConfig sampler_toy() {
-  ModelConfig c;
-  c.hidden_size = 2048;
-  c.num_attention_heads = 16;
-  c.num_kv_heads = 4;
-  c.head_dim = 128;
-  c.intermediate_size = 1024;
-  c.vocab_size = 151936;
-  c.num_layers = 2;
-  return c;
-}
 vllm::Estimate sampler_peak(const std::string& version, int64_t S, bool last = true) {
   return vllm::activation_peak(vllm::era_for_version(version), sampler_toy(), Parallel{}, 8192, S, last, 2);
 }
