@@ -51,7 +51,7 @@ TEST(SglangDsv4, ProTp8HopperJuly2026RankExtra) {
   EXPECT_TRUE(w.wo_a_bf16);
   EXPECT_TRUE(w.marlin_scale_leak);
   EXPECT_EQ(w.moe_backend, "marlin");
-  const Dsv4RankExtra x = dsv4_rank_extra(c, par, w, 0, 61, true, true);
+  const Dsv4RankExtra x = dsv4_rank_extra(c, par, w, 0, 61, true);
   // wo_a [16 x 1024, 128 x 512 / 16] = [16384, 4096], column-parallel /8: BF16 2048 x 4096 x 2 = 16,777,216 B
   //   instead of FP8 (67,108,864 + E8M0 scale 128 x 32 = 4,096) / 8 = 8,389,120 B: +8,388,096 B x 61 = 511,673,856.
   // FP32 expert scales: 384 experts x (w13 2 x 384 x 7168/32 + w2 7168 x 384/32) x 4 B
@@ -79,8 +79,8 @@ TEST(SglangDsv4, StaleScalesMatchTheFixsMeasuredSaving) {
   Dsv4Weights leak = dsv4_weight_rules(m->config, in);
   in.date = 20260801;
   Dsv4Weights fixed = dsv4_weight_rules(m->config, in);
-  const int64_t saving = dsv4_rank_extra(m->config, par, leak, 0, 61, true, true).main_bytes -
-                         dsv4_rank_extra(m->config, par, fixed, 0, 61, true, true).main_bytes;
+  const int64_t saving = dsv4_rank_extra(m->config, par, leak, 0, 61, true).main_bytes -
+                         dsv4_rank_extra(m->config, par, fixed, 0, 61, true).main_bytes;
   EXPECT_EQ(saving, 12'089'032'704);
   EXPECT_NEAR(to_gib(saving) / (79.05 - 67.57), 1.0, 0.025);
 }
@@ -171,7 +171,7 @@ TEST(SglangDsv4, DpAttentionFp8ExpertsTp16) {
   const Dsv4Weights w = dsv4_weight_rules(m->config, in);
   EXPECT_TRUE(w.wo_a_bf16);
   EXPECT_FALSE(w.marlin_scale_leak);
-  const Dsv4RankExtra x = dsv4_rank_extra(m->config, par, w, 0, 61, true, true);
+  const Dsv4RankExtra x = dsv4_rank_extra(m->config, par, w, 0, 61, true);
   // wo_a whole per rank: BF16 16384 x 4096 x 2 = 134,217,728 - (FP8 67,108,864 + F32 scale 4,096 x 4) = 67,092,480 x 61.
   // RoPE one key 536,870,912. Embedding: full 129,280 x 7168 x 2 = 1,853,358,080 - 1/16 share 115,834,880.
   EXPECT_EQ(x.main_bytes, 67'092'480LL * 61 + 536'870'912 + 1'853'358'080 - 115'834'880);

@@ -30,6 +30,7 @@ struct Deployment {
   std::vector<std::pair<std::string, std::string>> env;
 
   const std::string* flag(std::string_view name) const;   // last value given, or nullptr
+  const std::string* env_value(std::string_view name) const;  // last --env value given, or nullptr
   // An --env boolean as vLLM's envs.py and SGLang's get_bool_env_var read one: "1" or "true" in
   // any case (spaces trimmed) is on; unset or anything else is off. The last value given counts.
   bool env_on(std::string_view name) const;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "headroom/deployment.h"
 #include "headroom/error.h"
@@ -26,15 +27,19 @@ const std::string* Deployment::flag(std::string_view name) const {
   return nullptr;
 }
 
+const std::string* Deployment::env_value(std::string_view name) const {
+  for (auto it = env.rbegin(); it != env.rend(); ++it)
+    if (it->first == name) return &it->second;
+  return nullptr;
+}
+
 bool Deployment::env_on(std::string_view name) const {
-  for (auto it = env.rbegin(); it != env.rend(); ++it) {
-    if (it->first != name) continue;
-    std::string v;
-    for (char ch : it->second)
-      if (!std::isspace(static_cast<unsigned char>(ch))) v += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    return v == "1" || v == "true";
-  }
-  return false;
+  const std::string* value = env_value(name);
+  if (!value) return false;
+  std::string v;
+  for (char ch : *value)
+    if (!std::isspace(static_cast<unsigned char>(ch))) v += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return v == "1" || v == "true";
 }
 
 namespace {
@@ -142,7 +147,7 @@ Deployment parse_deployment(const Args& args, std::string_view default_model, st
   // --interconnect overrides the catalog row's fabric (an A100 PCIe card on the a100-80gb row, a
   // custom GPU): vLLM's multi-GPU context + NCCL estimates read it (vllm_estimates.cpp).
   if (auto ic = args.get("--interconnect")) {
-    if (!is_interconnect(*ic)) fail_input("command line", "--interconnect", fmt::format("'{}' is not one of nvswitch, nvlink, pcie, xgmi, network", *ic));
+    if (!is_interconnect(*ic)) fail_input("command line", "--interconnect", fmt::format("'{}' is not one of {}", *ic, fmt::join(kInterconnects, ", ")));
     d.gpu.interconnect = *ic;
   }
 

@@ -1,5 +1,7 @@
 // The GPU catalog, read once from the embedded data/gpus.json.
 #include <algorithm>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "headroom/embedded.h"
@@ -36,7 +38,7 @@ std::vector<GpuSpec> load_catalog() {
     s.fp4 = g.at("fp4").get<bool>();
     s.bandwidth_tbs = g.at("bandwidth_tbs").get<double>();
     if (!g.contains("interconnect") || !g.at("interconnect").is_string() || !is_interconnect(g.at("interconnect").get<std::string>()))
-      fail_input("data/gpus.json", s.name + ".interconnect", "missing or not one of nvswitch, nvlink, pcie, xgmi, network");
+      fail_input("data/gpus.json", s.name + ".interconnect", fmt::format("missing or not one of {}", fmt::join(kInterconnects, ", ")));
     s.interconnect = g.at("interconnect").get<std::string>();
     s.source = g.at("source").get<std::string>();
     out.push_back(std::move(s));

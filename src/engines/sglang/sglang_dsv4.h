@@ -50,6 +50,6 @@ Dsv4Weights dsv4_weight_rules(const ModelConfig& c, const Dsv4Inputs& in);
 // Extra bytes of one rank holding decoder layers [first, last) (pp stage), embedding on the first
 // stage, under the rules resolved above.
 Dsv4RankExtra dsv4_rank_extra(const ModelConfig& c, const Parallel& par, const Dsv4Weights& w, int first, int last,
-                              bool first_stage, bool last_stage);
+                              bool first_stage);
 
 }  // namespace headroom::sglang

@@ -52,11 +52,14 @@ bool after(int date, int boundary) { return date == 0 || date >= boundary; }
 
 int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Per-rank bytes of the expert scales Fp8MoEMethod allocates in float32 for FP4 experts.
-int64_t fp4_expert_f32_scales(const ModelConfig& c, const Parallel& par) {
-  const int ep = std::max(1, par.ep), moe_tp = std::max(1, par.tp / ep);
-  const int64_t E = c.num_experts / ep, I = c.moe_intermediate_size / moe_tp, H = c.hidden_size;
-  return E * (2 * I * (H / 32) + H * (I / 32)) * 4;
+// The routed experts one rank holds: E experts of intermediate I (split over the MoE TP group,
+// tp / ep) and hidden H.
+struct ExpertShape {
+  int64_t E, I, H;
+};
+ExpertShape expert_shape(const ModelConfig& c, const Parallel& par) {
+  const int ep = std::max(1, par.ep), moe_tp = std::max(1, std::max(1, par.tp) / ep);
+  return {c.num_experts / ep, c.moe_intermediate_size / moe_tp, c.hidden_size};
 }
 }  // namespace
 
@@ -104,10 +107,9 @@ Dsv4Weights dsv4_weight_rules(const ModelConfig& c, const Dsv4Inputs& in) {
 }
 
 Dsv4RankExtra dsv4_rank_extra(const ModelConfig& c, const Parallel& par, const Dsv4Weights& w, int first, int last,
-                              bool first_stage, bool last_stage) {
+                              bool first_stage) {
   Dsv4RankExtra x;
   if (c.family != "deepseek_v4") return x;
-  (void)last_stage;
   const int64_t layers = std::max(0, last - first);
   const int tp = std::max(1, par.tp), attn_tp = std::max(1, par.attn_tp());
   auto add = [&](const std::string& what, int64_t main, int64_t draft) {
@@ -125,13 +127,13 @@ Dsv4RankExtra dsv4_rank_extra(const ModelConfig& c, const Parallel& par, const D
     add("wo_a in BF16 (dequantized at load)", layers * per_layer, per_layer);
   }
   // 2. FP4 experts: stale FP32 loader scales (Marlin window), or the FP8 cast.
+  const auto [E, I, H] = expert_shape(c, par);
   if (w.marlin_scale_leak) {
-    const int64_t per_layer = fp4_expert_f32_scales(c, par);
+    // Fp8MoEMethod's float32 scales [E, 2I, H/32] and [E, H, I/32].
+    const int64_t per_layer = E * (2 * I * (H / 32) + H * (I / 32)) * 4;
     add("FP4 experts' float32 loader scales left after the Marlin repack", layers * per_layer, per_layer);
   }
   if (w.fp4_dequant) {
-    const int ep = std::max(1, par.ep), moe_tp = std::max(1, tp / ep);
-    const int64_t E = c.num_experts / ep, I = c.moe_intermediate_size / moe_tp, H = c.hidden_size;
     const int64_t weights = E * 3 * I * H;                                        // logical weights per layer
     const int64_t fp8 = weights + E * (2 * cdiv(I, 128) * cdiv(H, 128) + cdiv(H, 128) * cdiv(I, 128)) * 4;
     const int64_t fp4 = weights / 2 + weights / 32;                              // packed e2m1 + E8M0 per 32

@@ -270,9 +270,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
     if (const std::string* b = fl.get("--moe-runner-backend")) in.moe_runner_backend = *b;
     if (const std::string* b = fl.get("--moe-a2a-backend")) in.moe_a2a_backend = *b;
     auto env_bool = [&](std::string_view n) -> std::optional<bool> {
-      for (auto it = d.env.rbegin(); it != d.env.rend(); ++it)
-        if (it->first == n) return d.env_on(n);
-      return std::nullopt;
+      return d.env_value(n) ? std::optional<bool>(d.env_on(n)) : std::nullopt;
     };
     in.env_fp4_experts = env_bool("SGLANG_DSV4_FP4_EXPERTS");
     in.env_fp4_dequant = env_bool("SGLANG_DSV4_FP4_DEQUANT");
@@ -281,7 +279,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
     out.notes.insert(out.notes.end(), rules.notes.begin(), rules.notes.end());
     for (auto& rw : rank_weights) {
       auto [first, last] = pp_layer_range(static_cast<int>(c.num_layers), par.pp, rw.pp_rank, EngineKind::SGLang);
-      const Dsv4RankExtra x = dsv4_rank_extra(c, par, rules, first, last, rw.pp_rank == 0, rw.pp_rank == par.pp - 1);
+      const Dsv4RankExtra x = dsv4_rank_extra(c, par, rules, first, last, rw.pp_rank == 0);
       rw.bytes += x.main_bytes;
       if (rw.mtp_bytes > 0) rw.mtp_bytes += x.draft_bytes;
       if (rw.rank == 0)

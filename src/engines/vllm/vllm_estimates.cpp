@@ -292,7 +292,10 @@ double sort_bytes(int64_t reqs) {
   return 2 + 4 + 4 + 8 + scratch;
 }
 SamplerPath sampler_path(const Era& era, int64_t reqs, FlashInferSampler fi) {
-  const double sort = sort_bytes(reqs);
+  // 0.8.0-0.8.1 only: the profile-run metadata's prompt_token_ids (version cut INFERRED).
+  const double extra = (era.version >= 800 && era.version < 802) ? 8 : 0;
+  const double sort = sort_bytes(reqs) + extra;
+  const double fib = (era.version < 900 ? 10 : 14) + extra;  // FlashInfer: pre-0.2.3 API before 0.9
   if (era.version < 1600 && !era.v0 && fi != FlashInferSampler::Unset) {
     // VLLM_USE_FLASHINFER_SAMPLER given (vllm/envs.py: bool(int(value)), None when unset), read
     // by v1/sample/ops/topk_topp_sampler.py TopKTopPSampler.__init__ by era:
@@ -308,16 +311,13 @@ SamplerPath sampler_path(const Era& era, int64_t reqs, FlashInferSampler fi) {
     //    forward_cuda, FlashInfer 14 B.
     // So =0 is exactly the sort path (range = the derived figure), =1 is FlashInfer with the sort
     // as the unfavourable end where a build can still fall back to it (before 0.11).
-    double extra = (era.version >= 800 && era.version < 802) ? 8 : 0;  // prompt_token_ids (as below)
     if (fi == FlashInferSampler::Off)
-      return {sort + extra, sort + extra, sort + extra,
-              fmt::format("VLLM_USE_FLASHINFER_SAMPLER=0: PyTorch sort path {:.0f} B/logit", sort + extra)};
-    double fib = (era.version < 900 ? 10 : 14) + extra;
-    double hi = era.version < 1100 ? sort + extra : fib;
+      return {sort, sort, sort, fmt::format("VLLM_USE_FLASHINFER_SAMPLER=0: PyTorch sort path {:.0f} B/logit", sort)};
+    double hi = era.version < 1100 ? sort : fib;
     return {fib, fib, hi,
             era.version < 1100 ? fmt::format("VLLM_USE_FLASHINFER_SAMPLER=1: FlashInfer {:.0f} B/logit (the sort's {:.0f} B if this build falls back: "
                                              "FlashInfer missing{})",
-                                             fib, sort + extra, era.version < 900 ? " or >= 0.2.3" : "")
+                                             fib, sort, era.version < 900 ? " or >= 0.2.3" : "")
                                : fmt::format("VLLM_USE_FLASHINFER_SAMPLER=1: FlashInfer {:.0f} B/logit (opt-in, no fallback)", fib)};
   }
   if (era.version < 1600) {
@@ -341,10 +341,7 @@ SamplerPath sampler_path(const Era& era, int64_t reqs, FlashInferSampler fi) {
     // (cuda_context / non_torch_increase, Fabric::Pcie) charge 0.70 + 0.21 = 0.91. The forecast
     // still refuses it with the sort path's 1.38 GiB: FlashInfer's 10 B path (a FlashInfer
     // < 0.2.3 install, e.g. a container) or VLLM_USE_FLASHINFER_SAMPLER=1 would fit.
-    double extra = (era.version >= 800 && era.version < 802) ? 8 : 0;  // prompt_token_ids (version cut INFERRED)
-    double fi = era.version < 900 ? 10 : 14;
-    return {sort + extra, fi + extra, sort + extra,
-            fmt::format("PyTorch sort path {:.0f} B/logit; FlashInfer path {:.0f} B", sort + extra, fi + extra)};
+    return {sort, fib, sort, fmt::format("PyTorch sort path {:.0f} B/logit; FlashInfer path {:.0f} B", sort, fib)};
   }
   // 0.16+ (2026): Triton in-place top-k/top-p or FlashInfer, both 14 B. vllm PR #33538
   // ("[Kernel] Triton-based Top-k and Top-p sampler kernels", merged 2026-02-02; the later
@@ -371,9 +368,7 @@ SamplerPath sampler_path(const Era& era, int64_t reqs, FlashInferSampler fi) {
 }  // namespace
 
 FlashInferSampler flashinfer_sampler_env(const Deployment& d, const Era& era, std::vector<std::string>& notes) {
-  const std::string* value = nullptr;
-  for (const auto& [name, v] : d.env)
-    if (name == "VLLM_USE_FLASHINFER_SAMPLER") value = &v;
+  const std::string* value = d.env_value("VLLM_USE_FLASHINFER_SAMPLER");
   if (!value) return FlashInferSampler::Unset;
   // vllm/envs.py: bool(int(os.environ["VLLM_USE_FLASHINFER_SAMPLER"])). Python's int() takes
   // surrounding whitespace, a sign and digits (underscores between digits); anything else raises.
