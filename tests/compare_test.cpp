@@ -57,3 +57,21 @@ TEST(Compare, AnEngineThatCannotPlanTheModelIsShownNotFatal) {
   EXPECT_EQ(rc, 2);
   EXPECT_NE(err.find("--model"), std::string::npos);
 }
+
+TEST(Compare, PlanWithSeveralEnginesIsTheCompareView) {
+  // Issue 4 names `headroom plan --engine sglang,vllm ...` for the cross-engine view: the same
+  // JSON as `compare --engines sglang,vllm` (reference: the first engine listed).
+  std::string out, err, out2, err2;
+  int rc = run({"plan", "--engine", "sglang,vllm", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100", "--json"}, out, err);
+  ASSERT_EQ(rc, 0) << err;
+  int rc2 = run({"compare", "--engines", "sglang,vllm", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100", "--json"}, out2, err2);
+  ASSERT_EQ(rc2, 0) << err2;
+  EXPECT_EQ(out, out2);
+  auto j = nlohmann::json::parse(out);
+  ASSERT_EQ(j["engines"].size(), 2u);
+  EXPECT_EQ(j["engines"][1]["engine"], "vllm");
+  // A single engine stays a plan (its own JSON has no "engines" list).
+  rc = run({"plan", "--engine", "vllm", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100", "--json"}, out, err);
+  ASSERT_EQ(rc, 0) << err;
+  EXPECT_FALSE(nlohmann::json::parse(out).contains("engines"));
+}
