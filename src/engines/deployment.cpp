@@ -74,6 +74,14 @@ std::pair<EngineKind, std::string> parse_engine_spec(std::string_view spec) {
     version = s.substr(at + 1);
     s = s.substr(0, at);
     if (version.empty()) fail_input("--engine", spec, "empty version after '@'");
+    // Release tags spell the version with a 'v' (docker vllm/vllm-openai:v0.11.0, git tag
+    // v0.5.4, TensorRT-LLM v1.0.0): the same release as 0.11.0.
+    if (version.size() > 1 && (version[0] == 'v' || version[0] == 'V') && std::isdigit(static_cast<unsigned char>(version[1])))
+      version.erase(0, 1);
+    // A log whose version is not known at all: the newest rules, as with no version.
+    std::string lowered = version;
+    for (char& c : lowered) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lowered == "unknown" || lowered == "nightly") version = "latest";
   }
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (s == "sglang") return {EngineKind::SGLang, version};
