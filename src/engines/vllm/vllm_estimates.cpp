@@ -198,8 +198,33 @@ Estimate budget_context(const Era& era, int tp, int pp, bool amd, Fabric fabric)
   return e;
 }
 
+bool model_runner_v2(const Era& era, const ModelConfig& c) {
+  // Model Runner V2 (vllm/v1/worker/gpu/model_runner.py) is the default for dense models from
+  // 0.25.1: PR #44443 "[ModelRunner V2] Enable by default for all dense models" (merged
+  // 2026-07-02), and vllm#49224 / PR #49233 ("Model Runner V2 became the default for **dense**
+  // models in 0.25.1"). MoE models and the Mamba/GDN hybrids keep the V1 runner
+  // (gpu_model_runner.py) in those releases: the 0.27.1 logs of Qwen3.8-27B (a GDN hybrid,
+  // public-code 61316607224) print gpu_model_runner.py, the 0.27.1 logs of dense Qwen2.5-0.5B
+  // (corpus vllm-053, xvllm-003) and the 0.31.0 log of Llama-3.1-8B (xvllm-001) print
+  // model_runner.py. Later enrolments of MoE models (vllm#49224 comments: DeepSeek-V4 via
+  // PR #51768, late 2026-08) are not modelled. Speculative decoding is not a condition (INFERRED:
+  // vllm#50159 runs EAGLE on V2 with Gemma-4 on 0.26.0).
+  return !era.v0 && era.version >= 2501 && !c.is_moe() && !c.has_linear_attention();
+}
+
 Estimate non_torch_increase(const Era& era, int tp, int pp, Fabric fabric) {
   const int world = tp * pp;
+  if (world <= 1 && era.total_consumed) {
+    // Era D on one GPU: "Actual usage is C GiB for consumed memory (weights + non-torch)" less
+    // "Model loading took W": 0.30 (0.27.1, Qwen2.5-0.5B, RTX 4090 WSL2, vllm-053), 0.56 (the same
+    // host and build at u = 0.85, xvllm-003), 0.26 (0.31.0, Llama-3.1-8B, A100-80GB, xvllm-001),
+    // 0.47 (2026-09 build, a Qwen3.8-27B hybrid on an RTX 3090, vllm-054). ESTIMATE, n = 4: the
+    // median 0.385 GiB, ends the extremes (0.65x .. 1.5x). Larger than the 0.15 GiB of the earlier
+    // eras' one-GPU growth because total_consumed also holds the model runner's persistent torch
+    // buffers and the segments empty_cache() cannot return (vllm/utils/mem_utils.py, era D above).
+    return range(0.385 * GiB, 0.65, 1.5,
+                 "consumed - weights (total_consumed accounting, 0.26.1+), 1 GPU: logged 0.26 .. 0.56 GiB, median 0.385 (ESTIMATE, n=4)");
+  }
   if (world <= 1) return non_torch_increase(world);
   if (fabric == Fabric::Pcie && !era.total_consumed) {
     // PCIe figures: see "PCIe hosts" above cuda_context.
@@ -291,7 +316,20 @@ double sort_bytes(int64_t reqs) {
   double scratch = reqs >= 128 ? 20 : (reqs >= 2 ? 32 : 12);
   return 2 + 4 + 4 + 8 + scratch;
 }
-SamplerPath sampler_path(const Era& era, int64_t reqs, FlashInferSampler fi) {
+SamplerPath sampler_path(const Era& era, int64_t reqs, FlashInferSampler fi, bool v2) {
+  if (v2) {
+    // Model Runner V2 (model_runner_v2 above): its _dummy_sampler_run (vllm/v1/worker/gpu/
+    // model_runner.py, public-code 59216884377 / 24901595) calls its own Sampler with dummy
+    // metadata and, per its NOTE(woosuk), "the sampler may skip top_k, top_p, and logprobs, using
+    // less GPU memory than what is possible during actual execution". What stays per logit: the
+    // model-dtype logits of compute_logits (2 B) and their float32 copy (4 B) = 6 B (DERIVED; the
+    // in-place temperature / Gumbel sampling adds no [R, V] tensor, INFERRED). Checked, not
+    // fitted: 0.27.1 Qwen2.5-0.5B on an RTX 4090 logs "0.31 GiB for peak activation" at
+    // max_num_batched_tokens 8192 (vllm-053) and 0.25 GiB at 2048 (xvllm-003), where the 14 B of
+    // the V1 path alone is 256 x 151,936 x 14 B = 0.51 GiB; 6 B gives 0.22 GiB + hidden states.
+    // The high end is the V1 top-k/top-p figure (a build whose dummy run applies them).
+    return {6, 6, 14, "Model Runner V2 dummy sampler without top-k/top-p: logits + fp32 copy 6 B/logit (V1 path 14 B)"};
+  }
   // 0.8.0-0.8.1 only: the profile-run metadata's prompt_token_ids (version cut INFERRED).
   const double extra = (era.version >= 800 && era.version < 802) ? 8 : 0;
   const double sort = sort_bytes(reqs) + extra;
@@ -479,7 +517,7 @@ Estimate activation_peak(const Era& era, const ModelConfig& c, const Parallel& p
   // are alive together at the sampler's peak (sampler_bytes_per_logit), plus the forward's
   // hidden_states [N, h] that profile_run still holds while _dummy_sampler_run runs.
   const int64_t reqs = std::min(S, N);
-  const SamplerPath path = sampler_path(era, reqs, fi);
+  const SamplerPath path = sampler_path(era, reqs, fi, model_runner_v2(era, c));
   double sampler = 0;
   if (last_pp_rank)
     sampler = static_cast<double>(reqs) * static_cast<double>(c.vocab_size) * path.central_bytes + n * h * b;
@@ -518,7 +556,7 @@ Estimate sampler_warmup(const Era& era, const ModelConfig& c, int64_t num_reqs, 
   // _dummy_sampler_run after capture (gpu_worker compile_or_warm_up_model): _dummy_run with
   // num_tokens = min(max_num_seqs, max_num_batched_tokens), then the same sampler as in
   // profile_run, so the same bytes per logit (sampler_path), + last_hidden_states [R, h].
-  const SamplerPath path = sampler_path(era, num_reqs, fi);
+  const SamplerPath path = sampler_path(era, num_reqs, fi, model_runner_v2(era, c));
   const double rv = static_cast<double>(num_reqs) * static_cast<double>(c.vocab_size);
   const double hid = static_cast<double>(num_reqs) * static_cast<double>(c.hidden_size) * 2;
   const double v = rv * path.central_bytes + hid;
@@ -590,6 +628,31 @@ Estimate graph_memory(const ModelConfig& c, int64_t layers, int64_t linear_layer
   // max_num_batched_tokens 2048; vllm-085: Qwen3.5-4B on a B200 at 8192 holds ~1.5 GiB less KV
   // than the MoE figure's 3.9 GiB leaves), so 0.26+ dense hybrids keep the MoE figure, which
   // undershoots it there (GUESS).
+  // Logs read since (2026-12), checked against this rule, not fitted -- they do not settle it:
+  //  - The estimator (profile_cudagraph_memory, public-code 52016549297) is max over modes of the
+  //    first (largest) capture + the second one's delta x (graphs - 1), and the FULL warm-up of
+  //    the first capture decodes min(max_model_len, max_num_batched_tokens // size) tokens of
+  //    context per request, so a context transient lands in the estimate only when FULL graphs
+  //    are captured. PIECEWISE-only 27B hybrids (spec decode) keep the flat cost: Qwen3.6-27B
+  //    4 graphs 0.08 GiB (TP1), 5 graphs 0.13 (TP2), 7 graphs 0.17 (TP4) against 0.06 .. 0.10
+  //    forecast (noonghunna/club-3090 issues #617, #104, PR #44), and so does one with 3 + 2 FULL
+  //    graphs of at most 8 requests, 0.09 GiB at TP2 (issue #434; its max_num_batched_tokens is
+  //    not shown).
+  //  - With FULL graphs the first capture costs more than the flat figure: nvidia/Qwen3.6-27B-NVFP4
+  //    on a DGX Spark, 0.23.1rc1, 5 + 4 graphs at max_num_batched_tokens 65536, estimate 0.61 /
+  //    took 0.62 GiB where 9 x 64 x 0.19 + 16 = 0.12 (xvllm-020); Qwen3.8-27B, 0.27.1, DGX Spark,
+  //    86 graphs at 8192: estimate 1.56 GiB, flat 1.06, this rule's MoE figure 7.85 (public-code
+  //    61316607224; its checkpoint is not in the catalog); vllm#52872 (RTX 5090, a 64-layer hybrid):
+  //    0.52 GiB at max_num_batched_tokens 2048 .. 4096, 0.89 at 8192. Per context token of the
+  //    warm-up these are ~8 KiB (0.23) and ~60 .. 130 KiB (0.26+), while vllm-085 (Qwen3.5-4B, a
+  //    2026 build on a B200) needs ~7 GiB at 8192 if its activation peak is the ~1.6 GiB that its
+  //    sibling vllm-087 leaves. No one per-token rate fits both model sizes, so the rule stands.
+  //  - MoE hybrids at TP1 (the 1/tp scaling is from TP2 and TP4 logs): Qwen3.5-35B-A3B-FP8 on a
+  //    DGX Spark, 0.18.1, 86 graphs at 2048, estimate 1.65 GiB against 5.0 forecast (xvllm-021);
+  //    RedHatAI/Qwen3.6-35B-A3B-NVFP4, 0.19.2rc1, 11 + 7 graphs, estimate 1.21 against 1.04
+  //    (public-code 52221836498). A first capture of ~1.1 GiB + ~7 MiB per further graph fits both;
+  //    the TP2/TP4 corpus logs (vllm-048, vllm-071) are what the 1/tp figure reproduces, so it
+  //    stays until a log gives the first/extra split at TP > 1.
   const double per_attn = 0.19 * MiB, per_linear_moe_tp1 = 1.88 * MiB;
   double g = static_cast<double>(piecewise + full);
   double attn_units = g * static_cast<double>(layers - linear_layers);
@@ -618,6 +681,52 @@ Estimate cuda_graph_memory(const Era& era, const ModelConfig& c, int64_t layers,
   // transient (logged on 0.19.0 and 0.22.0; vllm#50780 measured 0.5 GiB on 0.23.1 where 0.26.1
   // took 4 GiB). The cut is the issue's "since v0.26.0" (INFERRED).
   return graph_memory(c, layers, linear_layers, piecewise, full, tp, !era.v0 && era.version < 2600);
+}
+
+Estimate cuda_graph_estimate(const Era& era, const ModelConfig& c, const Estimate& capture, int64_t layers, int64_t graphs) {
+  // What profile_cudagraph_memory() returns (0.17+, logged "Estimated CUDA graph memory: X GiB
+  // total"; subtracted from the KV budget from 0.21). The V1 runner (gpu_model_runner.py,
+  // public-code 52016549297) captures the two largest sizes of each mode into a throwaway pool
+  // and extrapolates: max over modes of the first capture + the second one's delta x (graphs - 1)
+  // -- the same graph pool the real capture fills, so the capture forecast stands for it (the
+  // logs above agree with their "took" within ~20%).
+  if (!model_runner_v2(era, c)) return capture;
+  Estimate e;
+  if (era.version < 2800) {
+    // Model Runner V2 until 0.27.x: "def profile_cudagraph_memory(self) -> int: # NOTE(woosuk):
+    // It is TBD whether we keep this API or not. return 0" (vllm/v1/worker/gpu/model_runner.py,
+    // PR #36520 "[Model Runner V2] Add dummy profile_cudagraph_memory API"; public-code
+    // 60994428298). vllm#49224 (2026-07): "Model Runner V2 (now default for dense models) skips
+    // CUDA graph memory reservation -- profile_cudagraph_memory() returns 0"; PR #49233, which
+    // implemented it, was closed, and a comment of 2026-08-17 still sees 0 on the upstream image.
+    // So nothing is subtracted and the graphs come out of the headroom above the budget. Logged:
+    // 0.27.1 Qwen2.5-0.5B, "0.31 GiB for peak activation" (which holds the applied estimate)
+    // where the forward alone is 0.25 GiB (vllm-053), and 0.25 GiB at max_num_batched_tokens
+    // 2048 (xvllm-003). The 0.28 cut is INFERRED: the 0.28.0 Qwen3-14B log (xvllm-002) leaves
+    // ~1.2 GiB that only an estimate explains.
+    e.basis = "Model Runner V2 before 0.28: profile_cudagraph_memory() is a placeholder returning 0 (vllm#49224), nothing is reserved for CUDA graphs";
+    return e;
+  }
+  // Model Runner V2 from 0.28 (INFERRED cut, above): vllm/v1/worker/gpu/cudagraph_utils.py
+  // captures every PIECEWISE graph and samples the FULL ones into a throwaway pool, measured as a
+  // free-memory delta around the whole span (warm-up transients included), then swaps the sampled
+  // FULL cost for an extrapolation to all FULL graphs (PR #57865's diff quotes it: "measured -
+  // sum(mem_samples) + full_estimate"). Its size is not derivable; fitted on two logs whose
+  // budget arithmetic leaves it (ESTIMATE, n=2):
+  //   0.31.0 Llama-3.1-8B, A100-80GB, 86 graphs x 32 layers (xvllm-001): "1.44 GiB for peak
+  //     activation" = torch peak (~0.20: the forward at 2048 tokens, the 6 B/logit sampler) +
+  //     the applied estimate -> ~1.24 GiB = 0.456 MiB per (graph x layer) -- while the capture
+  //     itself "took" 0.23 GiB;
+  //   0.28.0 Qwen3-14B, L40S, 86 x 40 (xvllm-002): 40.84 requested - 27.52 weights - 11.57 KV
+  //     = 1.75 GiB, less consumed - weights (~0.385, non_torch_increase) and the torch peak (~0.24)
+  //     -> ~1.12 GiB = 0.33 MiB per (graph x layer).
+  // Central 0.40 MiB per (graph x layer) + 16 MiB, ends 0.75x .. 1.4x; about twice the 0.19 MiB
+  // the capture costs, as a FULL extrapolation from the first (pool-growing) samples would give.
+  const double central = 0.40 * MiB * static_cast<double>(graphs) * static_cast<double>(layers) + 16.0 * MiB;
+  return range(central, 0.75, 1.4,
+               fmt::format("Model Runner V2 estimator (0.28+): {} graphs x {} layers x 0.40 MiB + 16 MiB (ESTIMATE, n=2: 0.31.0 Llama-3.1-8B, "
+                           "0.28.0 Qwen3-14B; the capture itself stays at 0.19 MiB per graph x layer)",
+                           graphs, layers));
 }
 
 Estimate cuda_graph_memory_outputs_per_size(const ModelConfig& c, int64_t layers, const std::vector<int64_t>& sizes, int64_t act_bytes) {

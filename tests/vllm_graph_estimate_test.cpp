@@ -1,0 +1,102 @@
+// vLLM's CUDA-graph estimate (profile_cudagraph_memory, "Estimated CUDA graph memory: X GiB total",
+// subtracted from the KV budget from 0.21) by model runner, and the Model Runner V2 dummy
+// sampler, against real startup logs. vllm_estimates.cpp model_runner_v2 / cuda_graph_estimate /
+// sampler_path hold the rules and their sources; every case quotes the log it replays.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "engines/vllm/vllm_rules.h"
+#include "headroom/model.h"
+#include "headroom/units.h"
+#include "plan_test_util.h"
+
+using namespace headroom;
+using namespace headroom::test;
+
+namespace {
+bool log_contains(const Forecast& f, const std::string& part) {
+  return std::any_of(f.log.begin(), f.log.end(), [&](const std::string& l) { return l.find(part) != std::string::npos; });
+}
+// The first number after `head` in the first log line that contains it; -1 when none does.
+double log_number(const Forecast& f, const std::string& head) {
+  for (const auto& l : f.log) {
+    size_t at = l.find(head);
+    if (at == std::string::npos) continue;
+    double v = -1;
+    if (std::sscanf(l.c_str() + at + head.size(), "%lf", &v) == 1) return v;
+  }
+  return -1;
+}
+double pct_err(int64_t predicted, int64_t logged) { return 100.0 * std::abs(static_cast<double>(predicted - logged)) / static_cast<double>(logged); }
+}  // namespace
+
+TEST(VllmGraphEstimate, ModelRunnerV2Before028ReservesNothing) {
+  // Corpus vllm-053 (vLLM 0.27.1, Qwen2.5-0.5B-Instruct, RTX 4090 under WSL2, 23.99 GiB, util 0.92,
+  // max_num_batched_tokens 8192): "Available KV cache memory: 20.52 GiB", "GPU KV cache size:
+  // 1,793,232 tokens", "Actual usage is 1.23 GiB for consumed memory (weights + non-torch), 0.31
+  // GiB for peak activation". The log's model_runner.py lines are Model Runner V2, whose
+  // profile_cudagraph_memory() returned 0 until 0.28 (vllm#49224): no "Estimated CUDA graph
+  // memory" line, nothing reserved. Forecast: 22.07 requested - 0.93 weights - 0.385 consumed -
+  // weights - 0.25 torch peak (the forward at 8192 tokens; the V2 sampler's 6 B/logit x 256 x
+  // 151,936 = 0.22 GiB is below it) = 20.51 GiB.
+  std::vector<std::string> argv = {"--engine", "vllm@0.27.1", "--model", "Qwen/Qwen2.5-0.5B-Instruct", "--gpu", "rtx-4090", "--gpu-memory",
+                                   "23.99GiB", "--gpu-memory-utilization", "0.92", "--max-num-batched-tokens", "8192", "--dtype", "bfloat16"};
+  Forecast f = run(argv);
+  EXPECT_FALSE(log_contains(f, "Estimated CUDA graph memory"));
+  EXPECT_NEAR(log_number(f, "Available KV cache memory: "), 20.52, 0.05);
+  EXPECT_LT(pct_err(f.kv_tokens, 1793232), 0.5);
+  EXPECT_NEAR(log_number(f, "GiB for consumed memory (weights + non-torch), "), 0.31, 0.07);  // the peak activation figure
+  // The same deployment on 0.24.0 (V1 runner, before V2 became the default): 86 graphs x 24 layers
+  // x 0.19 MiB + 16 MiB = 408 MiB estimated and charged.
+  argv[1] = "vllm@0.24.0";
+  Forecast g = run(argv);
+  EXPECT_NEAR(log_number(g, "Estimated CUDA graph memory: "), 0.40, 0.005);
+  EXPECT_LT(g.kv_tokens, f.kv_tokens);
+}
+
+TEST(VllmGraphEstimate, ModelRunnerV2EstimatorFrom028) {
+  // xvllm-001 (public-code 70682754770, vLLM 0.31.0 image, Llama-3.1-8B-Instruct, A100 80GB
+  // 79.25 GiB, defaults): "Actual usage is 15.26 GiB for consumed memory (weights + non-torch),
+  // 1.44 GiB for peak activation, and 0.23 GiB for CUDAGraph memory", "Available KV cache memory:
+  // 56.21 GiB", 460,496 tokens. The peak activation figure holds the applied estimate; V2's 0.28+
+  // estimator is 86 graphs x 32 layers x 0.40 MiB + 16 MiB = 1,116.8 MiB = 1.09 GiB (fitted on this
+  // log and xvllm-002), while the capture stays 86 x 32 x 0.19 + 16 = 538.9 MiB.
+  Forecast f = run({"--engine", "vllm@0.31.0", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "a100-80gb", "--gpu-memory", "79.25GiB"});
+  EXPECT_NEAR(log_number(f, "Estimated CUDA graph memory: "), 1.09, 0.005);
+  EXPECT_NEAR(log_number(f, "Graph capturing finished, took "), 0.53, 0.005);
+  EXPECT_NEAR(log_number(f, "GiB for consumed memory (weights + non-torch), "), 1.44, 0.2);
+  EXPECT_LT(pct_err(f.kv_tokens, 460496), 0.5);
+  // xvllm-002 (public-code 60168338778, vLLM 0.28.0, Qwen3-14B, L40S, defaults): 75,824 tokens in
+  // 11.57 GiB. 86 x 40 x 0.40 + 16 = 1,392 MiB estimated.
+  Forecast g = run({"--engine", "vllm@0.28.0", "--model", "Qwen/Qwen3-14B", "--gpu", "l40s"});
+  EXPECT_NEAR(log_number(g, "Estimated CUDA graph memory: "), 1.36, 0.005);
+  EXPECT_LT(pct_err(g.kv_tokens, 75824), 3.0);
+}
+
+TEST(VllmGraphEstimate, HybridsAndMoeKeepTheV1Runner) {
+  // The Gated-DeltaNet hybrids stay on the V1 runner in 0.27.1 (public-code 61316607224: Qwen3.8-27B
+  // on 0.27.1 logs gpu_model_runner.py "Estimated CUDA graph memory: 1.56 GiB total"), so their
+  // estimate is the capture forecast; so do MoE models.
+  const vllm::Era era = vllm::era_for_version("0.27.1");
+  const auto dense_model = load_model("Qwen/Qwen2.5-0.5B-Instruct");
+  const auto hybrid_model = load_model("Qwen/Qwen3.5-9B");
+  const auto moe_model = load_model("Qwen/Qwen3-30B-A3B");
+  const ModelConfig& dense = dense_model->config;
+  const ModelConfig& hybrid = hybrid_model->config;
+  const ModelConfig& moe = moe_model->config;
+  EXPECT_TRUE(vllm::model_runner_v2(era, dense));
+  EXPECT_FALSE(vllm::model_runner_v2(era, hybrid));
+  EXPECT_FALSE(vllm::model_runner_v2(era, moe));
+  EXPECT_FALSE(vllm::model_runner_v2(vllm::era_for_version("0.25.0"), dense));  // V2 default from 0.25.1
+  vllm::Estimate capture;
+  capture.central = 600 * MiB;
+  capture.low = 400 * MiB;
+  capture.high = 900 * MiB;
+  EXPECT_EQ(vllm::cuda_graph_estimate(era, hybrid, capture, 32, 86).central, capture.central);
+  EXPECT_EQ(vllm::cuda_graph_estimate(era, dense, capture, 24, 86).central, 0);
+}
