@@ -27,6 +27,24 @@
 // case but pushed the seed GLM-5-NVFP4 TP8 run (started at 0.88) to at_risk, so it is not in.
 // Visible corpus unchanged by all of it (kv_tokens n 2, outcome 4/6).
 // The first pass (xsgl-001..009) measured kv_tokens 4.16% -> 2.12% (n 6 -> 9), see git history.
+//
+// Third pass (cases xsgl-020..022, 2026-12-01): 2026 builds - Qwen3-30B-A3B on an RTX PRO 6000
+// (0.5.13, --disable-cuda-graph, --max-total-tokens 4096), the hybrid GDN Qwen3.5-4B on an RTX 4090
+// D (0.5.13.post1) and Gemma-4 26B-A4B (hybrid SWA pool) on a DGX Spark (main@2026-09-05). Measured
+// on the 22 cases, the new cases added to the old code -> after this pass's fixes:
+//   kv_tokens median 0.88% -> 0.73%, p90 6.93% -> 4.29% (n 21): the DGX Spark's unified memory
+//     leaves 113.28 of 121.69 GiB free before the weights (init_overhead for sm 121), xsgl-022
+//     +16.6% -> +0.56%; post_weights_avail p90 3.23% -> 2.56% (xsgl-022 +10.6% -> -1.3%).
+//   graph_gib n 10 -> 11: with --disable-cuda-graph SGLang 0.5.13 still captures the piecewise
+//     prefill graph (xsgl-020: 0.88 GB logged, 1.14 forecast, was none); median 19.28% -> 28.13%,
+//     p90 44.84% -> 39.01%. xsgl-022's decode graph "mem usage=2.66 GB" for batch sizes 1..4 is the
+//     host's share moving during capture on unified memory (forecast 0.07): not modelled.
+//   Left: xsgl-022 from its own figures is +2.8% (219,793 vs 213,761 tokens): the SWA pool holds
+//     36.69 GiB = 213,761 x (20,480 + 0.8 x 204,800) B, exactly our cells, so the budget SGLang saw
+//     was ~1.04 GiB below A - P(1 - f) as logged - host memory moving between the two readings;
+//     xsgl-021's weights 8.46 vs 8.62 GB (-1.9%: RoPE caches and other buffers SGLang builds at init).
+//   The Mamba-pool rules of handle_max_mamba_cache (sglang_mamba_test.cpp) leave these cases as
+//     they were: none of them sets --max-running-requests on a hybrid model.
 #include <gtest/gtest.h>
 
 #include <iostream>
@@ -48,27 +66,27 @@ TEST(ExtraSglang, ReplayMetricsPinned) {
   auto j = validate_corpus(std::string(HEADROOM_TEST_DATA) + "/extra/sglang.jsonl");
   std::cout << "extra sglang: kv " << j["kv_tokens"].dump() << ", given memory " << j["kv_tokens_given_memory_err"].dump() << ", weights "
             << j["weights_gib"].dump() << ", post-weights " << j["post_weights_avail"].dump() << ", outcome " << j["outcome"].dump() << "\n";
-  EXPECT_EQ(j["cases"].get<int>(), 19);
-  EXPECT_EQ(j["covered"].get<int>(), 19);
+  EXPECT_EQ(j["cases"].get<int>(), 22);
+  EXPECT_EQ(j["covered"].get<int>(), 22);
   // Pool size: forecast tokens against "max_total_num_tokens" / "#tokens".
-  ASSERT_EQ(j["kv_tokens"]["n"].get<int>(), 19);
-  EXPECT_NEAR(j["kv_tokens"]["median_abs_pct_err"].get<double>(), 0.88, 0.05);
-  EXPECT_LE(j["kv_tokens"]["p90_abs_pct_err"].get<double>(), 4.9);
+  ASSERT_EQ(j["kv_tokens"]["n"].get<int>(), 21);
+  EXPECT_NEAR(j["kv_tokens"]["median_abs_pct_err"].get<double>(), 0.73, 0.05);
+  EXPECT_LE(j["kv_tokens"]["p90_abs_pct_err"].get<double>(), 4.35);
   // The same pool from the log's own "avail mem" figures: only the 2-decimal rounding is left.
-  ASSERT_EQ(j["kv_tokens_given_memory_err"]["n"].get<int>(), 11);
+  ASSERT_EQ(j["kv_tokens_given_memory_err"]["n"].get<int>(), 12);
   EXPECT_LE(j["kv_tokens_given_memory_err"]["median_abs_pct_err"].get<double>(), 0.03);
-  EXPECT_LE(j["kv_tokens_given_memory_err"]["p90_abs_pct_err"].get<double>(), 0.06);
+  EXPECT_LE(j["kv_tokens_given_memory_err"]["p90_abs_pct_err"].get<double>(), 0.2);
   // Weights per rank ("mem usage" at Load weight end) and free memory after them.
-  ASSERT_EQ(j["weights_gib"]["n"].get<int>(), 15);
-  EXPECT_NEAR(j["weights_gib"]["median_abs_pct_err"].get<double>(), 1.82, 0.05);
-  ASSERT_EQ(j["post_weights_avail"]["n"].get<int>(), 17);
-  EXPECT_NEAR(j["post_weights_avail"]["median_abs_pct_err"].get<double>(), 0.47, 0.05);
+  ASSERT_EQ(j["weights_gib"]["n"].get<int>(), 18);
+  EXPECT_NEAR(j["weights_gib"]["median_abs_pct_err"].get<double>(), 1.79, 0.05);
+  ASSERT_EQ(j["post_weights_avail"]["n"].get<int>(), 20);
+  EXPECT_NEAR(j["post_weights_avail"]["median_abs_pct_err"].get<double>(), 0.55, 0.05);
   // CUDA-graph memory ("Capture ... end ... mem usage", decode + prefill graphs summed).
-  ASSERT_EQ(j["graph_gib"]["n"].get<int>(), 9);
-  EXPECT_NEAR(j["graph_gib"]["median_abs_pct_err"].get<double>(), 10.44, 0.1);
-  EXPECT_LE(j["graph_gib"]["p90_abs_pct_err"].get<double>(), 37.2);
+  ASSERT_EQ(j["graph_gib"]["n"].get<int>(), 11);
+  EXPECT_NEAR(j["graph_gib"]["median_abs_pct_err"].get<double>(), 28.13, 0.1);
+  EXPECT_LE(j["graph_gib"]["p90_abs_pct_err"].get<double>(), 39.1);
   // Outcome agreement (every case with a known outcome started).
-  ASSERT_EQ(j["outcome"]["n"].get<int>(), 15);
+  ASSERT_EQ(j["outcome"]["n"].get<int>(), 18);
   EXPECT_DOUBLE_EQ(j["outcome"]["agreement"].get<double>(), 1.0);
 
   // xsgl-004, GLM-5-FP8 on 8 x MI355X (v0.5.8.post1, --kv-cache-dtype fp8_e4m3): rest = 193.92 -
@@ -88,6 +106,15 @@ TEST(ExtraSglang, ReplayMetricsPinned) {
   // 128 x 2 x 2 = 114,688 B -> 1,360,270 tokens (logged 1,360,288). Without the derate 0.6 gives
   // 286.05 - 114.904 = 171.146 GiB -> 1,602,317 (+17.8%).
   EXPECT_EQ(case_row(j, "xsgl-016")["predicted"]["kv_tokens_given_memory"].get<int64_t>(), 1360270);
+  // xsgl-020, Qwen3-30B-A3B on an RTX PRO 6000, 0.5.13, --disable-cuda-graph: the piecewise prefill
+  // graph is still captured ("Capture piecewise CUDA graph end ... mem usage=0.88 GB"), so a graph
+  // is forecast (it was absent); the pool is the --max-total-tokens cap.
+  EXPECT_EQ(case_row(j, "xsgl-020")["predicted"]["kv_tokens"].get<int64_t>(), 4096);
+  EXPECT_GT(case_row(j, "xsgl-020")["predicted"]["graph_gib"].get<double>(), 0.5);
+  // xsgl-022, Gemma-4 26B-A4B on a DGX Spark: free memory after the weights is 121.69 - 8.4 (host
+  // share, GUESS from this log's 113.28 GiB before weights) - 48.07 = 65.22 GiB (logged 66.05); it
+  // was 73.07 with the 0.55 GiB CUDA context of a discrete GPU.
+  EXPECT_NEAR(case_row(j, "xsgl-022")["predicted"]["post_weights_avail_gib"].get<double>(), 65.22, 0.01);
 }
 
 TEST(ExtraSglang, VlmFractionIsNotRounded) {

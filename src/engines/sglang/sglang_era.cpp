@@ -53,4 +53,16 @@ EraInfo era_for_version(const std::string& version) {
   fail_input("--engine", "sglang@" + version, "cannot read the version (use e.g. 0.5.4, or main@2025-10-16)");
 }
 
+bool legacy_piecewise_graph(const std::string& version) {
+  if (auto at = version.find('@'); at != std::string::npos) {
+    int y = 0, m = 0, d = 1;
+    if (std::sscanf(version.c_str() + at + 1, "%4d-%2d-%2d", &y, &m, &d) >= 1 && y >= 2023 && y <= 2100)
+      return y * 10000 + (m == 0 ? 6 : m) * 100 + d < 20260701;
+    return legacy_piecewise_graph(version.substr(0, at));
+  }
+  int a = 0, b = 0, c = 0;
+  if (std::sscanf(version.c_str(), "%d.%d.%d", &a, &b, &c) >= 2) return a * 10000 + b * 100 + c < 517;
+  return false;  // newest (no version) and unreadable strings: the current rules
+}
+
 }  // namespace headroom::sglang

@@ -28,6 +28,15 @@ Estimate init_overhead(const GpuSpec& gpu, int world) {
   // CUDA context with lazy module loading: 0.51 GiB on RTX 5090 TP1 (sglang-025: 31.37 - 16.47 - 14.39),
   // 0.60 GiB on H200 TP1 (sglang-037: 139.81 - 131.08 - 8.13); PyTorch PR #86509 measured 274 MiB bare.
   Estimate e{gib(0.55), gib(0.40), gib(0.80), "CUDA context (corpus sglang-025, sglang-037)"};
+  if (gpu.sm == 121) {
+    // DGX Spark (GB10): the 121.69 GiB are unified memory shared with the host OS, and what
+    // SGLang's get_available_gpu_memory reads before the weights is what the host leaves: Gemma-4
+    // 26B-A4B, main@2026-09-05, "avail mem=66.05 GB, mem usage=47.23 GB" at Load weight end ->
+    // 113.28 GiB free at Load weight begin, 8.41 GiB gone (tests/data/extra xsgl-022); vLLM logs on
+    // the same box read 97-115 GiB free at start (data/gpus.json dgx-spark). GUESS: 8.4 GiB, range
+    // 6.7 (115 free) .. 24.7 (97 free); the host's own use, not the engine's.
+    return {gib(8.4), gib(6.7), gib(24.7), "host OS share of the DGX Spark unified memory at start (extra log xsgl-022; vLLM DGX Spark logs 97-115 GiB free)"};
+  }
   if (world <= 1) return e;
   if (gpu.vendor == "amd") {
     // MI300X TP8: 191.98 - 21.73 - 166.59 = 3.66 GiB before weights (sglang-003).

@@ -33,7 +33,11 @@ const std::vector<std::string_view>& sglang_flags() {
       // in real launch commands (tests/data/extra xsgl-013/015/018): per-request logging, a host
       // (CPU) copy of the weights for release/resume_memory_occupation, and the older spelling of
       // --moe-runner-backend flashinfer_trtllm (a MoE kernel choice, weights the same size)
-      "--log-requests", "--enable-weights-cpu-backup", "--enable-flashinfer-trtllm-moe"};
+      "--log-requests", "--enable-weights-cpu-backup", "--enable-flashinfer-trtllm-moe",
+      // routed-expert ids returned with each request (tests/data/extra xsgl-020): a device cache of
+      // (tokens, layers, top-k) int32, "DeviceCache[routed_experts] allocated: shape=(8192, 48, 8),
+      // size=12.00 MB" for Qwen3-30B-A3B - not modelled, 12 MB
+      "--enable-return-routed-experts"};
   return flags;
 }
 

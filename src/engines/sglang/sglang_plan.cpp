@@ -191,8 +191,14 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   const bool amd_dsa = d.gpu.vendor == "amd" && c.mla && c.has_indexer();
   const int64_t page = dsv4 ? 256 : amd_dsa ? 1 : forced_page_size(c, backend, fl.integer("--page-size", 1, 1 << 16).value_or(1));
   const bool multimodal = c.vision.present;
-  const bool prefill_graph = era.era == Era::Y2026 && !disable_graph && !c.mla && !par.dp_attention && par.pp == 1 &&
-                             !multimodal && !fl.on("--disable-piecewise-cuda-graph");
+  // --disable-cuda-graph turns the prefill graph off only from the cuda_graph_config rework
+  // (_parse_cuda_graph_config: disable_cuda_graph sets decode and prefill backends to disabled).
+  // Before it the piecewise runner was started by its own switch: SGLang 0.5.13 with
+  // --disable-cuda-graph still logged "Capture piecewise CUDA graph end ... mem usage=0.88 GB"
+  // (Qwen3-30B-A3B, RTX PRO 6000, tests/data/extra xsgl-020).
+  const bool graph_off_covers_prefill = !legacy_piecewise_graph(d.engine_version);
+  const bool prefill_graph = era.era == Era::Y2026 && (!disable_graph || !graph_off_covers_prefill) && !c.mla && !par.dp_attention &&
+                             par.pp == 1 && !multimodal && !fl.on("--disable-piecewise-cuda-graph");
   const bool piecewise = era.era == Era::Late2025 && fl.on("--enable-piecewise-cuda-graph");
   const int64_t prefill_graph_max = std::min<int64_t>(chunked > 0 ? chunked : max_prefill,
                                                       fl.integer("--piecewise-cuda-graph-max-tokens", 1, 1 << 24).value_or(c.mla ? 2048 : 1 << 24));
@@ -313,20 +319,45 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   int64_t w_max = 0;
   for (const auto& r : rank_weights) w_max = std::max(w_max, r.bytes);
   const bool draft_in_a = era.era == Era::Y2026;  // V-2026b: A measured after draft weights
-  auto tokens_for = [&](int64_t init_bytes, int64_t* rest_out, int64_t* mamba_k) {
+  // Mamba / GDN state pool (handle_max_mamba_cache: model_runner_kv_cache_mixin.py v0.5.9,
+  // kv_cache_configurator.py 2026). The slot count K comes, in this order, from
+  //   1. --max-mamba-cache-size (// attention DP size);
+  //   2. --max-running-requests when --disable-radix-cache is set (// attention DP size);
+  //   3. the ratio split: int(rest x r / (1 + r) x 2^30 // per_req), r = --mamba-full-memory-ratio (0.9).
+  // --max-running-requests alone does not size the pool: with the radix cache on it only caps
+  // the requests (K // 3, below). With speculative decoding the verify step's intermediate SSM
+  // states (per_req x requests x draft tokens) come out of the same budget: 2026 solves
+  // K x per_req x (1 + D / ratio) = mamba budget and reserves per_req x min(max_running, K // ratio) x D.
+  const int attn_dp_size = par.dp_attention ? std::max(1, par.dp) : 1;
+  const bool no_radix = fl.on("--disable-radix-cache");
+  const std::optional<int64_t> mamba_size_user = fl.integer("--max-mamba-cache-size", 1, int64_t{1} << 31);
+  const double mamba_ratio_flag = fl.num("--mamba-full-memory-ratio", 0.0, 100.0, true).value_or(0.9);
+  const int64_t mamba_req_ratio = no_radix ? 1 : 3;  // _calculate_mamba_ratio (no_buffer strategy)
+  auto tokens_for = [&](int64_t init_bytes, int64_t* rest_out, int64_t* mamba_k, int64_t* mamba_inter) {
     const double P = opt.pre_load_free_bytes ? to_gib(*opt.pre_load_free_bytes) : to_gib(d.capacity_bytes - init_bytes);
     const double A = opt.post_load_free_bytes ? to_gib(*opt.post_load_free_bytes)
                                               : to_gib(d.capacity_bytes - init_bytes - w_max - (draft_in_a ? draft_weights : 0));
     double rest = A - P * (1.0 - f);
     int64_t rest_b = gib_to_bytes(rest);
     *mamba_k = 0;
+    *mamba_inter = 0;
     if (kv.state_bytes_per_request > 0 && rest_b > 0) {
-      // Mamba state pool: ratio split with --mamba-full-memory-ratio (default 0.9).
-      double r = fl.num("--mamba-full-memory-ratio", 0.0, 100.0, true).value_or(0.9);
-      int64_t budget = static_cast<int64_t>(static_cast<double>(rest_b) * r / (1.0 + r));
-      int64_t k = max_running_user ? *max_running_user : budget / kv.state_bytes_per_request;
+      const int64_t per_req = kv.state_bytes_per_request;
+      const double budget = static_cast<double>(rest_b) * mamba_ratio_flag / (1.0 + mamba_ratio_flag);
+      int64_t k = 0;
+      if (mamba_size_user) k = *mamba_size_user / attn_dp_size;
+      else if (no_radix && max_running_user) k = *max_running_user / attn_dp_size;
+      else if (spec) k = static_cast<int64_t>(budget / (static_cast<double>(per_req) * (1.0 + static_cast<double>(spec_draft_tokens) / static_cast<double>(mamba_req_ratio))));
+      else k = static_cast<int64_t>(budget / static_cast<double>(per_req));
       *mamba_k = std::max<int64_t>(0, k);
-      rest_b -= (*mamba_k + (era.era == Era::Y2026 ? 1 : 0)) * kv.state_bytes_per_request;
+      if (spec) {
+        int64_t capped = *mamba_k / mamba_req_ratio;
+        if (max_running_user) capped = std::min(capped, *max_running_user / attn_dp_size);
+        if (no_radix && max_running_user && !mamba_size_user) capped = *max_running_user / attn_dp_size;
+        *mamba_inter = capped;
+        rest_b -= capped * per_req * spec_draft_tokens;
+      }
+      rest_b -= (*mamba_k + (era.era == Era::Y2026 ? 1 : 0)) * per_req;
     }
     *rest_out = rest_b;
     if (dsv4 && rest_b > 0) {  // DSV4PoolConfigurator.calculate_pool_sizes
@@ -343,10 +374,10 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
     if (max_total_user && t > *max_total_user) t = *max_total_user / page * page;
     return t;
   };
-  int64_t rest_b = 0, mamba_k = 0, rest_tmp = 0, mk_tmp = 0;
-  const int64_t tokens = tokens_for(init.central, &rest_b, &mamba_k);
-  const int64_t tokens_best = tokens_for(init.low, &rest_tmp, &mk_tmp);
-  const int64_t tokens_worst = tokens_for(init.high, &rest_tmp, &mk_tmp);
+  int64_t rest_b = 0, mamba_k = 0, mamba_intermediate_reqs = 0, rest_tmp = 0, mk_tmp = 0, mi_tmp = 0;
+  const int64_t tokens = tokens_for(init.central, &rest_b, &mamba_k, &mamba_intermediate_reqs);
+  const int64_t tokens_best = tokens_for(init.low, &rest_tmp, &mk_tmp, &mi_tmp);
+  const int64_t tokens_worst = tokens_for(init.high, &rest_tmp, &mk_tmp, &mi_tmp);
   const int64_t swa_tokens = hybrid_swa ? static_cast<int64_t>(static_cast<double>(tokens) * swa_ratio) / page * page : 0;
   const double P_gib = to_gib(d.capacity_bytes - init.central);
   const double A_gib = to_gib(d.capacity_bytes - init.central - w_max - (draft_in_a ? draft_weights : 0));
@@ -399,8 +430,8 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   // --- request pool and capture list -------------------------------------------------------
   const int attn_dp = par.dp_attention ? par.dp : 1;
   RequestPool rp = request_pool(era.era, std::max<int64_t>(tokens, 0), ctx, max_running_user, attn_dp, spec ? spec_draft_tokens : 0);
-  if (mamba_k > 0 && rp.max_running_requests > mamba_k / 3)  // mamba cap: K // 3 with radix cache on
-    rp.max_running_requests = std::max<int64_t>(1, mamba_k / 3);
+  if (mamba_k > 0 && rp.max_running_requests > mamba_k / mamba_req_ratio)  // mamba cap: K // 3 with radix cache on, K with it off
+    rp.max_running_requests = std::max<int64_t>(1, mamba_k / mamba_req_ratio);
   out.max_running_requests = rp.max_running_requests;
   out.max_concurrency = ctx > 0 ? static_cast<double>(out.kv_tokens) / static_cast<double>(ctx) : 0;
   const int64_t tokens_per_bs = spec ? spec_draft_tokens : 1;
@@ -412,6 +443,8 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
     capture = filter_by_pool(capture, era.era == Era::Y2026 ? rp.max_running_requests : rp.rows, mul_base);
   }
   const int64_t max_cap = capture.empty() ? 0 : capture.back();
+  // A prefill (piecewise) graph can be captured with no decode graph (legacy --disable-cuda-graph).
+  const bool any_graph = tokens > 0 && (max_cap > 0 || !prefill_buckets.empty());
 
   // --- play every rank ---------------------------------------------------------------------
   // Pool bytes for a token count: (tokens + page) rows per full layer, and the SWA pool at
@@ -443,7 +476,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
     }
   }
   Estimate graph = graph_capture(c, par.tp, max_cap, static_cast<int64_t>(capture.size() + prefill_buckets.size()), tokens_per_bs);
-  if (max_cap > 0 && !prefill_buckets.empty()) {
+  if (any_graph && !prefill_buckets.empty()) {
     // Prefill (breakable / piecewise) graphs keep the activations of their largest token bucket in
     // the graph pool. GUESS: one prefill chunk's activations at that bucket (prefill_activations()).
     // Real logs: Qwen3-8B GB300, piecewise graphs up to 16,384 tokens "mem usage=2.32 GB" (decode
@@ -488,6 +521,9 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
       sim.begin_stage("kv_pool");
       sim.alloc_estimated(fmt::format("KV cache ({} tokens x {} B{})", tokens, full_cell, hybrid_swa ? " + SWA pool" : ""), pool_bytes, pool_best, pool_worst);
       if (mamba_k > 0) sim.alloc(fmt::format("mamba state ({} requests)", mamba_k + 1), (mamba_k + 1) * kv.state_bytes_per_request);
+      if (mamba_k > 0 && mamba_intermediate_reqs > 0)
+        sim.alloc(fmt::format("mamba intermediate SSM states for verify ({} requests x {} draft tokens)", mamba_intermediate_reqs, spec_draft_tokens),
+                  mamba_intermediate_reqs * spec_draft_tokens * kv.state_bytes_per_request);
       sim.alloc(fmt::format("request-to-token table ({} x {} int32)", rp.rows, rp.width), rp.bytes());
       const int64_t pool_end = sim.free();
       if (!draft_in_a && draft_weights > 0) {
@@ -503,11 +539,16 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
       if (opt.extra_before_capture_bytes > 0)
         sim.alloc("in use before capture beyond the model (from the log)", opt.extra_before_capture_bytes);
       const int64_t begin = sim.free();
-      if (max_cap > 0) {
+      if (any_graph) {
         sim.begin_stage("cuda_graph");
-        sim.alloc(fmt::format("{} CUDA-graph metadata ({} x {} int32)", backend, max_cap * tokens_per_bs, backend == "nsa" || backend == "flashinfer" || backend == "triton" ? ctx : (ctx + page - 1) / page), metadata);
-        sim.alloc(fmt::format("graph output logits ({} x {} fp32)", max_cap * tokens_per_bs, c.vocab_size), logits);
-        sim.alloc_estimated(fmt::format("capture of {} batch sizes up to {} (warm-up + graph pool)", capture.size() + prefill_buckets.size(), max_cap), graph.central, graph.low, graph.high);
+        if (max_cap > 0) {
+          sim.alloc(fmt::format("{} CUDA-graph metadata ({} x {} int32)", backend, max_cap * tokens_per_bs, backend == "nsa" || backend == "flashinfer" || backend == "triton" ? ctx : (ctx + page - 1) / page), metadata);
+          sim.alloc(fmt::format("graph output logits ({} x {} fp32)", max_cap * tokens_per_bs, c.vocab_size), logits);
+          sim.alloc_estimated(fmt::format("capture of {} batch sizes up to {} (warm-up + graph pool)", capture.size() + prefill_buckets.size(), max_cap), graph.central, graph.low, graph.high);
+        } else {
+          sim.alloc_estimated(fmt::format("piecewise prefill graphs only ({} token sizes up to {}; decode graphs off)", prefill_buckets.size(), prefill_buckets.back()),
+                              graph.central, graph.low, graph.high);
+        }
       }
       min_free_after_graph = std::min(min_free_after_graph, sim.free());
       sim.begin_stage("runtime");
@@ -535,7 +576,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   }
   out.headroom_bytes = min_free_end == INT64_MAX ? 0 : min_free_end;
 
-  if (tokens > 0 && graph.central > 0 && max_cap > 0)
+  if (tokens > 0 && graph.central > 0 && any_graph)
     out.notes.push_back("estimated: " + init.basis + "; " + ws.basis + (moe_residue.central > 0 ? "; " + moe_residue.basis : "") + "; " +
                         graph.basis + "; " + act.basis + "; " + slack.basis);
 

@@ -30,6 +30,11 @@ struct EraInfo {
 // Parses "0.5.4", "0.4.8.post1", "main@2025-10-16", "docker@2025-11", "" (newest).
 // Throws InputError for a version string it cannot read.
 EraInfo era_for_version(const std::string& version);
+// True for 2026 builds before the cuda_graph_config rework (the "Capture piecewise CUDA graph"
+// log era): releases before 0.5.17, builds of main dated before 2026-07-01 (INFERRED boundary:
+// 0.5.13 and main@2026-05-24 logs print the piecewise lines, 0.5.17 and main@2026-07-21 the
+// "Capture target prefill/decode CUDA graph" ones).
+bool legacy_piecewise_graph(const std::string& version);
 
 // Inputs SGLang's server_args reads to resolve its defaults.
 struct DefaultInputs {
