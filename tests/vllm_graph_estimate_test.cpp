@@ -100,3 +100,16 @@ TEST(VllmGraphEstimate, HybridsAndMoeKeepTheV1Runner) {
   EXPECT_EQ(vllm::cuda_graph_estimate(era, hybrid, capture, 32, 86).central, capture.central);
   EXPECT_EQ(vllm::cuda_graph_estimate(era, dense, capture, 24, 86).central, 0);
 }
+
+TEST(VllmGraphEstimate, ModelRunnerV2DummySamplerIs6Bytes) {
+  // Model Runner V2's _dummy_sampler_run skips top-k/top-p ("the sampler may skip top_k, top_p,
+  // and logprobs"): bf16 logits 2 B + their fp32 copy 4 B. The dense toy config (plan_test_util.h,
+  // vocab 151,936, hidden 2048) at 0.27.1 with 256 requests and 8192 batched tokens:
+  // 256 x 151,936 x 6 + 8192 x 2048 x 2 = 233,373,696 + 33,554,432 = 266,928,128 B (above its
+  // forward peak of 150,994,944); the high end is the V1 path's 14 B = 578,093,056.
+  const vllm::Estimate e = vllm::activation_peak(vllm::era_for_version("0.27.1"), sampler_toy(), Parallel{}, 8192, 256, true, 2);
+  EXPECT_EQ(e.central, 266928128);
+  EXPECT_NEAR(static_cast<double>(e.high), 578093056.0, 4.0);
+  // 0.24.0 (V1 runner): 14 B.
+  EXPECT_EQ(vllm::activation_peak(vllm::era_for_version("0.24.0"), sampler_toy(), Parallel{}, 8192, 256, true, 2).central, 578093056);
+}

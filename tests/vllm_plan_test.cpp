@@ -228,10 +228,11 @@ TEST(VllmSampler, EarlyV1HeldAnInt64PromptTokenCopy) {
 }
 
 TEST(VllmSampler, TritonOrFlashInferFrom2026) {
-  // 0.27.1: in-place Triton top-k/top-p or FlashInfer: 2 + 4 + probs 4 + q 4 = 14 B ->
+  // 0.24.0 (V1 runner; the dense toy takes Model Runner V2 from 0.25.1, vllm_graph_estimate_test.cpp):
+  // in-place Triton top-k/top-p or FlashInfer: 2 + 4 + probs 4 + q 4 = 14 B ->
   // 256 x 151,936 x 14 + 33,554,432 = 578,093,056; ends 6 B (logits + fp32 copy only) =
   // 266,928,128 and 24 B (the most logged, vllm-071) = 967,049,216.
-  vllm::Estimate e = sampler_peak("0.27.1", 256);
+  vllm::Estimate e = sampler_peak("0.24.0", 256);
   EXPECT_EQ(e.central, 578093056);
   EXPECT_NEAR(static_cast<double>(e.low), 266928128.0, 4.0);
   EXPECT_NEAR(static_cast<double>(e.high), 967049216.0, 4.0);
