@@ -11,6 +11,7 @@
 
 #include "engines/layout_cache.h"
 #include "engines/plan_memo.h"
+#include "engines/trtllm/trtllm_estimates.h"
 #include "engines/trtllm/trtllm_rules.h"
 #include "engines/vllm/vllm_rules.h"
 #include "headroom/engine.h"
@@ -76,7 +77,8 @@ void prepare(Prepared& P, const Deployment& d) {
     Terms t;
     t.rank = w.rank;
     t.pp_rank = w.pp_rank;
-    t.weights = w.bytes;
+    // An FP8-built TensorRT engine of a 16-bit checkpoint (--quantization FP8) holds FP8 linears.
+    t.weights = s.engine_quant == "FP8" ? trtllm::fp8_engine_weights(c, w) : w.bytes;
     // Every term below depends on the pipeline stage only: reuse an earlier rank's of this stage.
     const Terms* same_stage = nullptr;
     for (const auto& e : P.terms)
@@ -99,9 +101,29 @@ void prepare(Prepared& P, const Deployment& d) {
         t.state = k.state_bytes_per_request * s.max_batch_size;  // Mamba cache manager: one state slot per request
       }
       t.ctx = vllm::cuda_context(s.tp, s.pp, d.gpu.vendor == "amd");
+      if (vllm::shared_sysmem_device(d.gpu.sm)) {
+        // Unified memory (Jetson Orin / Thor, DGX Spark GB10): torch.cuda.mem_get_info() sees what
+        // the host OS, page cache and other processes take from the same LPDDR, and KvCacheCreator
+        // charges it all as memory outside torch (_util.py configure_kv_cache_capacity: extra_cost
+        // = total used - torch used). The DGX Spark log (1.1.0rc3, gpt-oss-120b, tests/data/extra
+        // xtrt-002) had 49.78 GiB of 119.70 outside torch after loading (0.42 of the device), so
+        // its KV pool was 86,720 tokens where a discrete 120 GiB GPU would hold ~750,000. The
+        // central cannot know the host; the unfavourable end takes 0.42 of the device (GUESS, n = 1).
+        t.ctx.high += static_cast<int64_t>(0.42 * static_cast<double>(d.capacity_bytes));
+        t.ctx.basis += "; unified memory: what the host OS / page cache holds counts as memory outside torch (unfavourable end + 0.42 x "
+                       "device, GUESS from one DGX Spark log where it was 49.78 of 119.70 GiB)";
+      }
       t.act = vllm::activation_peak(act_era, c, par, s.max_num_tokens, reqs, w.pp_rank == s.pp - 1, layers);
       t.other = vllm::non_torch_increase(s.tp * s.pp);
       t.graphs = P.graph_sizes.empty() ? vllm::Estimate{} : vllm::cuda_graph_memory(c, layers, linear, static_cast<int64_t>(P.graph_sizes.size()), 0, s.tp);
+      if (s.backend == "trt" && !s.era.trt_lazy_context) {
+        // A TensorRT engine (0.9+): TllmRuntime allocates the engine's execution context, then
+        // TrtGptModelInflightBatching its runtime buffers and decoder, before the KV pool is sized
+        // from the memory still free (kvCacheManager.cpp calculateMaxNumBlocks). Fitted on the
+        // C++ runtime's own "[MemUsageChange] Allocated ..." lines (trtllm_estimates.cpp).
+        t.act = trtllm::trt_execution_context(c, s.max_num_tokens);
+        t.other = trtllm::trt_runtime_buffers(c, s.max_batch_size * s.max_beam_width);
+      }
       if (s.backend == "trt" && s.era.trt_lazy_context) {
         // Before 0.9 the TensorRT engine's execution context and the runtime buffers took nothing
         // before the KV pool was sized: the 0.8.0 log prints "IExecutionContext creation: ... GPU
@@ -297,11 +319,15 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
         if (tmp_tokens > 0) manager_lines(tmp_tokens, tmp_pool, s.max_seq_len);
         int64_t tmp_bytes = tmp_pool * t0.bpt;
         f.log.push_back(fmt::format("Memory used after loading model weights (inside torch) in memory usage profiling: {} GiB", g2(t0.weights)));
-        f.log.push_back(fmt::format("Memory used after loading model weights (outside torch) in memory usage profiling: {} GiB", g2(t0.ctx.central)));
-        // torch peak - weights: the activations plus the temporary KV pool allocated inside torch.
-        f.log.push_back(fmt::format("Memory dynamically allocated during inference (inside torch) in memory usage profiling: {} GiB", g2(t0.act.central + tmp_bytes)));
+        // The estimation executor's KV pool exists before these lines are measured and is the C++
+        // KVCacheManager's (BufferManager, not torch's allocator): it is outside torch, and the
+        // torch peak above the weights is the activations alone. Real 1.1.0rc3 log (tests/data/extra
+        // xtrt-002, gpt-oss-120b, 8192 dummy tokens, 0.56 GiB temporary pool): "Memory dynamically
+        // allocated during inference (inside torch) ...: 0.85 GiB", this model's activations 0.84.
+        f.log.push_back(fmt::format("Memory used after loading model weights (outside torch) in memory usage profiling: {} GiB", g2(t0.ctx.central + tmp_bytes)));
+        f.log.push_back(fmt::format("Memory dynamically allocated during inference (inside torch) in memory usage profiling: {} GiB", g2(t0.act.central)));
         f.log.push_back(fmt::format("Memory used outside torch (e.g., NCCL and CUDA graphs) in memory usage profiling: {} GiB",
-                                    g2(t0.ctx.central + t0.other.central + t0.graphs.central)));
+                                    g2(t0.ctx.central + t0.other.central + t0.graphs.central + tmp_bytes)));
         int64_t kv_max = static_cast<int64_t>(static_cast<double>(T - peak0) * s.fraction);
         if (s.era.log_2026)
           f.log.push_back(fmt::format("Peak memory during memory usage profiling (torch + non-torch): {} GiB, available KV cache memory when calculating max "
@@ -371,7 +397,7 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
       f.notes.push_back("GUESS: before TensorRT-LLM 0.9 the engine's execution context and the runtime buffers take memory only after the KV pool is "
                         "sized (0.8.0 log: 'IExecutionContext creation: ... GPU +0'); they are not in the budget nor in this timeline");
     } else {
-      f.notes.push_back("ESTIMATED: " + t0.act.basis + " (vLLM profile-run model reused for TensorRT-LLM's dummy context requests)");
+      f.notes.push_back("ESTIMATED: " + t0.act.basis + (pytorch ? " (vLLM profile-run model reused for TensorRT-LLM's dummy context requests)" : ""));
       f.notes.push_back("ESTIMATED: " + t0.other.basis);
     }
     if (t0.graphs.central > 0) f.notes.push_back("ESTIMATED: " + t0.graphs.basis);

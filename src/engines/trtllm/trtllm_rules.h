@@ -51,6 +51,7 @@ struct Settings {
   int tp = 1, pp = 1, ep = 1;
   bool attention_dp = false;
   bool fail_fast_window = false;            // --fail_fast_on_attention_window_too_large (default False)
+  std::string engine_quant;                 // --quantization FP8: a TensorRT engine built with FP8 linears ("" = as the checkpoint)
   std::vector<std::pair<std::string, std::string>> table;
   std::vector<std::string> notes;
 };

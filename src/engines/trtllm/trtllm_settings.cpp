@@ -3,6 +3,7 @@
 // flags (what --extra_llm_api_options YAML would set), defaults as TensorRT-LLM resolves them
 // (tensorrt_llm/llmapi/llm_args.py).
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <fmt/format.h>
@@ -29,6 +30,9 @@ const std::vector<std::string_view>& trtllm_flags() {
       // LLM-API fields (KvCacheConfig, CudaGraphConfig, attention DP)
       "--free_gpu_memory_fraction", "--max_tokens", "--max_gpu_total_bytes", "--tokens_per_block", "--kv_cache_dtype",
       "--enable_block_reuse", "--cuda_graph_max_batch_size", "--cuda_graph_enable_padding", "--disable_cuda_graph", "--enable_attention_dp",
+      // TensorRT engines: the quantization the engine was built with (trtllm-bench build
+      // --quantization FP8; ModelOpt quantize.py --qformat fp8) when --model names the 16-bit checkpoint
+      "--quantization",
   };
   return v;
 }
@@ -189,6 +193,17 @@ Settings resolve_settings(const Deployment& d) {
   if (auto v = get("--cuda_graph_enable_padding")) s.cuda_graph_padding = truthy(*v);
   if (s.cuda_graph_max_batch_size == 0) s.cuda_graph_max_batch_size = 128;  // CudaGraphConfig: max_batch_size or 128
   if (s.backend == "trt") s.cuda_graphs = false;
+  if (auto v = get("--quantization")) {
+    // trtllm-bench's QuantAlgo spelling (tensorrt_llm/quantization/mode.py): only FP8 is modelled.
+    std::string q = *v;
+    std::transform(q.begin(), q.end(), q.begin(), [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
+    if (s.backend != "trt")
+      fail_input("trtllm-serve", "--quantization",
+                 "applies to a TensorRT engine (--backend tensorrt); the PyTorch backend reads the checkpoint's own quantization");
+    if (q != "FP8" && q != "NONE")
+      fail_input("trtllm-serve", "--quantization", fmt::format("'{}' is not modelled by headroom (FP8 or None)", *v));
+    s.engine_quant = q == "FP8" ? "FP8" : "";
+  }
 
   // KV dtype: "auto" = the checkpoint's KV quantization (hf_quant_config kv_cache_quant_algo)
   // or the model dtype.
@@ -219,6 +234,7 @@ Settings resolve_settings(const Deployment& d) {
       {"--enable_attention_dp", s.attention_dp ? "true" : "false"},
       {"--cuda_graph_max_batch_size", s.cuda_graphs ? std::to_string(s.cuda_graph_max_batch_size) : "disabled"},
       {"--cuda_graph_enable_padding", s.cuda_graph_padding ? "true" : "false"},
+      {"--quantization", s.engine_quant.empty() ? "None" : s.engine_quant},
   };
   if (get("--extra_llm_api_options"))
     s.notes.push_back("--extra_llm_api_options: the YAML file is not read; pass its kv_cache_config fields as flags (--max_tokens, --tokens_per_block, ...)");

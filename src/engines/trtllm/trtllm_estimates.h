@@ -1,0 +1,28 @@
+// TensorRT-engine (C++ runtime) memory terms that TensorRT-LLM's source does not compute in
+// closed form -- the engine's execution-context (activation) memory is TensorRT's
+// getDeviceMemorySizeV2() of the built engine, the runtime buffers and the decoder are sized by
+// TrtGptModelInflightBatching::createBuffers / createDecoder -- fitted on TensorRT-LLM's own
+// "[MemUsageChange] Allocated ..." log lines (trtllm_estimates.cpp lists the logs), and the
+// weights of a TensorRT engine built with FP8 linear layers from a 16-bit checkpoint.
+#pragma once
+#include <cstdint>
+
+#include "engines/vllm/vllm_rules.h"
+#include "headroom/layout.h"
+#include "headroom/model.h"
+
+namespace headroom::trtllm {
+
+// "[MemUsageChange] Allocated X MiB for execution context memory." of an engine built for
+// max_num_tokens (ESTIMATE, n = 3 logs: bytes per max_num_tokens token ~ 32 x hidden_size).
+vllm::Estimate trt_execution_context(const ModelConfig& c, int64_t max_num_tokens);
+// "Allocated X GPU memory for runtime buffers." + "... for decoder." for max_batch_size
+// sequences (ESTIMATE, n = 3 logs: 20 B per sequence per vocabulary entry, 18..45 B logged).
+vllm::Estimate trt_runtime_buffers(const ModelConfig& c, int64_t max_batch_size);
+// Weights of an engine whose linear layers (attention, MLP, experts) were quantized to FP8
+// (trtllm-bench build --quantization FP8, ModelOpt --qformat fp8) from a 16-bit checkpoint:
+// 1 B per linear weight; embedding, lm_head and norms stay 16-bit. Throws InputError when the
+// checkpoint is not 16-bit (its own quantization is what the engine holds).
+int64_t fp8_engine_weights(const ModelConfig& c, const RankWeights& w);
+
+}  // namespace headroom::trtllm
