@@ -151,7 +151,8 @@ TEST(GpuCatalog, InferredRowsShareTheirTwinsMemory) {
 }
 
 TEST(GpuCatalog, FormerlyInferredRowsNowCarryLoggedTotals) {
-  // L20 and L40 used to copy L40S's 44.39 GiB, H200 NVL the H200 SXM's 139.81 (all INFERRED).
+  // L20 and L40 used to copy L40S's 44.39 GiB, H200 NVL the H200 SXM's 139.81, GH200 the H20's
+  // 95.0, RTX A6000 a nameplate 47.41 (all INFERRED).
   // L20: torch OOM "GPU 0 has a total capacity of 44.42 GiB" on an L20 (public-code id 54023549296); L40: "NVIDIA L40 (44.40 GB VRAM, CUDA 12.8)"
   // (id 30399645506). nvidia-smi 46068 MiB on both (vllm#14011; ids 42914656906, 60430572081).
   const GpuSpec& l20 = require_gpu("NVIDIA L20");
@@ -172,7 +173,16 @@ TEST(GpuCatalog, FormerlyInferredRowsNowCarryLoggedTotals) {
   const GpuSpec& h20 = require_gpu("NVIDIA H20");
   EXPECT_EQ(h20.capacity_bytes, int64_t{97285} * MiB);
   EXPECT_EQ(gib2(h20.capacity_bytes), "95.00");
-  for (const char* n : {"l20", "l40", "h200-nvl", "h20"}) EXPECT_EQ(require_gpu(n).source.find("INFERRED"), std::string::npos) << n;
+  // GH200 480GB: "GPU 0 has a total capacity of 94.50 GiB" in an SGLang run on one GH200 (public-code id
+  // 70920711276); the row copied H20's 95.0 before, though both show 97871 MiB in nvidia-smi.
+  const GpuSpec& gh200 = require_gpu("NVIDIA GH200 480GB");
+  EXPECT_EQ(gib2(gh200.capacity_bytes), "94.50");
+  EXPECT_EQ(gh200.smi_total_mib, h20.smi_total_mib);
+  EXPECT_LT(gh200.capacity_bytes, h20.capacity_bytes);
+  // RTX A6000: torch "total_memory=48676MB" (public-code id 11265254500) = 47.54 GiB; was 47.41 from the nameplate.
+  EXPECT_EQ(require_gpu("NVIDIA RTX A6000").capacity_bytes, int64_t{48676} * MiB);
+  for (const char* n : {"l20", "l40", "h200-nvl", "h20", "gh200", "rtx-a6000"})
+    EXPECT_EQ(require_gpu(n).source.find("INFERRED"), std::string::npos) << n;
 }
 
 TEST(GpuCatalog, DataCenterAndWorkstationRowsAddedFromLogs) {
