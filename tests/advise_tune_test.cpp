@@ -1,6 +1,8 @@
 // headroom tune: the seed deployment (tests/data/seed/README.md), the bisection's edge, the
 // margin, --keep-free, --fix, targets, and bad or contradictory input (exit 2).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -245,4 +247,31 @@ TEST(AdviseTune, LaunchCommandSetsTheEnvironmentItWasGiven) {
                       TuneGoal{});
   ASSERT_TRUE(r.feasible) << r.reason;
   EXPECT_EQ(r.launch_command.rfind("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 vllm serve Qwen/Qwen3-8B", 0), 0u) << r.launch_command;
+}
+
+TEST(Tune, VllmSamplerWarmUpPeakKeepsTheMargin) {
+  // vLLM's sampler warm-up (1024 dummy requests on an H100) allocates after the KV pool and is
+  // freed again, so free memory after the stage does not show it; the stage's peak does. The
+  // recommended utilization keeps the margin at that peak in the worst case, and one step up
+  // (0.01) no longer does -- before peaks were read, tune recommended a value whose warm-up
+  // went below zero at the unfavourable end of the sampler estimate.
+  const std::vector<std::string> d{"--engine", "vllm@0.11.0", "--model", "Qwen/Qwen3-32B", "--gpu", "h100", "--tp", "2",
+                                   "--max-model-len", "32768"};
+  std::string out;
+  ASSERT_EQ(cli(plus({"tune"}, plus(d, {"--json"})), &out), 0);
+  auto t = nlohmann::json::parse(out);
+  const std::string u = t["recommended"]["--gpu-memory-utilization"].get<std::string>();
+  const int64_t margin = t["margin_bytes"].get<int64_t>();
+  auto warmup_peak_worst = [&](const std::string& util) {
+    std::string p;
+    cli(plus({"plan"}, plus(d, {"--gpu-memory-utilization", util, "--json"})), &p);
+    auto j = nlohmann::json::parse(p);
+    for (const auto& s : j["ranks"][0]["stages"])
+      if (s["name"] == "warmup") return s["min_free_bytes_worst"].get<int64_t>();
+    ADD_FAILURE() << "no warmup stage at " << util;
+    return int64_t{0};
+  };
+  EXPECT_GE(warmup_peak_worst(u), margin);
+  EXPECT_LT(warmup_peak_worst(fmt::format("{:.2f}", std::stod(u) + 0.01)), margin);
+  EXPECT_LE(t["min_free_worst_bytes"].get<int64_t>(), warmup_peak_worst(u));
 }

@@ -1,5 +1,6 @@
 // doctor on the seed crash (shared/seed) and on the corpus crash logs.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <filesystem>
@@ -173,6 +174,30 @@ TEST(DoctorVllm, LongestContextFromTheLogsOwnKvFigures) {
   bool batch = false;
   for (const auto& f : d.fixes) batch = batch || (f.flag == "--max-num-batched-tokens" && std::stoll(f.value) < 65536);
   EXPECT_TRUE(batch);
+}
+
+TEST(DoctorVllm, ContextFixWhenAnotherStageIsAtRiskAtEveryLength) {
+  // tests/data/extra xvllm-015 (V0-era refusal, Llama-3.1-8B bf16 on a 22.07 GiB card, u = 0.9):
+  // the log gives no estimated length, so the forecast's own search picks it. At that build's
+  // rules (0.8.0) the sampler warm-up after the pool is at risk at every length (0.1 x 22.07 GiB
+  // above the budget holds the context and ~2 GiB of graphs, little more), so no length "fits";
+  // the fix is the longest one whose request the KV cache holds even at the unfavourable
+  // estimates -- 18432, not the 23552 that holds it only at the central ones -- and its forecast
+  // says at risk. (Before a stage's peak counted, the same 18432 came out as "fits".)
+  std::ifstream in(std::string(HEADROOM_TEST_DATA) + "/extra/vllm.jsonl");
+  std::string line, raw;
+  while (std::getline(in, line))
+    if (line.find("\"id\": \"xvllm-015\"") != std::string::npos) raw = nlohmann::json::parse(line)["raw"].get<std::string>();
+  ASSERT_FALSE(raw.empty());
+  Diagnosis d = diagnose(scan_log_text(raw, "xvllm-015"),
+                         Args::parse({"--engine", "vllm@unknown@2025-03", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu-memory", "22.07GiB"}));
+  EXPECT_EQ(d.cause, "kv_too_small_for_context");
+  ASSERT_FALSE(d.fixes.empty());
+  EXPECT_EQ(d.fixes[0].flag, "--max-model-len");
+  EXPECT_EQ(d.fixes[0].value, "18432");
+  ASSERT_TRUE(d.forecast_after_fix.has_value());
+  EXPECT_EQ(d.forecast_after_fix->verdict, Verdict::AtRisk);
+  EXPECT_FALSE(d.forecast_after_fix->refused_at_worst);
 }
 
 TEST(DoctorCli, BadLogsExitTwoWithOneLine) {

@@ -29,6 +29,9 @@ struct Stage {
   // Free memory after the stage if every estimated term so far lands at its high (worst) or
   // low (best) end.
   int64_t free_worst = 0, free_best = 0;
+  // The least free memory at any point of the stage (a temporary allocated and given back
+  // within it, e.g. vLLM's sampler warm-up, peaks there): central and worst-case.
+  int64_t min_free = 0, min_free_worst = 0;
   bool estimated = false;
 };
 
@@ -56,6 +59,9 @@ struct Forecast {
   double max_concurrency = 0;    // kv_tokens / context_len (requests at full context)
   int64_t headroom_bytes = 0;    // free memory at steady state (min over ranks), central estimate
   std::optional<Failure> failure;
+  // At the unfavourable end of the estimates the engine would refuse (its KV cache could not hold
+  // one request): one of the reasons for "at_risk", the one a shorter context or more memory fixes.
+  bool refused_at_worst = false;
   std::vector<RankForecast> ranks;
   std::vector<std::string> log;    // lines the engine would print, in its format
   std::vector<std::string> notes;  // assumptions, estimates, warnings

@@ -21,6 +21,9 @@ class RankSim {
   bool alloc_estimated(std::string what, int64_t central, int64_t low, int64_t high);
   // Memory given back (e.g. a temporary freed before the next stage).
   void release(std::string what, int64_t bytes);
+  // An estimated allocation given back: in every scenario the bytes that scenario allocated
+  // (releasing the central value alone would leave high - central in the worst case for good).
+  void release_estimated(std::string what, int64_t central, int64_t low, int64_t high);
 
   int64_t capacity() const { return capacity_; }
   int64_t used() const { return used_; }
@@ -34,6 +37,7 @@ class RankSim {
 
  private:
   void close_stage();
+  void note_trough();
   RankForecast out_;
   int64_t capacity_, used_ = 0, used_low_ = 0, used_high_ = 0;
   std::optional<Failure> failure_;
@@ -41,8 +45,8 @@ class RankSim {
 };
 
 // Verdict over all ranks: "oom" when a central estimate does not fit, "at_risk" when the
-// central estimates fit but the unfavourable end of an estimated range would not,
-// otherwise "fits". Refusals are decided by the engine model, not here.
+// central estimates fit but the unfavourable end of an estimated range would not (at any
+// point of a stage: a transient peak counts, not only what is left after it), otherwise "fits". Refusals are decided by the engine model, not here.
 Verdict verdict_from_ranks(const std::vector<RankForecast>& ranks, const std::optional<Failure>& failure);
 
 }  // namespace headroom

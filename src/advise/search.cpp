@@ -64,8 +64,10 @@ Point summarize(const Forecast& f, int64_t margin) {
   for (const auto& r : f.ranks) {
     int64_t after_init = r.capacity_bytes;
     for (const auto& s : r.stages) {
-      if (s.free_worst < pt.min_free_worst) {
-        pt.min_free_worst = s.free_worst;
+      // The stage's lowest point: a temporary freed within it (vLLM's sampler warm-up) peaks there.
+      const int64_t low_point = std::min(s.free_worst, s.min_free_worst);
+      if (low_point < pt.min_free_worst) {
+        pt.min_free_worst = low_point;
         pt.limit = s.name;
       }
       if (s.name == "init") after_init = s.free_bytes_after;
@@ -73,7 +75,7 @@ Point summarize(const Forecast& f, int64_t margin) {
         pt.weights_bytes = std::max(pt.weights_bytes, after_init - s.free_bytes_after);
         if (s.free_bytes_after < 0) pt.weights_overflow = true;
       }
-      if (s.name == "cuda_graph") pt.capture_free_worst = std::min(pt.capture_free_worst, s.free_worst);
+      if (s.name == "cuda_graph") pt.capture_free_worst = std::min(pt.capture_free_worst, low_point);
     }
   }
   if (pt.min_free_worst == INT64_MAX) pt.min_free_worst = 0;

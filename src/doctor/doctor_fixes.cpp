@@ -285,13 +285,19 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, Diagnosis& dx) {
       if (auto f = try_plan(with_flag(dep, lenflag, std::to_string(from_log)), o))
         add(lenflag, std::to_string(from_log), *f, from_log_why);
     // Else the longest context whose single request fits in the forecast.
-    int64_t lo = 1024, hi = base->context_len > 0 ? base->context_len : 131072, found = 0;
-    if (from_log >= 16) hi = 0;
-    while (lo <= hi) {
-      int64_t mid = (lo + hi) / 2 / 1024 * 1024;
-      if (mid < 1024) break;
-      auto f = try_plan(with_flag(dep, lenflag, std::to_string(mid)), o);
-      if (ok(f)) { found = mid; lo = mid + 1024; } else { hi = mid - 1024; }
+    // Fits in the worst case first; failing that (a stage the length does not touch, e.g. vLLM's
+    // sampler warm-up after the pool, is at risk at every length), the longest whose one request
+    // the KV cache holds even at the unfavourable estimates, its forecast saying "at risk".
+    int64_t found = 0;
+    for (bool accept_risk : {false, true}) {
+      int64_t lo = 1024, hi = base->context_len > 0 ? base->context_len : 131072;
+      if (from_log >= 16 || found > 0) break;
+      while (lo <= hi) {
+        int64_t mid = (lo + hi) / 2 / 1024 * 1024;
+        if (mid < 1024) break;
+        auto f = try_plan(with_flag(dep, lenflag, std::to_string(mid)), o);
+        if (ok(f) || (accept_risk && f && f->verdict == Verdict::AtRisk && !f->refused_at_worst)) { found = mid; lo = mid + 1024; } else { hi = mid - 1024; }
+      }
     }
     if (found > 0)
       if (auto f = try_plan(with_flag(dep, lenflag, std::to_string(found)), o))

@@ -19,6 +19,7 @@ nlohmann::ordered_json forecast_json(const Forecast& f) {
       }
       stages.push_back({{"name", s.name}, {"free_bytes_after", s.free_bytes_after}, {"estimated", s.estimated},
                         {"free_bytes_after_worst", s.free_worst}, {"free_bytes_after_best", s.free_best},
+                        {"min_free_bytes", s.min_free}, {"min_free_bytes_worst", s.min_free_worst},
                         {"items", std::move(items)}});
     }
     ranks.push_back({{"rank", r.rank}, {"capacity_bytes", r.capacity_bytes}, {"stages", std::move(stages)}});

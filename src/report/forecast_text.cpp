@@ -83,7 +83,13 @@ void print_forecast(std::ostream& out, const Forecast& f) {
         first = false;
       }
       out << fmt::format("  {:<12} {:<46} {:>12}   {:>12}{}\n", "", "", "", human_bytes(s.free_bytes_after),
-                         s.estimated ? fmt::format("  (range {} .. {} GiB)", gib2(s.free_worst), gib2(s.free_best)) : "");
+                         s.estimated ? fmt::format("  (range {} .. {} GiB)", gib2(std::min({s.free_worst, s.free_best, s.free_bytes_after})),
+                                                    gib2(std::max({s.free_worst, s.free_best, s.free_bytes_after})))
+                                     : "");
+      // A temporary given back within the stage: say how low free memory went at its peak.
+      if (s.min_free < s.free_bytes_after || s.min_free_worst < s.free_worst)
+        out << fmt::format("  {:<12} {:<46} {:>12}   {:>12}{}\n", "", "at the stage's peak", "", human_bytes(s.min_free),
+                           s.min_free_worst != s.min_free ? fmt::format("  (worst case {} GiB)", gib2(s.min_free_worst)) : "");
     }
     out << "\n  " << memory_bar(*r, 64) << "\n";
     out << "   c context+NCCL  W weights  K KV pool  r request table  w workspaces  g CUDA graphs  a activations  . free\n";

@@ -1,5 +1,6 @@
 // RankSim: plays one rank's allocations stage by stage against the device capacity, keeping a
 // central estimate and the [best, worst] range that the estimated terms span.
+#include <algorithm>
 #include <fmt/format.h>
 #include <utility>
 
@@ -24,8 +25,18 @@ void RankSim::close_stage() {
 
 void RankSim::begin_stage(std::string name) {
   close_stage();
-  out_.stages.push_back(Stage{std::move(name), {}, 0, 0, 0, false});
+  Stage s;
+  s.name = std::move(name);
+  s.min_free = free();
+  s.min_free_worst = free_worst();
+  out_.stages.push_back(std::move(s));
   stage_open_ = true;
+}
+
+void RankSim::note_trough() {
+  Stage& s = out_.stages.back();
+  s.min_free = std::min(s.min_free, free());
+  s.min_free_worst = std::min(s.min_free_worst, free_worst());
 }
 
 bool RankSim::alloc(std::string what, int64_t bytes) { return alloc_estimated(std::move(what), bytes, bytes, bytes); }
@@ -44,15 +55,21 @@ bool RankSim::alloc_estimated(std::string what, int64_t central, int64_t low, in
   used_ += central;
   used_low_ += low;
   used_high_ += high;
+  note_trough();
   return !failure_;
 }
 
-void RankSim::release(std::string what, int64_t bytes) {
+void RankSim::release(std::string what, int64_t bytes) { release_estimated(std::move(what), bytes, bytes, bytes); }
+
+void RankSim::release_estimated(std::string what, int64_t central, int64_t low, int64_t high) {
   if (!stage_open_) begin_stage("init");
-  out_.stages.back().items.push_back(Item{std::move(what), -bytes, false, -bytes, -bytes});
-  used_ -= bytes;
-  used_low_ -= bytes;
-  used_high_ -= bytes;
+  Stage& s = out_.stages.back();
+  bool estimated = low != central || high != central;
+  if (estimated) s.estimated = true;
+  s.items.push_back(Item{std::move(what), -central, estimated, -low, -high});
+  used_ -= central;
+  used_low_ -= low;
+  used_high_ -= high;
 }
 
 RankForecast RankSim::finish() {
@@ -64,7 +81,7 @@ Verdict verdict_from_ranks(const std::vector<RankForecast>& ranks, const std::op
   if (failure) return Verdict::Oom;
   for (const auto& r : ranks)
     for (const auto& s : r.stages)
-      if (s.free_worst < 0) return Verdict::AtRisk;
+      if (std::min(s.free_worst, s.min_free_worst) < 0) return Verdict::AtRisk;
   return Verdict::Fits;
 }
 

@@ -204,7 +204,7 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
         if (t.graphs.central > 0)
           sim.alloc_estimated(fmt::format("CUDA graphs ({} batch sizes)", graph_sizes.size()), t.graphs.central, t.graphs.low, t.graphs.high);
         sim.alloc_estimated(fmt::format("profiling activations ({} dummy context tokens)", s.max_num_tokens), t.act.central, t.act.low, t.act.high);
-        sim.release("profiling activations freed", t.act.central);
+        sim.release_estimated("profiling activations freed", t.act.central, t.act.low, t.act.high);
       } else if (!lazy_context) {
         sim.alloc_estimated("execution context memory (TensorRT engine activations)", t.act.central, t.act.low, t.act.high);
         sim.alloc_estimated("runtime buffers + decoder", t.other.central, t.other.low, t.other.high);
@@ -387,7 +387,10 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
     f.log.push_back("torch.OutOfMemoryError: CUDA out of memory. (" + oom->message + ")");
   } else {
     f.verdict = verdict_from_ranks(f.ranks, std::nullopt);
-    if (f.verdict == Verdict::Fits && blocks[2] <= 0) f.verdict = Verdict::AtRisk;
+    if (f.verdict != Verdict::Oom && f.verdict != Verdict::Refused && blocks[2] <= 0) {
+      f.verdict = Verdict::AtRisk;
+      f.refused_at_worst = true;
+    }
   }
   if (opt.detail) {  // what the forecast rests on (the search loops never read it)
     f.notes.push_back(fmt::format("KV budget = (total - profiled peak) x free_gpu_memory_fraction {} ({}), min over ranks; {} B per token per rank",

@@ -515,10 +515,10 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
       sim.alloc_estimated("non-torch memory growth", t.st->nt.central, t.st->nt.low, t.st->nt.high);
       if (t.st->gest.central > 0) {
         sim.alloc_estimated("CUDA-graph memory estimate (profile_cudagraph_memory)", t.st->gest.central, t.st->gest.low, t.st->gest.high);
-        sim.release("CUDA-graph estimate pool", t.st->gest.central);
+        sim.release_estimated("CUDA-graph estimate pool", t.st->gest.central, t.st->gest.low, t.st->gest.high);
       }
       // DeepSeek-V4: the WorkspaceManager buffer stays (locked) for the engine's life.
-      sim.release("profile_run activations freed", t.st->act.central - ws.central);
+      sim.release_estimated("profile_run activations freed", t.st->act.central - ws.central, t.st->act.low - ws.low, t.st->act.high - ws.high);
     }
     bool kv_ok = !refusal && !sim.failed();
     if (kv_ok) {
@@ -533,7 +533,7 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
       if (!sim.failed() && t.st->sampler.central > 0) {
         sim.begin_stage("warmup");
         sim.alloc_estimated("sampler warm-up (logits + sort buffers)", t.st->sampler.central, t.st->sampler.low, t.st->sampler.high);
-        sim.release("sampler warm-up freed", t.st->sampler.central);
+        sim.release_estimated("sampler warm-up freed", t.st->sampler.central, t.st->sampler.low, t.st->sampler.high);
       }
       headroom = std::min(headroom, sim.free());
     }
@@ -586,15 +586,15 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
     f.log.push_back(oom->stage == "weights" ? oom->message : "torch.OutOfMemoryError: CUDA out of memory. (" + oom->message + ")");
   } else {
     f.verdict = verdict_from_ranks(f.ranks, std::nullopt);
-    // The capacity check on the unfavourable estimates: at risk of the refusal.
-    if (f.verdict == Verdict::Fits) {
-      for (const auto& t : ranks)
-        if (checked(t, Worst) <= 0 || needed_bytes(t.st->layout, L, N) > checked(t, Worst)) {
-          f.verdict = Verdict::AtRisk;
-          f.notes.push_back("at the unfavourable end of the estimated activation/non-torch/graph terms vLLM would refuse (KV cache too small)");
-          break;
-        }
-    }
+    // The capacity check on the unfavourable estimates: at risk of the refusal (also when a
+    // transient peak already makes it at risk: the two have different fixes).
+    for (const auto& t : ranks)
+      if (checked(t, Worst) <= 0 || needed_bytes(t.st->layout, L, N) > checked(t, Worst)) {
+        f.verdict = Verdict::AtRisk;
+        f.refused_at_worst = true;
+        f.notes.push_back("at the unfavourable end of the estimated activation/non-torch/graph terms vLLM would refuse (KV cache too small)");
+        break;
+      }
   }
 
   // ---- notes: what is estimated and how (with detail: the search loops of tune and fit never
