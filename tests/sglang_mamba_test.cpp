@@ -67,10 +67,10 @@ TEST(SglangMamba, MaxMambaCacheSizeIsTakenAsGiven) {
 TEST(SglangMamba, PiecewiseGraphEraFromVersion) {
   // "Capture piecewise CUDA graph" builds (0.5.13 with --disable-cuda-graph still captured it,
   // tests/data/extra xsgl-020) vs the cuda_graph_config rework (0.5.17, main@2026-07-21 logs).
-  EXPECT_TRUE(sglang::legacy_piecewise_graph("0.5.13"));
-  EXPECT_TRUE(sglang::legacy_piecewise_graph("0.5.13.post1"));
-  EXPECT_TRUE(sglang::legacy_piecewise_graph("main@2026-05-24"));
-  EXPECT_FALSE(sglang::legacy_piecewise_graph("0.5.17"));
-  EXPECT_FALSE(sglang::legacy_piecewise_graph("main@2026-07-21"));
-  EXPECT_FALSE(sglang::legacy_piecewise_graph(""));
+  EXPECT_TRUE(sglang::legacy_piecewise_graph(sglang::era_for_version("0.5.13")));
+  EXPECT_TRUE(sglang::legacy_piecewise_graph(sglang::era_for_version("0.5.13.post1")));
+  EXPECT_TRUE(sglang::legacy_piecewise_graph(sglang::era_for_version("main@2026-05-24")));
+  EXPECT_FALSE(sglang::legacy_piecewise_graph(sglang::era_for_version("0.5.17")));
+  EXPECT_FALSE(sglang::legacy_piecewise_graph(sglang::era_for_version("main@2026-07-21")));
+  EXPECT_FALSE(sglang::legacy_piecewise_graph(sglang::era_for_version("")));
 }

@@ -11,6 +11,14 @@
 
 namespace headroom {
 
+namespace {
+std::string lowercase(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+}  // namespace
+
 std::string_view engine_kind_name(EngineKind k) {
   switch (k) {
     case EngineKind::SGLang: return "sglang";
@@ -79,11 +87,9 @@ std::pair<EngineKind, std::string> parse_engine_spec(std::string_view spec) {
     if (version.size() > 1 && (version[0] == 'v' || version[0] == 'V') && std::isdigit(static_cast<unsigned char>(version[1])))
       version.erase(0, 1);
     // A log whose version is not known at all: the newest rules, as with no version.
-    std::string lowered = version;
-    for (char& c : lowered) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (lowered == "unknown" || lowered == "nightly") version = "latest";
+    if (const std::string v = lowercase(version); v == "unknown" || v == "nightly") version = "latest";
   }
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  s = lowercase(s);
   if (s == "sglang") return {EngineKind::SGLang, version};
   if (s == "vllm") return {EngineKind::VLLM, version};
   if (s == "trtllm" || s == "tensorrt-llm" || s == "trt-llm") return {EngineKind::TRTLLM, version};

@@ -39,8 +39,9 @@ EraInfo era_for_version(const std::string& version) {
     std::string date = version.substr(at + 1);
     if (std::sscanf(date.c_str(), "%4d-%2d-%2d", &y, &m, &d) >= 1 && y >= 2023 && y <= 2100) {
       if (m == 0) m = 6;
-      Era e = era_for_date(y * 10000 + m * 100 + d);
-      return {e, label(e), fmt::format("build dated {}", date)};
+      const int ymd = y * 10000 + m * 100 + d;
+      Era e = era_for_date(ymd);
+      return {e, label(e), fmt::format("build dated {}", date), 0, ymd};
     }
     return era_for_version(version.substr(0, at));
   }
@@ -48,21 +49,15 @@ EraInfo era_for_version(const std::string& version) {
   if (std::sscanf(version.c_str(), "%d.%d.%d", &a, &b, &c) >= 2) {
     int v = a * 10000 + b * 100 + c;
     Era e = v >= 509 ? Era::Y2026 : v >= 503 ? Era::Late2025 : v >= 407 ? Era::Mid2025 : Era::V2024;
-    return {e, label(e), fmt::format("version {} (release-to-era mapping INFERRED from release dates)", version)};
+    return {e, label(e), fmt::format("version {} (release-to-era mapping INFERRED from release dates)", version), v, 0};
   }
   fail_input("--engine", "sglang@" + version, "cannot read the version (use e.g. 0.5.4, or main@2025-10-16)");
 }
 
-bool legacy_piecewise_graph(const std::string& version) {
-  if (auto at = version.find('@'); at != std::string::npos) {
-    int y = 0, m = 0, d = 1;
-    if (std::sscanf(version.c_str() + at + 1, "%4d-%2d-%2d", &y, &m, &d) >= 1 && y >= 2023 && y <= 2100)
-      return y * 10000 + (m == 0 ? 6 : m) * 100 + d < 20260701;
-    return legacy_piecewise_graph(version.substr(0, at));
-  }
-  int a = 0, b = 0, c = 0;
-  if (std::sscanf(version.c_str(), "%d.%d.%d", &a, &b, &c) >= 2) return a * 10000 + b * 100 + c < 517;
-  return false;  // newest (no version) and unreadable strings: the current rules
+bool legacy_piecewise_graph(const EraInfo& era) {
+  if (era.build_date > 0) return era.build_date < 20260701;
+  if (era.release > 0) return era.release < 517;
+  return false;  // newest (no version): the current rules
 }
 
 }  // namespace headroom::sglang

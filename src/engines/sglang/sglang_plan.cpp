@@ -196,7 +196,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   // Before it the piecewise runner was started by its own switch: SGLang 0.5.13 with
   // --disable-cuda-graph still logged "Capture piecewise CUDA graph end ... mem usage=0.88 GB"
   // (Qwen3-30B-A3B, RTX PRO 6000, tests/data/extra xsgl-020).
-  const bool graph_off_covers_prefill = !legacy_piecewise_graph(d.engine_version);
+  const bool graph_off_covers_prefill = !legacy_piecewise_graph(era);
   const bool prefill_graph = era.era == Era::Y2026 && (!disable_graph || !graph_off_covers_prefill) && !c.mla && !par.dp_attention &&
                              par.pp == 1 && !multimodal && !fl.on("--disable-piecewise-cuda-graph");
   const bool piecewise = era.era == Era::Late2025 && fl.on("--enable-piecewise-cuda-graph");

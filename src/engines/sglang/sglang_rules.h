@@ -26,6 +26,8 @@ struct EraInfo {
   Era era;
   std::string label;   // e.g. "SGLang 2026 rules (memory_hook.py)"
   std::string reason;  // why this era was chosen from the version string
+  int release = 0;     // a release's version as a * 10000 + b * 100 + c ("0.5.13" -> 513), else 0
+  int build_date = 0;  // a dated build's yyyymmdd ("main@2026-05-24"; a bare month -> its 1st, a year -> June), else 0
 };
 // Parses "0.5.4", "0.4.8.post1", "main@2025-10-16", "docker@2025-11", "" (newest).
 // Throws InputError for a version string it cannot read.
@@ -34,7 +36,7 @@ EraInfo era_for_version(const std::string& version);
 // log era): releases before 0.5.17, builds of main dated before 2026-07-01 (INFERRED boundary:
 // 0.5.13 and main@2026-05-24 logs print the piecewise lines, 0.5.17 and main@2026-07-21 the
 // "Capture target prefill/decode CUDA graph" ones).
-bool legacy_piecewise_graph(const std::string& version);
+bool legacy_piecewise_graph(const EraInfo& era);
 
 // Inputs SGLang's server_args reads to resolve its defaults.
 struct DefaultInputs {

@@ -9,12 +9,7 @@
 
 namespace headroom::trtllm {
 
-namespace {
-vllm::Estimate range(int64_t central, double lo, double hi, std::string basis) {
-  return vllm::Estimate{central, static_cast<int64_t>(static_cast<double>(central) * lo), static_cast<int64_t>(static_cast<double>(central) * hi),
-                        std::move(basis)};
-}
-}  // namespace
+using vllm::range;
 
 vllm::Estimate trt_execution_context(const ModelConfig& c, int64_t max_num_tokens) {
   // TllmRuntime (cpp/tensorrt_llm/runtime/tllmRuntime.cpp) allocates getDeviceMemorySizeV2() of

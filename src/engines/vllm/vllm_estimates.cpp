@@ -14,7 +14,6 @@
 
 namespace headroom::vllm {
 
-namespace {
 Estimate range(double central, double lo_factor, double hi_factor, std::string basis) {
   Estimate e;
   e.central = static_cast<int64_t>(central);
@@ -23,7 +22,6 @@ Estimate range(double central, double lo_factor, double hi_factor, std::string b
   e.basis = std::move(basis);
   return e;
 }
-}  // namespace
 
 Estimate cuda_context(int tp, int pp, bool amd) {
   // Era-blind (TRT-LLM's plan uses it; vLLM's multi-GPU plan takes the era form below).

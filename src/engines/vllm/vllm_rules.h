@@ -181,6 +181,8 @@ struct Estimate {
   int64_t central = 0, low = 0, high = 0;
   std::string basis;  // how it was computed (shown in notes)
 };
+// An estimate of `central` bytes whose ends are lo_factor x and hi_factor x it.
+Estimate range(double central, double lo_factor, double hi_factor, std::string basis);
 // CUDA context + NCCL communicators, era-blind (fitted on logs of every era; TRT-LLM's plan uses
 // them). vLLM's plan takes the era forms below.
 Estimate cuda_context(int tp, int pp, bool amd);
