@@ -28,3 +28,23 @@ TEST(EngineSpec, BadSpecsAreInputErrors) {
   EXPECT_THROW(parse_engine_spec("tgi"), InputError);
   EXPECT_THROW(parse_engine_spec("llama.cpp"), InputError);
 }
+
+TEST(EngineSpec, DockerTagsBareDatesAndNgcContainers) {
+  // A docker image as reports paste it: the tag is the version.
+  EXPECT_EQ(parse_engine_spec("sglang@lmsysorg/sglang:v0.5.2-cu126").second, "0.5.2-cu126");
+  EXPECT_EQ(parse_engine_spec("vllm@vllm/vllm-openai:v0.11.0").second, "0.11.0");
+  // A bare date dates an unnumbered build.
+  EXPECT_EQ(parse_engine_spec("vllm@2025-08-01").second, "unknown@2025-08-01");
+  EXPECT_EQ(parse_engine_spec("trtllm@2026-03").second, "unknown@2026-03");
+  // NGC monthly containers: nvcr.io/nvidia/vllm:26.01-py3 (xvllm-018 ran "26.01", vLLM 0.13.0),
+  // tritonserver:24.02-trtllm-python-py3 (TensorRT-LLM release/0.8): the first of that month.
+  EXPECT_EQ(parse_engine_spec("vllm@26.01").second, "ngc@2026-01-01");
+  EXPECT_EQ(parse_engine_spec("trtllm@nvcr.io/nvidia/tritonserver:24.02-trtllm-python-py3").second, "ngc@2024-02-01");
+  // How it was built, not which version: the newest rules. Any other word stays the engine's to refuse.
+  EXPECT_EQ(parse_engine_spec("sglang@source").second, "latest");
+  EXPECT_EQ(parse_engine_spec("vllm@Docker").second, "latest");
+  EXPECT_EQ(parse_engine_spec("vllm@banana").second, "banana");
+  // Release numbers are left alone ("0.10" is not a YY.MM container).
+  EXPECT_EQ(parse_engine_spec("vllm@0.10.2").second, "0.10.2");
+  EXPECT_EQ(parse_engine_spec("trtllm@1.2.0rc2").second, "1.2.0rc2");
+}

@@ -27,6 +27,18 @@ int64_t tokens_in(const std::string& line) {  // "... (N)." -> N
 }
 }  // namespace
 
+TEST(TrtllmLogs2, DatedBuildsTakeTheReleaseLineOfTheirDate) {
+  // Dated builds without a number take the release line of their date (kDatedReleases):
+  // xtrt-004's 2025-07-08 issue ran 1.0.0rc1/rc3; "v1.2.0rc2 release" 2025-11-07; 1.3.0rc7 in 2026-03.
+  EXPECT_EQ(trtllm::era_for_version("unknown@2025-07-08").version, 10000);
+  EXPECT_EQ(trtllm::era_for_version("main@2025-11-07").version, 10200);
+  EXPECT_EQ(trtllm::era_for_version("unknown@2026-03").version, 10300);
+  EXPECT_EQ(trtllm::era_for_version("unknown@2024-05-20").default_tokens_per_block, 64);
+  EXPECT_TRUE(trtllm::era_for_version("ngc@2025-09-01").pytorch_default);
+  EXPECT_FALSE(trtllm::era_for_version("unknown@2025-03").pytorch_default);
+  EXPECT_EQ(trtllm::era_for_version("unknown").version, 10300);
+}
+
 TEST(TrtllmLogs2, TokensPerBlockDefaultFollowsTheRelease) {
   // 0.8.0 trtllm-build log: "Set tokens_per_block to 128" (xtrt-015's README).
   EXPECT_EQ(trtllm::era_for_version("0.8.0").default_tokens_per_block, 128);

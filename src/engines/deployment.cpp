@@ -75,6 +75,36 @@ const std::vector<std::string_view>& common_deployment_options() {
   return v;
 }
 
+namespace {
+bool all_digits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)) != 0; });
+}
+// How logs and reports name a build when they give no engine version number, rewritten to the
+// forms the engines' era tables read (NAME@DATE dates a build; "latest" is the newest rules):
+//  - a docker image ("lmsysorg/sglang:v0.5.2-cu126", "vllm/vllm-openai:v0.11.0"): its tag;
+//  - a bare date ("2025-08-01", "2025-08"): an undated label of that day;
+//  - an NVIDIA NGC container tag ("25.09-py3", "26.01", "24.02-trtllm-python-py3"): read as a build
+//    of the first day of that month (GUESS: each monthly container carries the engine release of
+//    about then; no engine numbers its own releases 2x.yy, so the form cannot be a release);
+//  - a word that names how it was built, not which version ("source", "docker", "dev", "release"):
+//    the newest rules, as "unknown". Other words stay an error.
+std::string normalize_version_label(std::string v) {
+  if (auto colon = v.rfind(':'); colon != std::string::npos && colon + 1 < v.size()) v = v.substr(colon + 1);
+  const std::string_view sv(v);
+  if (sv.size() >= 7 && all_digits(sv.substr(0, 4)) && sv[4] == '-' && all_digits(sv.substr(5, 2)) &&
+      (sv.size() == 7 || (sv.size() == 10 && sv[7] == '-' && all_digits(sv.substr(8, 2)))))
+    return "unknown@" + v;
+  if (sv.size() >= 5 && all_digits(sv.substr(0, 2)) && sv[2] == '.' && all_digits(sv.substr(3, 2)) && (sv.size() == 5 || sv[5] == '-')) {
+    const int yy = std::stoi(std::string(sv.substr(0, 2))), mm = std::stoi(std::string(sv.substr(3, 2)));
+    if (yy >= 23 && mm >= 1 && mm <= 12) return fmt::format("ngc@20{:02d}-{:02d}-01", yy, mm);
+  }
+  static constexpr std::string_view kUndatedBuilds[] = {"source", "docker", "dev", "release", "stable", "head", "git", "fork", "custom"};
+  if (const std::string low = lowercase(v); std::find(std::begin(kUndatedBuilds), std::end(kUndatedBuilds), low) != std::end(kUndatedBuilds))
+    return "latest";
+  return v;
+}
+}  // namespace
+
 std::pair<EngineKind, std::string> parse_engine_spec(std::string_view spec) {
   std::string s(spec);
   std::string version;
@@ -82,6 +112,7 @@ std::pair<EngineKind, std::string> parse_engine_spec(std::string_view spec) {
     version = s.substr(at + 1);
     s = s.substr(0, at);
     if (version.empty()) fail_input("--engine", spec, "empty version after '@'");
+    version = normalize_version_label(version);
     // Release tags spell the version with a 'v' (docker vllm/vllm-openai:v0.11.0, git tag
     // v0.5.4, TensorRT-LLM v1.0.0): the same release as 0.11.0.
     if (version.size() > 1 && (version[0] == 'v' || version[0] == 'V') && std::isdigit(static_cast<unsigned char>(version[1])))

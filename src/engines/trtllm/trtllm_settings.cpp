@@ -96,12 +96,45 @@ void apply_budget(Settings& s, const Budget& b) {
     if (k == "--kv_cache_free_gpu_memory_fraction") v = fmt_fraction(s.fraction);
 }
 
+namespace {
+// The version on main (and on the newest release line) at a date, for builds a log dates but
+// does not number ("main@2025-10-16", "unknown@2026-03"). Only the releases where a rule of this
+// file changes are listed. Evidence: NVIDIA Triton 24.02 ships release/0.8 (triton-inference-server
+// discussion #7081); PyPI tensorrt-llm 0.10.0.dev2024043000; ai-dynamo PR #642 (2025-04-11) quotes
+// tokens_per_block 32 as the PyTorch worker's default; issue #5872 ran 1.0.0rc1/rc3 on 2025-07-08;
+// tensorrtllm_backend "v1.1.0rc4 release" 2025-09-10 and "v1.2.0rc2 release" 2025-11-07; a
+// 1.2.0rc6.post2 image 109 days old on 2026-05-18 and a 1.3.0rc7 log of 2026-03 (xtrt-010); v1.3.0rc20
+// (2026-06-30) "the last one supporting the TensorRT backend". First dates INFERRED from those.
+struct DatedRelease {
+  int ymd, version;
+};
+constexpr DatedRelease kDatedReleases[] = {
+    {20231001, 500}, {20240201, 800}, {20240401, 900}, {20240430, 1000}, {20250401, 1900},
+    {20250601, 10000}, {20250801, 10100}, {20251001, 10200}, {20260201, 10300},
+};
+constexpr int kNewestTrtllm = 10300;  // the newest release seen in a log (1.3.0rc7, 2026-03; xtrt-010)
+}  // namespace
+
 Era era_for_version(const std::string& version) {
   Era e;
   int a = 1, b = 2, c = 0;
-  if (version.empty() || version == "latest" || version == "main") {
-    e.version = 10300;  // the newest release seen in a log (1.3.0rc7, 2026-03; tests/data/extra xtrt-010)
+  int y = 0, m = 0, d = 0;
+  const auto at = version.find('@');
+  const std::string date = at == std::string::npos ? "" : version.substr(at + 1);
+  const int date_fields = date.empty() ? 0 : std::sscanf(date.c_str(), "%4d-%2d-%2d", &y, &m, &d);
+  if (version.empty() || version == "latest" || version == "main" || version == "unknown" || version == "nightly" || version == "newest") {
+    e.version = kNewestTrtllm;
     e.reason = "newest known rules (no version given)";
+  } else if (date_fields >= 1 && y >= 2023 && y <= 2100) {
+    if (date_fields < 2 || m < 1 || m > 12) m = 12;  // a bare year: its newest release
+    if (date_fields < 3 || d < 1 || d > 31) d = 28;  // a month: its newest release
+    const int ymd = y * 10000 + m * 100 + d;
+    e.version = kDatedReleases[0].version;
+    for (const auto& r : kDatedReleases)
+      if (ymd >= r.ymd) e.version = r.version;
+    e.reason = fmt::format("build dated {}: the release line of that date (dates partly INFERRED)", date);
+  } else if (at != std::string::npos) {
+    return era_for_version(version.substr(0, at));  // "1.2.0rc2@2025-11": the number decides
   } else if (std::sscanf(version.c_str(), "%d.%d.%d", &a, &b, &c) >= 2 && a >= 0 && a < 10 && b >= 0 && b < 100) {
     e.version = a * 10000 + b * 100 + (c >= 0 && c < 100 ? c : 0);
     e.reason = "version " + version;
