@@ -308,3 +308,17 @@ TEST(GpuCatalog, V100SizesAreSeparateRows) {
   EXPECT_EQ(require_gpu("Tesla V100-PCIE-16GB").name, "v100-16gb");
   EXPECT_EQ(require_gpu("v100").name, "v100-32gb");
 }
+
+TEST(GpuCatalog, NamesAsReportsSpellThemFindTheirRow) {
+  // nvidia-smi / torch names and report spellings that are no alias: the words decide.
+  EXPECT_EQ(find_gpu("H100 80GB HBM3")->name, "h100");          // nvidia-smi name without "NVIDIA"
+  EXPECT_EQ(find_gpu("H100 SXM5")->name, "h100");
+  EXPECT_EQ(find_gpu("A100 40GB PCIe")->name, "a100-40gb");      // alias a100-pcie-40gb, words reordered
+  EXPECT_EQ(find_gpu("AMD Instinct MI300X")->name, "mi300x");
+  EXPECT_EQ(find_gpu("Tesla V100-SXM2-16GB")->name, "v100-16gb");
+  EXPECT_EQ(find_gpu("NVIDIA RTX PRO 6000 Blackwell Workstation Edition")->name, "rtx-pro-6000");
+  // Words that name no single row stay unknown.
+  EXPECT_EQ(find_gpu("NVIDIA"), nullptr);
+  EXPECT_EQ(find_gpu("RTX"), nullptr);
+  EXPECT_EQ(find_gpu("H100 96GB"), nullptr);
+}

@@ -1,5 +1,6 @@
 // The GPU catalog, read once from the embedded data/gpus.json.
 #include <algorithm>
+#include <cctype>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
@@ -56,13 +57,52 @@ bool is_interconnect(std::string_view s) {
   return std::find(std::begin(kInterconnects), std::end(kInterconnects), s) != std::end(kInterconnects);
 }
 
+namespace {
+// A name as nvidia-smi, PyTorch, cloud consoles and reports spell it, reduced to the words that
+// tell one catalog row from another: "NVIDIA H100 80GB HBM3" and "H100 SXM5" -> {h100, 80gb} /
+// {h100}; "A100 40GB PCIe" -> {40gb, a100, pcie}. Vendor and brand words, the memory type and the
+// SXM socket generation are dropped (no two rows differ only by them); "80G" reads as "80gb".
+std::vector<std::string> name_words(std::string_view name) {
+  static constexpr std::string_view kNoise[] = {"nvidia", "amd", "instinct", "geforce", "tesla", "hbm2", "hbm2e", "hbm3", "hbm3e",
+                                               "gddr6", "gddr6x", "gddr7", "sxm", "sxm2", "sxm3", "sxm4", "sxm5", "sxm6", "gpu",
+                                               "workstation", "edition"};
+  std::vector<std::string> words;
+  std::string key = lower(name), w;
+  key += '-';
+  for (char ch : key) {
+    if (ch != '-') {
+      w += ch;
+      continue;
+    }
+    if (!w.empty() && w.size() >= 2 && w.back() == 'g' && std::all_of(w.begin(), w.end() - 1, [](char d) { return std::isdigit(static_cast<unsigned char>(d)) != 0; }))
+      w += 'b';
+    if (!w.empty() && std::find(std::begin(kNoise), std::end(kNoise), w) == std::end(kNoise)) words.push_back(w);
+    w.clear();
+  }
+  std::sort(words.begin(), words.end());
+  words.erase(std::unique(words.begin(), words.end()), words.end());
+  return words;
+}
+}  // namespace
+
 const GpuSpec* find_gpu(std::string_view name) {
   std::string key = lower(name);
   for (const auto& g : gpu_catalog()) {
     if (g.name == key) return &g;
     if (std::find(g.aliases.begin(), g.aliases.end(), key) != g.aliases.end()) return &g;
   }
-  return nullptr;
+  // Not spelled as a name or alias: the row whose name or an alias has the same words, if only one does.
+  const auto words = name_words(name);
+  if (words.empty()) return nullptr;
+  const GpuSpec* pick = nullptr;
+  for (const auto& g : gpu_catalog()) {
+    bool same = name_words(g.name) == words;
+    for (const auto& a : g.aliases) same = same || name_words(a) == words;
+    if (!same) continue;
+    if (pick && pick != &g) return nullptr;
+    pick = &g;
+  }
+  return pick;
 }
 
 const GpuSpec& require_gpu(std::string_view name) {
