@@ -54,5 +54,31 @@ TEST(ValidateCaseInputs, EnvInParenthesesReachesThePlan) {
   EXPECT_EQ(kv_paren, kv_stop);
 }
 
+
+TEST(ValidateCaseInputs, ParallelismFromTheRecordedFlagsAndNumbersAsStrings) {
+  // tp null but the launch command's --tensor-parallel-size recorded: planned at that TP, the same
+  // forecast as the filled field; "tp": "2" (a string) reads as 2; a TP in neither stays unknown.
+  auto path = test::write_corpus("case_inputs_tp_flags.jsonl",
+                           R"({"id": "field", "engine": "vllm", "engine_version": "0.11.0", "model": "Qwen/Qwen3-32B", "gpu": "h100", "gpus": 2, "tp": 2, "flags": {}, "observed": {"outcome": "ok"}})"
+                           "\n"
+                           R"({"id": "flag", "engine": "vllm", "engine_version": "0.11.0", "model": "Qwen/Qwen3-32B", "gpu": "h100", "gpus": 2, "tp": null, "flags": {"--tensor-parallel-size": "2"}, "observed": {"outcome": "ok"}})"
+                           "\n"
+                           R"({"id": "string", "engine": "vllm", "engine_version": "0.11.0", "model": "Qwen/Qwen3-32B", "gpu": "h100", "gpus": 2, "tp": "2", "flags": {}, "observed": {"outcome": "ok"}})"
+                           "\n"
+                           R"({"id": "sglang-flag", "engine": "sglang", "engine_version": "0.5.4", "model": "Qwen/Qwen3-32B", "gpu": "h100", "gpus": null, "tp": null, "flags": {"--tp-size": 2}, "observed": {"outcome": "ok"}})"
+                           "\n"
+                           R"({"id": "none", "engine": "vllm", "engine_version": "0.11.0", "model": "Qwen/Qwen3-32B", "gpu": "h100", "gpus": 2, "tp": null, "flags": {"--max-model-len": "8192"}, "observed": {"outcome": "ok"}})"
+                           "\n");
+  auto j = validate_corpus(path);
+  std::remove(path.c_str());
+  const auto& field = test::case_row(j, "field");
+  ASSERT_TRUE(field["covered"].get<bool>());
+  EXPECT_GT(field["predicted"]["kv_tokens"].get<int64_t>(), 100000);
+  EXPECT_EQ(test::case_row(j, "flag")["predicted"]["kv_tokens"], field["predicted"]["kv_tokens"]);
+  EXPECT_EQ(test::case_row(j, "string")["predicted"]["kv_tokens"], field["predicted"]["kv_tokens"]);
+  EXPECT_TRUE(test::case_row(j, "sglang-flag")["covered"].get<bool>());
+  EXPECT_EQ(test::case_row(j, "none")["reason"].get<std::string>(), "parallelism unknown");
+}
+
 }  // namespace
 }  // namespace headroom

@@ -45,8 +45,38 @@ std::vector<std::string> env_from_notes(const J& c) {
 
 std::optional<double> num(const J& o, const char* k) {
   if (!o.is_object() || !o.contains(k) || o[k].is_null()) return std::nullopt;
-  if (!o[k].is_number()) return std::nullopt;
-  return o[k].get<double>();
+  if (o[k].is_number()) return o[k].get<double>();
+  // A number written as a string ("tp": "4", "gpu_total_gib": "79.19"): the same number.
+  if (o[k].is_string()) {
+    const std::string& t = o[k].get_ref<const std::string&>();
+    try {
+      size_t used = 0;
+      double x = std::stod(t, &used);
+      if (used == t.size() && std::isfinite(x)) return x;
+    } catch (const std::exception&) {
+    }
+  }
+  return std::nullopt;
+}
+
+// A case whose parallelism field is null but whose flags carry it (the launch command was
+// recorded, the field was not filled): the flag's value, as the engine would read it.
+void parallelism_from_flags(J& c) {
+  if (!c.contains("flags") || !c["flags"].is_object()) return;
+  static const std::pair<const char*, std::vector<const char*>> kFields[] = {
+      {"tp", {"--tensor-parallel-size", "--tp-size", "--tp", "--tp_size", "--tensor_parallel_size"}},
+      {"pp", {"--pipeline-parallel-size", "--pp-size", "--pp", "--pp_size", "--pipeline_parallel_size"}},
+      {"dp", {"--data-parallel-size", "--dp-size", "--dp"}},
+      {"ep", {"--ep-size", "--ep", "--ep_size", "--moe_expert_parallel_size", "--expert-parallel-size"}},
+  };
+  for (const auto& [field, flags] : kFields) {
+    if (num(c, field)) continue;
+    for (const char* f : flags)
+      if (auto v = num(c["flags"], f); v && *v >= 1 && *v <= 4096 && *v == std::floor(*v)) {
+        c[field] = static_cast<int64_t>(*v);
+        break;
+      }
+  }
 }
 std::optional<std::string> str(const J& o, const char* k) {
   if (!o.is_object() || !o.contains(k) || !o[k].is_string()) return std::nullopt;
@@ -186,6 +216,7 @@ J validate_corpus(const std::string& path) {
       fail_input(path, fmt::format("line {}", lineno), "not valid JSON");
     }
     if (!c.is_object()) fail_input(path, fmt::format("line {}", lineno), "a case must be a JSON object");
+    parallelism_from_flags(c);
     ++cases;
     J row{{"id", str(c, "id").value_or(fmt::format("line-{}", lineno))}, {"covered", false}};
     const J obs = c.contains("observed") && c["observed"].is_object() ? c["observed"] : J::object();
