@@ -42,5 +42,31 @@ TEST(ValidateGpuInference, SglangFreeMemoryAtStartNamesTheGpu) {
   }
 }
 
+
+// Corpus case vllm-019 (a public DEBUG startup log, Llama-3.2-1B, Aug 2025): no GPU named, but
+// "Requested memory: 0.90 (util), 39.88 GiB" gives the capacity, 39.88 / 0.90 = 44.31 GiB; the pool
+// it logs is 75,972 blocks x 16 = 1,215,552 tokens. A PyTorch OOM's "total capacity of" is read
+// as printed.
+TEST(ValidateGpuInference, CapacityFromTheTotalTheLogPrints) {
+  auto path = test::write_corpus("gpu_total_raw.jsonl",
+                           R"({"id": "req", "engine": "vllm", "engine_version": "0.10.1", "model": "meta-llama/Llama-3.2-1B", "gpu": null, "gpu_total_gib": null, "gpus": 1, "tp": 1, )"
+                           R"("flags": {"--max-model-len": "131072"}, "observed": {"kv_tokens": 1215552, "outcome": "ok"}, )"
+                           R"("raw": "DEBUG 08-06 10:25:44 [gpu_worker.py:262] Initial free memory: 43.82 GiB; Requested memory: 0.90 (util), 39.88 GiB"})"
+                           "\n"
+                           R"({"id": "oom", "engine": "vllm", "engine_version": "0.10.1", "model": "meta-llama/Llama-3.2-1B", "gpu": null, "gpu_total_gib": null, "gpus": 1, "tp": 1, )"
+                           R"("flags": {}, "observed": {"outcome": "ok"}, )"
+                           R"("raw": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.55 GiB of which 1.02 GiB is free."})"
+                           "\n");
+  auto j = validate_corpus(path);
+  std::remove(path.c_str());
+  const auto& r = test::case_row(j, "req");
+  ASSERT_TRUE(r["covered"].get<bool>());
+  EXPECT_EQ(r["note"].get<std::string>(), "capacity 44.31 GiB read from the log's 'Requested memory' line (requested / util)");
+  EXPECT_NEAR(r["predicted"]["kv_tokens"].get<double>() / 1215552.0, 1.0, 0.03);
+  const auto& o = test::case_row(j, "oom");
+  ASSERT_TRUE(o["covered"].get<bool>());
+  EXPECT_EQ(o["note"].get<std::string>(), "capacity 23.55 GiB read from the log's 'total capacity of' (PyTorch OOM)");
+}
+
 }  // namespace
 }  // namespace headroom

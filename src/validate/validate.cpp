@@ -165,6 +165,34 @@ int direction(const std::string& from, const std::string& to) {
   }
 }
 
+// The GPU's capacity when the case gives neither a GPU nor gpu_total_gib but its log prints the
+// total: PyTorch's OOM text "GPU 0 has a total capacity of T GiB", vLLM's "Free memory on device
+// (F/T GiB)", TensorRT-LLM's "device total memory T GiB" and "Total GPU memory (GiB): T", or vLLM's
+// "Requested memory: U (util), R GiB" (T = R / U, to about +-0.01 GiB from the rounding).
+std::optional<std::pair<double, std::string>> total_from_raw(const std::string& raw) {
+  if (raw.empty()) return std::nullopt;
+  static const std::regex direct[] = {
+      std::regex(R"(total capacity of ([0-9]+(?:\.[0-9]+)?) GiB)"),
+      std::regex(R"(Free memory on device \([0-9.]+/([0-9]+(?:\.[0-9]+)?) GiB\))"),
+      std::regex(R"(device total memory ([0-9]+(?:\.[0-9]+)?) GiB)"),
+      std::regex(R"(Total GPU memory \(GiB\): ([0-9]+(?:\.[0-9]+)?))"),
+  };
+  static const char* what[] = {"'total capacity of' (PyTorch OOM)", "'Free memory on device' line", "'device total memory' line",
+                               "'Total GPU memory (GiB)' line"};
+  std::smatch m;
+  for (size_t i = 0; i < std::size(direct); ++i)
+    if (std::regex_search(raw, m, direct[i])) {
+      double t = std::stod(m[1].str());
+      if (t > 0.5 && t < 4096) return std::make_pair(t, std::string(what[i]));
+    }
+  static const std::regex requested(R"(Requested memory: ([0-9]+(?:\.[0-9]+)?) \(util\), ([0-9]+(?:\.[0-9]+)?) GiB)");
+  if (std::regex_search(raw, m, requested)) {
+    double u = std::stod(m[1].str()), r = std::stod(m[2].str());
+    if (u > 0.01 && u <= 1.0 && r > 0.1) return std::make_pair(std::round(r / u * 100.0) / 100.0, std::string("'Requested memory' line (requested / util)"));
+  }
+  return std::nullopt;
+}
+
 // A GPU the case does not name, from the first free-memory figure its log prints (SGLang "Load
 // weight begin. avail mem=X GB", vLLM "Initial free memory X GiB"): the catalog GPUs whose
 // capacity is 0.3 to 6 GiB above it (GUESS bracket for what the CUDA context and NCCL / custom
@@ -229,6 +257,11 @@ J validate_corpus(const std::string& path) {
     auto gpu = str(c, "gpu");
     auto total = num(c, "gpu_total_gib");
     std::string gpu_note;
+    if (!gpu && !total)
+      if (auto t = total_from_raw(str(c, "raw").value_or(""))) {
+        total = t->first;
+        gpu_note = fmt::format("capacity {:.2f} GiB read from the log's {}", t->first, t->second);
+      }
     if (!gpu && !total)
       if (auto f = num(obs, "init_avail_gib"))
         if (const GpuSpec* g = gpu_from_free_memory(*f)) {
