@@ -1,8 +1,8 @@
 // Calibration on real vLLM startup logs from outside the visible corpus: validate_corpus() on
-// tests/data/extra/vllm.jsonl (21 cases: public-code index files, vllm#17469 and vllm#44376, each
-// with its source and what was inferred in `notes`; V0 0.6.6 to 0.31, T4 to A100/L40S/RTX 5090/
-// DGX Spark/GH200, TP 1-8), with the achieved metrics pinned so that a change to the vLLM model
-// that makes these unseen cases worse fails here.
+// tests/data/extra/vllm.jsonl (34 cases: public-code index files, vllm#17469 and vllm#44376, each
+// with its source and what was inferred in `notes`; V0 0.6.6 to 0.31, T4 to A100/H100/L40S/RTX 5090/
+// RTX PRO 6000/DGX Spark/GH200, TP 1-8, PP 4, EP), with the achieved metrics pinned so that a change
+// to the vLLM model that makes these unseen cases worse fails here.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -24,28 +24,51 @@ TEST(ExtraVllm, CoversTheCasesWithAKnownGpu) {
   // not named). xvllm-011 (DeepSeek-V4-Flash on v0.22) is covered since its per-tuple KV layout is
   // modelled (vllm_kv_dsv4_legacy.cpp); xvllm-019 is 8 x L40S on 0.10.2 (vllm_pcie_test.cpp);
   // xvllm-020 / -021 are Gated-DeltaNet hybrids on a DGX Spark (0.23.1rc1 dense, 0.18.1rc1 MoE).
-  EXPECT_EQ(extra()["cases"].get<int>(), 21);
-  EXPECT_EQ(extra()["covered"].get<int>(), 19);
+  // Round 3 (xvllm-022..033, all covered): Qwen3-VL-30B-A3B refused on an A100 80GB (0.11.0); an
+  // H100 series on 0.11.0 (gpt-oss-20b/120b, Llama-3.1-8B, Qwen3-0.6B, Qwen3-32B TP1/TP2 and its
+  // 32000-token refusal, DeepSeek-R1 on one card); Qwen3-235B-A22B-FP8 on RTX PRO 6000 0.27.1 with
+  // TP4+EP, PP4 and TP2 (OOM while loading); xvllm-034, Qwen3.5-9B (GDN hybrid with a vision tower)
+  // offline on a Modal L40S, 0.18.0, fp8 KV.
+  EXPECT_EQ(extra()["cases"].get<int>(), 34);
+  EXPECT_EQ(extra()["covered"].get<int>(), 32);
 }
 
 TEST(ExtraVllm, EstimatedMaxModelLenGivenTheLoggedMemory) {
   // xvllm-011 (vllm#44376, v0.22): the logged 5.44 GiB replayed through --kv-cache-memory-bytes
   // gives vLLM's refusal with "the estimated maximum model length is 13524" against the logged
   // 13528 (0.03%): 5.44 GiB exactly is 5,553 pages of 22 x 47,808 B, one short of 13,528's 5,554
-  // (the printed figure is rounded; see vllm_dsv4_legacy_test.cpp).
+  // (the printed figure is rounded; see vllm_dsv4_legacy_test.cpp). xvllm-022 (Qwen3-VL-30B-A3B,
+  // A100 80GB, 0.11.0): 8.04 GiB / 96 KiB per token at block 16 -> 87,808 against the logged 87,840
+  // (0.04%: the 2-decimal GiB figure is 0.005 GiB wide, 53 tokens).
   const auto& m = extra()["max_model_len_given_memory"];
-  EXPECT_EQ(m["n"].get<int>(), 1);
+  EXPECT_EQ(m["n"].get<int>(), 2);
   EXPECT_LE(m["median_abs_pct_err"].get<double>(), 0.05);
+  EXPECT_LE(m["p90_abs_pct_err"].get<double>(), 0.05);
+}
+
+TEST(ExtraVllm, EstimatedMaxModelLenForecastIsAKnownMiss) {
+  // xvllm-022 is the one refusal with M in these logs: the forecast's M is 128,688 against the
+  // logged 87,840 (+46.5%), i.e. 11.78 GiB of KV forecast where the log has 8.04. The page
+  // arithmetic is exact (above); the 3.7 GiB are the vision tower's profiling (profile_run's
+  // dummy encoder batch, "profiled with 1 image items of the maximum feature size"), which the
+  // activation estimate does not model (vllm_estimates.cpp activation_peak: text forward and
+  // sampler only). Pinned so that a fix shows and a regression fails.
+  const auto& m = extra()["max_model_len"];
+  EXPECT_EQ(m["n"].get<int>(), 1);
+  EXPECT_LE(m["median_abs_pct_err"].get<double>(), 46.6);
 }
 
 TEST(ExtraVllm, KvTokensGivenTheLoggedMemoryAreExact) {
   // The logged "GPU KV cache size" (or V0's "# GPU blocks" x 16) recomputed from the logged
   // "Available KV cache memory" through the KV page layout alone (no GPU needed, so the two
-  // GPU-less cases count): all 16 inside the interval the 2-decimal GiB figure allows (e.g.
+  // GPU-less cases count): all 18 inside the interval the 2-decimal GiB figure allows (e.g.
   // Qwen3-14B: 11.57 GiB / 160 KiB per token -> 75,824, logged 75,824; the hybrid Mamba-align
   // layouts of xvllm-020 / -021 give 1,505,068 and 729,696 exactly).
   const auto& m = extra()["kv_tokens_given_memory"];
-  EXPECT_EQ(m["n"].get<int>(), 16);
+  // Round 3 adds xvllm-031 (TP4+EP, 27.96 GiB -> 623,776 vs 623,696) and xvllm-034 (Qwen3.5-9B fp8,
+  // 20.27 GiB in 1,056-token pages of 2,162,688 B -> 331,584 exactly); the PP4 row xvllm-032 carries
+  // no kv_gib (one table figure for four stages that differ, see its notes).
+  EXPECT_EQ(m["n"].get<int>(), 18);
   EXPECT_DOUBLE_EQ(m["agreement"].get<double>(), 1.0);
   EXPECT_LE(extra()["kv_tokens_given_memory_err"]["median_abs_pct_err"].get<double>(), 0.02);
   // The reference figure: the GPU-less Qwen2.5-0.5B case, 11.71 GiB / 12 KiB per token at block 16,
@@ -69,14 +92,31 @@ TEST(ExtraVllm, ForecastErrorsStayWhereTheyAre) {
   // Qwen2.5-72B 0.19.0 -2.0% -> +4.5% (70,032 vs 67,024; its weights come out 0.12 GiB light).
   // The largest miss left is the DGX Spark case (129,728 vs 88,176: unified memory counts host
   // growth during profiling as non-torch, vllm_estimates uma_non_torch).
+  // Round 3 adds two token counts, both Qwen3-235B-A22B-FP8 on four RTX PRO 6000 (0.27.1): TP4+EP
+  // 606,080 vs 623,696 (-2.8%; the fused-MoE caches are sized with the full expert intermediate
+  // under EP, which vllm-057/058 measured on H100 with DeepGEMM, but this DeepGEMM-off run's KV came
+  // out 0.11 GiB larger than its TP4 twin's, vllm-052) and PP4 587,424 vs 555,680 (+5.7%: the
+  // binding stage held about 25.4 GiB where 26.9 is forecast); then xvllm-034, Qwen3.5-9B on an
+  // L40S (0.18.0), 345,312 vs 331,584 (+4.1%: 21.08 GiB of KV where the log has 20.27; its vision
+  // tower's profiling is not modelled, as for xvllm-022). n 17 -> 20, median 3.83% -> 3.95%, p90
+  // 18.37% -> 13.38%. The H100 0.11.0 series logs no token counts; its KV pools are within 0.7%
+  // of the forecast's (50.37 vs 50.28 GiB, 51.44 vs 51.38, 64.48 vs 64.45, 4.50 vs 4.45, 34.62 vs
+  // 34.49, and gpt-oss-120b 3.44 vs 3.33 with the Triton MXFP4 weights).
   const auto& kv = extra()["kv_tokens"];
-  EXPECT_EQ(kv["n"].get<int>(), 17);
-  EXPECT_LE(kv["median_abs_pct_err"].get<double>(), 3.84);
-  EXPECT_LE(kv["p90_abs_pct_err"].get<double>(), 18.4);
+  EXPECT_EQ(kv["n"].get<int>(), 20);
+  EXPECT_LE(kv["median_abs_pct_err"].get<double>(), 3.96);
+  EXPECT_LE(kv["p90_abs_pct_err"].get<double>(), 13.4);
   // weights ("Model loading took" / "Loading model weights took"): 16 cases, median 0.15% (0.09%
   // over the 14 before xvllm-020, whose NVFP4 checkpoint loads 19.78 GiB against 21.33 derived).
-  EXPECT_EQ(extra()["weights_gib"]["n"].get<int>(), 16);
-  EXPECT_LE(extra()["weights_gib"]["median_abs_pct_err"].get<double>(), 0.16);
+  // Round 3: 26 cases, median 0.21%, p90 0.96%. gpt-oss on H100 at 0.11.0 takes vLLM's Triton MXFP4
+  // backend (vllm_plan.cpp mxfp4_expert_ratio): 120b 64.30 vs 64.38 GiB, 20b 13.41 vs 13.47; with
+  // the Marlin padding charged before, 65.90 / 13.67 (+2.4% / +1.5%), the 120b case at u = 0.95 was
+  // forecast to be refused ("No available memory for the cache blocks") where it started with 3.33
+  // GiB of KV. The PP4 row compares rank 0 (23 layers + embedding, 54.47) with the table's 55.70,
+  // a 24-layer stage's.
+  EXPECT_EQ(extra()["weights_gib"]["n"].get<int>(), 26);
+  EXPECT_LE(extra()["weights_gib"]["median_abs_pct_err"].get<double>(), 0.22);
+  EXPECT_LE(extra()["weights_gib"]["p90_abs_pct_err"].get<double>(), 1.0);
   // graph ("Graph capturing finished ... took"): 8 cases, median 44.81%, p90 91.71% (7 cases,
   // 38.94% / 97.01% before xvllm-019: 8 x L40S TP8 0.10.2 took 3.45 GiB against 1.18 forecast --
   // NCCL collectives captured in graphs over PCIe, not modelled). The 0.19.x logs are misses too: Qwen3-8B 2.44 GiB on an A100-40GB and Qwen2.5-72B TP4 2.62 GiB on four
@@ -88,14 +128,20 @@ TEST(ExtraVllm, ForecastErrorsStayWhereTheyAre) {
   // xvllm-020 (9 graphs of a 64-layer dense hybrid with FULL graphs at max_num_batched_tokens
   // 65536) took 0.62 GiB against 0.12 forecast: the first FULL capture's warm-up is not modelled
   // (vllm_estimates.cpp graph_memory), 9 cases median 50.68%, p90 89.95%. xvllm-021's "took 0.04
-  // GiB" is a unified-memory artefact and is not scored.
-  EXPECT_EQ(extra()["graph_gib"]["n"].get<int>(), 9);
+  // GiB" is a unified-memory artefact and is not scored. Round 3 adds three H100 0.11.0 figures
+  // (the capture's free-memory difference, negative for three other runs of the series, which are
+  // not scored): gpt-oss-20b 0.40 vs 0.39, gpt-oss-120b 0.59 vs 1.03, Qwen3-0.6B 0.46 vs 0.10; and
+  // xvllm-034 (Qwen3.5-9B, 0.18.0) 0.53 vs 1.29 (vLLM's own estimate said 1.58): 13 cases, median
+  // 50.68%, p90 119.09%.
+  EXPECT_EQ(extra()["graph_gib"]["n"].get<int>(), 13);
   EXPECT_LE(extra()["graph_gib"]["median_abs_pct_err"].get<double>(), 50.7);
-  EXPECT_LE(extra()["graph_gib"]["p90_abs_pct_err"].get<double>(), 90.0);
+  EXPECT_LE(extra()["graph_gib"]["p90_abs_pct_err"].get<double>(), 119.1);
   // outcome: 16 of 18 agree (other_error cases are not scored). The misses: vllm#17469's oom_graph,
   // and xvllm-011 (DeepSeek-V4-Flash TP2 on GH200, v0.22), forecast to start with 13.02 GiB of KV
   // where the log has 5.44 GiB and a refusal: V4's own profile-run memory is not estimated (the
   // same shortfall as corpus vllm-035, see vllm_plan.cpp); its KV layout given the memory is exact.
-  EXPECT_EQ(extra()["outcome"]["n"].get<int>(), 18);
-  EXPECT_GE(extra()["outcome"]["agreement"].get<double>(), 0.88);
+  // Round 3: all thirteen new outcomes agree (two refusals, two OOMs while loading, nine starts):
+  // 29 of 31.
+  EXPECT_EQ(extra()["outcome"]["n"].get<int>(), 31);
+  EXPECT_GE(extra()["outcome"]["agreement"].get<double>(), 0.93);
 }

@@ -5,6 +5,8 @@
 // version era, the refusals in vLLM's words and the log lines it would print.
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <stdexcept>
 #include <fmt/format.h>
 
 #include "engines/layout_cache.h"
@@ -197,6 +199,60 @@ struct Prepared {
   std::vector<std::string> notes, log;  // notes after the settings' own; the first log lines
 };
 
+// MXFP4 MoE experts as vLLM holds them after loading, per byte of the checkpoint's expert tensors
+// (weight U8 [out, in/2] + E8M0 scale U8 [out, in/32] + bf16 bias [out]), by the backend
+// vllm/model_executor/layers/quantization/mxfp4.py get_mxfp4_backend picks:
+//  - Marlin, and FlashInfer: create_weights pads hidden to 256 and the per-rank intermediate to 128
+//    (FlashInfer on sm100: both to 256; SM90_FI_MXFP4_BF16: both to 128); the ratio of the padded
+//    matrices to the checkpoint's.
+//  - Triton (sm90 with triton_kernels installed, VLLM_MXFP4_USE_MARLIN unset or 0): create_weights
+//    pads the intermediate to 64 only; process_weights_after_loading swizzles weights and scales
+//    into triton_kernels' Hopper layouts (_swizzle_mxfp4): the weights are replaced, but the
+//    swizzled scales are new tensors beside the still-registered originals, their output dimension
+//    padded to 2 x num_warps x 2 x 8 = 256 (triton_kernels HopperMXScaleLayout, num_warps 8 without
+//    batched MoE), and the biases become fp32 copies.
+// Triton is taken on sm90 from 0.11 (GUESS about the install: the vllm/vllm-openai image ships
+// triton_kernels, a pip install without it takes Marlin; no log between 0.10.1 and 0.11.0 says
+// which). Checks: gpt-oss-120b on one H100, "Model loading took 64.38 GiB" on 0.11.0 (xvllm-024)
+// and 0.14.1 ("Using Triton backend", vllm#33155) vs 64.30 here (60.77 GiB checkpoint + 3.53);
+// gpt-oss-20b 13.47 (xvllm-023) vs 13.40; Marlin on 0.10.1 (vllm-004) 65.97 vs 65.90.
+double mxfp4_expert_ratio(const Era& era, const Deployment& d, const ModelConfig& c, int tp, std::vector<std::string>& notes) {
+  auto up = [](int64_t x, int64_t m) { return (x + m - 1) / m * m; };
+  const int64_t h = c.hidden_size, im = c.moe_intermediate_size / (d.par.ep > 1 ? 1 : tp);
+  if (h <= 0 || im <= 0) return 1.0;
+  const bool sm100 = d.gpu.sm == 100 || d.gpu.sm == 103;
+  auto env_bool = [&](const char* name) -> std::optional<bool> {
+    // vllm/envs.py maybe_convert_bool: None when unset, else bool(int(value)).
+    const std::string* v = d.env_value(name);
+    if (!v) return std::nullopt;
+    try {
+      size_t used = 0;
+      long long x = std::stoll(*v, &used);
+      if (used == v->size()) return x != 0;
+    } catch (const std::exception&) {
+    }
+    fail_input("--env", name, fmt::format("'{}' is not an integer (vllm/envs.py reads it as bool(int(value)))", *v));
+  };
+  const auto marlin_env = env_bool("VLLM_MXFP4_USE_MARLIN");
+  const auto fi_sm90 = env_bool("VLLM_USE_FLASHINFER_MOE_MXFP4_BF16");
+  const double hd = static_cast<double>(h), imd = static_cast<double>(im);
+  if (d.gpu.sm == 90 && fi_sm90.value_or(false))
+    return static_cast<double>(up(h, 128) * up(im, 128)) / (hd * imd);
+  if (d.gpu.sm == 90 && era.version >= 1100 && !marlin_env.value_or(false)) {
+    const double imp = static_cast<double>(up(im, 64));
+    const double raw = 1.5 * hd * imd + 3.0 * hd * imd / 32 + (2 * imd + hd) * 2;
+    const double loaded = 1.5 * hd * imp + 3.0 * hd * imp / 32 +
+                          static_cast<double>(up(2 * up(im, 64), 256)) * hd / 32 + static_cast<double>(up(h, 256)) * imp / 32 +
+                          (2 * imp + hd) * 4;
+    notes.push_back(fmt::format("MXFP4 experts on the Triton backend (sm90, 0.11+; VLLM_MXFP4_USE_MARLIN=1 takes Marlin): "
+                                "swizzled scales kept beside the originals and fp32 biases, +{:.1f}% of the experts (a GUESS that "
+                                "triton_kernels is installed, as in the vllm/vllm-openai image)",
+                                (loaded / raw - 1) * 100));
+    return loaded / raw;
+  }
+  return static_cast<double>(up(h, 256) * up(im, sm100 ? 256 : 128)) / (hd * imd);
+}
+
 void prepare(Prepared& P, const Deployment& d) {
   P.valid = false;
   P.key = d;
@@ -242,6 +298,8 @@ void prepare(Prepared& P, const Deployment& d) {
   P.ranks.clear();
   P.ranks.reserve(ws.size());
   const int64_t raw0 = ws.empty() ? 0 : ws.front().bytes;
+  // MXFP4 experts as loaded per byte of the checkpoint's (mxfp4_expert_ratio above).
+  const double mx_ratio = c.quant.method == QuantMethod::Mxfp4 && c.is_moe() && !amd ? mxfp4_expert_ratio(era, d, c, tp, P.notes) : 1.0;
   for (const auto& w : ws) {
     RankTerms t;
     t.rank = w.rank;
@@ -253,12 +311,9 @@ void prepare(Prepared& P, const Deployment& d) {
       // tensors are allocated with hidden rounded up to 256 and the per-rank intermediate to 128
       // (flashinfer on sm100: both to 256). gpt-oss-120b on H100: 2880 -> 3072 x 2880 -> 2944,
       // +9.0% of 56.7 GiB of experts = 65.9 GiB, logged "Model loading took 65.9651 GiB" (vllm-004).
-      auto up = [](int64_t x, int64_t m) { return (x + m - 1) / m * m; };
-      int64_t h = c.hidden_size, im = c.moe_intermediate_size / (d.par.ep > 1 ? 1 : tp);
-      bool sm100 = d.gpu.sm == 100 || d.gpu.sm == 103;
-      double ratio = h > 0 && im > 0 ? static_cast<double>(up(h, 256) * up(im, sm100 ? 256 : 128)) / static_cast<double>(h * im) : 1.0;
+      // On sm90 from 0.11 the Triton backend instead (mxfp4_expert_ratio).
       for (const auto& [comp, bytes] : w.by_component)
-        if (comp == "experts") t.weights += static_cast<int64_t>(static_cast<double>(bytes) * (ratio - 1.0));
+        if (comp == "experts") t.weights += static_cast<int64_t>(static_cast<double>(bytes) * (mx_ratio - 1.0));
     }
     // The weights item's label: padded when the bytes differ from rank 0's as loaded.
     t.padded = t.weights != raw0 && c.quant.method == QuantMethod::Mxfp4;

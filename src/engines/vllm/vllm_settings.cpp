@@ -347,7 +347,8 @@ Settings resolve_settings(const Deployment& d) {
         fail_input("--env", name, fmt::format("'{}' is not 0 or 1 (vllm/envs.py reads it as a bool of an int)", value));
       if (era.graph_estimate_logged) estimate = value == "1";
       else s.notes.push_back(fmt::format("{}={} ignored: this vLLM build has no CUDA-graph memory estimate (0.17+)", name, value));
-    } else if (name != "VLLM_ALLOW_LONG_MAX_MODEL_LEN" && name != "VLLM_USE_FLASHINFER_SAMPLER") {  // the latter: vllm_estimates.cpp sampler_path
+    } else if (name != "VLLM_ALLOW_LONG_MAX_MODEL_LEN" && name != "VLLM_USE_FLASHINFER_SAMPLER" &&  // vllm_estimates.cpp sampler_path
+               name != "VLLM_MXFP4_USE_MARLIN" && name != "VLLM_USE_FLASHINFER_MOE_MXFP4_BF16") {  // vllm_plan.cpp mxfp4_expert_ratio
       s.notes.push_back(fmt::format("environment {}={} is not modelled: the forecast is the same as without it", name, value));
     }
   }
