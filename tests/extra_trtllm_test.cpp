@@ -46,6 +46,17 @@
 //   kv_tokens n 9 -> 10, median 5.14% -> 3.01%, p90 204.19% -> 133.68% (xtrt-002's DGX Spark and
 //   xtrt-017's 0.5.0 engine stay the two large ones). outcome 9/11 -> 10/12. weights, post-weights
 //   and doctor unchanged.
+// Fourth pass, 2026-12-01: no further TensorRT-LLM PyTorch-backend startup log with the
+//   profiling lines was found in the public indexes (exact-string search for the log's own
+//   phrases finds xtrt-002 and synthetic test fixtures only; GitHub issues and pages gave the
+//   threads already here). xtrt-008/009 carry their GPU (rtx-4070-super, now in the catalog) and
+//   stay uncovered for the model. The PyTorch executor's overhead beyond vLLM's terms is fitted on
+//   the three single-GPU logs (xtrt-001 0.79 GiB, xtrt-008 0.49 GiB replayed from the model's
+//   config, xtrt-007 1.34 GiB): 0.64 GiB per rank, 0.45 .. 1.35 (trtllm_estimates.cpp;
+//   tests/trtllm_overhead_test.cpp). kv_tokens: xtrt-001 +1.03% -> +0.19%, xtrt-007 +4.99% ->
+//   +2.61%, xtrt-010 +5.14% -> +4.80% (its ~9.5 GiB gap on 8 x B300 stays unexplained, n = 1);
+//   median 3.01% -> 1.73% (the middle two of 10 now xtrt-015 0.84% and xtrt-007 2.61%), p90
+//   133.68% -> 132.71%. Outcome, weights, doctor unchanged.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -68,9 +79,9 @@ TEST(ExtraTrtllm, ReplayMetricsPinned) {
 
   // Pool size: n and median |err| (%) of the forecast's tokens against "Allocated ... (N)".
   ASSERT_EQ(j["kv_tokens"]["n"].get<int>(), 10);
-  // 3.01% measured (the middle two of 10: xtrt-001 1.03%, xtrt-007 4.99%; 5.14% over the 9 cases
-  // of the second pass); allowed up to 3.1%.
-  EXPECT_LE(j["kv_tokens"]["median_abs_pct_err"].get<double>(), 3.1);
+  // 1.73% measured (the middle two of 10: xtrt-015 0.84%, xtrt-007 2.61%; 3.01% before the PyTorch
+  // executor overhead term, 5.14% over the 9 cases of the second pass); allowed up to 1.8%.
+  EXPECT_LE(j["kv_tokens"]["median_abs_pct_err"].get<double>(), 1.8);
   // Weights per rank and free memory after them (GiB figures the logs print).
   ASSERT_EQ(j["weights_gib"]["n"].get<int>(), 2);
   EXPECT_LE(j["weights_gib"]["median_abs_pct_err"].get<double>(), 4.3);  // 4.24% measured
@@ -95,21 +106,22 @@ TEST(ExtraTrtllm, SecondPassCasesReplayed) {
   EXPECT_EQ(err("xtrt-016", 2560), 0.0);
   // xtrt-015: "Using 60672 tokens in paged KV cache." (TensorRT-LLM 0.8.0, RTX 3090): -0.84%.
   EXPECT_LT(std::abs(err("xtrt-015", 60672)), 0.02);
-  // xtrt-007: "... (301472)" with quickstart_multimodal.py's fraction 0.6: +4.88%.
-  EXPECT_LT(std::abs(err("xtrt-007", 301472)), 0.06);
-  // xtrt-010: "Allocated 166.02 GiB for max tokens in paged KV cache (5073376)." (8 x B300): +5.14%.
-  EXPECT_LT(std::abs(err("xtrt-010", 5073376)), 0.06);
+  // xtrt-007: "... (301472)" with quickstart_multimodal.py's fraction 0.6: +2.61% (+4.99% before
+  // the PyTorch executor overhead term).
+  EXPECT_LT(std::abs(err("xtrt-007", 301472)), 0.03);
+  // xtrt-010: "Allocated 166.02 GiB for max tokens in paged KV cache (5073376)." (8 x B300): +4.80%.
+  EXPECT_LT(std::abs(err("xtrt-010", 5073376)), 0.05);
 }
 
 TEST(ExtraTrtllm, BestReplayStaysWithinTwoPercent) {
   // xtrt-001 (Qwen3-0.6B architecture, H100, 1.2.1, LLM-API defaults): "Allocated 68.69 GiB for
-  // max tokens in paged KV cache (643136)." The forecast's 649,792 tokens is +1.03%.
+  // max tokens in paged KV cache (643136)." The forecast's 644,384 tokens is +0.19% (649,792, +1.03%,
+  // before the PyTorch executor overhead term).
   auto j = validate_corpus(std::string(HEADROOM_TEST_DATA) + "/extra/trtllm.jsonl");
   const auto& r = case_row(j, "xtrt-001");
   ASSERT_TRUE(r["covered"].get<bool>());
   double pred = static_cast<double>(r["predicted"]["kv_tokens"].get<int64_t>());
-  EXPECT_GT(pred, 643136.0);
-  EXPECT_LT((pred - 643136.0) / 643136.0, 0.02);
+  EXPECT_LT(std::abs(pred - 643136.0) / 643136.0, 0.005);
   // xtrt-004: weights per rank within 5% of the logged 139.55 - 110.70 = 28.85 GiB.
   const auto& q = case_row(j, "xtrt-004");
   EXPECT_NEAR(q["predicted"]["weights_gib"].get<double>(), 28.85, 0.05 * 28.85);

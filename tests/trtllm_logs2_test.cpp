@@ -171,8 +171,9 @@ TEST(TrtllmLogs2, KimiK25OnEightB300) {
   EXPECT_NE(alloc_line.find("Allocated " + gib2(f.kv_tokens * 35136) + " GiB"), std::string::npos) << alloc_line;
   const double logged = 5073376;
   double err = (static_cast<double>(f.kv_tokens) - logged) / logged;
-  // +5.1% (5,334,272 tokens): the profiled peak is ~9.5 GiB above the forecast's (ESTIMATED
-  // activation / MoE workspace terms; the report prints no profiling lines to say which).
+  // +4.80% (5,316,672 tokens; +5.14% before the 0.64 GiB PyTorch executor overhead): the profiled
+  // peak is still ~8.8 GiB above the forecast's (ESTIMATED activation / MoE workspace terms; the
+  // report prints no profiling lines to say which).
   EXPECT_GT(err, 0.0);
-  EXPECT_LT(err, 0.06);
+  EXPECT_LT(err, 0.05);
 }

@@ -55,9 +55,10 @@ TEST(TrtllmLogs, Qwen3_0_6BOnH100ReplayedWithinTwoPercent) {
   EXPECT_EQ(f.verdict, Verdict::Fits);
   const double logged = 643136;  // "Allocated 68.69 GiB for max tokens in paged KV cache (643136)."
   double err = (static_cast<double>(f.kv_tokens) - logged) / logged;
-  // Forecast 649,792 tokens: +1.03% (peak terms 0.8 GiB under the log's; ESTIMATED terms).
+  // Forecast 644,384 tokens: +0.19% (649,792, +1.03%, before the PyTorch executor overhead that
+  // this log's 0.79 GiB gap is one of three fits of; ESTIMATED terms).
   EXPECT_GT(err, 0.0);
-  EXPECT_LT(err, 0.02);
+  EXPECT_LT(err, 0.005);
   // 643,136 x 114,688 B = 68.69 GiB: the bytes per token (2 x 8 x 128 x 2 B x 28 layers) agree.
   EXPECT_EQ(gib2(643136LL * 114688), "68.69");
   EXPECT_TRUE(has_prefix(f, "Peak memory during memory usage profiling (torch + non-torch): "));

@@ -1,5 +1,5 @@
-// TensorRT-engine (C++ runtime) terms fitted on TensorRT-LLM's own logs, and the weights of an
-// FP8-built engine. See trtllm_estimates.h.
+// TensorRT-engine (C++ runtime) terms fitted on TensorRT-LLM's own logs, the weights of an
+// FP8-built engine, and the PyTorch executor's overhead beyond vLLM's terms. See trtllm_estimates.h.
 #include "engines/trtllm/trtllm_estimates.h"
 
 #include <fmt/format.h>
@@ -64,6 +64,37 @@ int64_t fp8_engine_weights(const ModelConfig& c, const RankWeights& w) {
   for (const auto& [component, b] : w.by_component)
     if (component == "attention" || component == "mlp" || component == "experts") bytes -= b / 2;
   return bytes;
+}
+
+vllm::Estimate pytorch_executor_overhead() {
+  // KvCacheCreator.configure_kv_cache_capacity (tensorrt_llm/_torch/pyexecutor/_util.py, 2025 and
+  // 2026 copies) sizes the pool from peak = torch "allocated_bytes.all.peak" over the dummy
+  // requests + (device used - torch allocated after empty_cache()): everything the estimation
+  // executor holds by then counts - the model, the sampler, the attention workspace, the autotuner's
+  // and the CUDA graphs' leftovers, the C++ runtime's buffers, the kernel modules TensorRT-LLM's
+  // libraries and the autotuned tactics loaded, and caching-allocator segments empty_cache() cannot
+  // return. The terms this plan shares with vLLM's model (CUDA context, profile-run activations and
+  // non-torch growth, CUDA graphs) leave, on one GPU (peak the log implies - the plan's terms):
+  //   0.79 GiB  Qwen3-0.6B, H100, 1.2.1, LLM-API defaults: "Allocated 68.69 GiB for max tokens in
+  //             paged KV cache (643136)" -> (79.19 - peak) x 0.9 = 68.69 GiB (tests/data/extra
+  //             xtrt-001; the plan gave 649,792 tokens: 6,656 x 114,688 B / 0.9 = 0.79 GiB short)
+  //   0.49 GiB  SmolLM2-135M-Instruct, RTX 4070 SUPER (11.70 GiB), 1.2.1, max_seq_len 2049: "Estimated
+  //             max memory in KV cache : 9.06 GiB" (422,048 tokens) -> peak 1.63 GiB with 0.25 GiB of
+  //             weights; the same 10.07..10.08 GiB free x 0.25 is the 2.52 GiB of its fraction-0.25
+  //             run (xtrt-008/009, replayed from the model's config in tests/trtllm_overhead_test.cpp,
+  //             the checkpoint not being in the catalog: 442,752 tokens, 20,704 x 23,040 B / 0.9 over)
+  //   1.34 GiB  Qwen2.5-VL-7B-Instruct, L20, 0.21.0rc1, fraction 0.6, no CUDA graphs, 1,700 dummy
+  //             tokens: "... (301472)" (xtrt-007: 316,512 planned, 15,040 x 57,344 B / 0.6 over; a
+  //             vision-language model - its encoder may add to it)
+  // ESTIMATE, n = 3: 0.64 GiB (the two text models' mean), 0.45 .. 1.35 GiB. GUESS: that it is one
+  // per-rank constant - the two text logs differ by 0.30 GiB on different GPUs, models and
+  // max_seq_len, and multi-GPU logs with the profiling lines were not found; the 8 x B300 Kimi-K2.5
+  // log (xtrt-010, 1.3.0rc7) implies ~9.5 GiB more than the plan's other terms there (8.9 GiB with
+  // this one), not fitted (n = 1, and the log prints no profiling lines to split it).
+  const double gib = static_cast<double>(int64_t{1} << 30);
+  return range(0.64 * gib, 0.45 / 0.64, 1.35 / 0.64,
+               "TensorRT-LLM PyTorch executor overhead beyond vLLM's terms (sampler, runtime buffers, kernel modules, allocator "
+               "leftovers): 0.64 GiB per rank (ESTIMATE from 3 single-GPU TensorRT-LLM logs, 0.49..1.34 GiB; one constant is a GUESS)");
 }
 
 }  // namespace headroom::trtllm

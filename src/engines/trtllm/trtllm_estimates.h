@@ -2,8 +2,9 @@
 // closed form -- the engine's execution-context (activation) memory is TensorRT's
 // getDeviceMemorySizeV2() of the built engine, the runtime buffers and the decoder are sized by
 // TrtGptModelInflightBatching::createBuffers / createDecoder -- fitted on TensorRT-LLM's own
-// "[MemUsageChange] Allocated ..." log lines (trtllm_estimates.cpp lists the logs), and the
-// weights of a TensorRT engine built with FP8 linear layers from a 16-bit checkpoint.
+// "[MemUsageChange] Allocated ..." log lines (trtllm_estimates.cpp lists the logs), the weights
+// of a TensorRT engine built with FP8 linear layers from a 16-bit checkpoint, and what the
+// PyTorch backend's profiled peak holds beyond the terms shared with vLLM's model.
 #pragma once
 #include <cstdint>
 
@@ -24,5 +25,10 @@ vllm::Estimate trt_runtime_buffers(const ModelConfig& c, int64_t max_batch_size)
 // 1 B per linear weight; embedding, lm_head and norms stay 16-bit. Throws InputError when the
 // checkpoint is not 16-bit (its own quantization is what the engine holds).
 int64_t fp8_engine_weights(const ModelConfig& c, const RankWeights& w);
+// PyTorch backend: the part of KvCacheCreator's profiled peak (torch peak + memory outside torch,
+// tensorrt_llm/_torch/pyexecutor/_util.py) that the CUDA-context, activation, non-torch-growth and
+// CUDA-graph terms shared with vLLM's model leave out, per rank (ESTIMATE, n = 3 logs: 0.49 ..
+// 1.34 GiB; trtllm_estimates.cpp lists them).
+vllm::Estimate pytorch_executor_overhead();
 
 }  // namespace headroom::trtllm

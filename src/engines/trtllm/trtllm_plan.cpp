@@ -28,6 +28,7 @@ struct Terms {
   int rank = 0, pp_rank = 0;
   int64_t weights = 0, bpt = 0, state = 0;
   vllm::Estimate ctx, act, other, graphs;
+  vllm::Estimate exec;            // PyTorch backend: executor overhead beyond vLLM's terms (trtllm_estimates.h)
   int64_t peak[3] = {0, 0, 0};    // profiled peak: central, best, worst
   int64_t budget[3] = {0, 0, 0};  // central, best, worst (per plan: depends on the fraction)
   // Index of an earlier rank with the same terms (same weights, same pipeline stage), or -1: it
@@ -90,6 +91,7 @@ void prepare(Prepared& P, const Deployment& d) {
       t.act = same_stage->act;
       t.other = same_stage->other;
       t.graphs = same_stage->graphs;
+      t.exec = same_stage->exec;
     } else {
       t.bpt = trtllm::bytes_per_token(c, s, w.pp_rank);
       auto [l0, l1] = trtllm::pp_layers(static_cast<int>(c.num_layers), s.pp, w.pp_rank);
@@ -116,6 +118,7 @@ void prepare(Prepared& P, const Deployment& d) {
       t.act = vllm::activation_peak(act_era, c, par, s.max_num_tokens, reqs, w.pp_rank == s.pp - 1, layers);
       t.other = vllm::non_torch_increase(s.tp * s.pp);
       t.graphs = P.graph_sizes.empty() ? vllm::Estimate{} : vllm::cuda_graph_memory(c, layers, linear, static_cast<int64_t>(P.graph_sizes.size()), 0, s.tp);
+      if (s.backend == "pytorch") t.exec = trtllm::pytorch_executor_overhead();
       if (s.backend == "trt" && !s.era.trt_lazy_context) {
         // A TensorRT engine (0.9+): TllmRuntime allocates the engine's execution context, then
         // TrtGptModelInflightBatching its runtime buffers and decoder, before the KV pool is sized
@@ -135,7 +138,7 @@ void prepare(Prepared& P, const Deployment& d) {
       }
     }
     for (int sc = 0; sc < 3; ++sc)
-      t.peak[sc] = pick(t.ctx, sc) + t.weights + pick(t.act, sc) + pick(t.other, sc) + pick(t.graphs, sc) + t.state;
+      t.peak[sc] = pick(t.ctx, sc) + t.weights + pick(t.act, sc) + pick(t.other, sc) + pick(t.graphs, sc) + pick(t.exec, sc) + t.state;
     for (size_t j = 0; j < P.terms.size(); ++j)
       if (P.terms[j].same_as < 0 && P.terms[j].pp_rank == t.pp_rank && P.terms[j].weights == t.weights) {
         t.same_as = static_cast<int>(j);
@@ -201,6 +204,7 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
       sim.begin_stage("warmup");
       if (pytorch) {
         sim.alloc_estimated("NCCL / cuBLAS / autotuner workspaces (outside torch)", t.other.central, t.other.low, t.other.high);
+        sim.alloc_estimated("executor overhead: sampler, runtime buffers, kernel modules (fitted)", t.exec.central, t.exec.low, t.exec.high);
         if (t.graphs.central > 0)
           sim.alloc_estimated(fmt::format("CUDA graphs ({} batch sizes)", graph_sizes.size()), t.graphs.central, t.graphs.low, t.graphs.high);
         sim.alloc_estimated(fmt::format("profiling activations ({} dummy context tokens)", s.max_num_tokens), t.act.central, t.act.low, t.act.high);
@@ -267,7 +271,7 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
     // prints as a float32 widened to double ("fraction is set 0.8999999761581421" in the 1.1.0rc3
     // log). GUESS: 1.2+ (Python KvCacheConfig in the 2026 source) prints the value as given.
     const std::string frac = s.era.log_2026 ? fmt::format("{}", s.fraction) : fmt::format("{}", static_cast<double>(static_cast<float>(s.fraction)));
-    int64_t peak0 = t0.ctx.central + t0.weights + t0.act.central + t0.other.central + t0.graphs.central + t0.state;
+    int64_t peak0 = t0.ctx.central + t0.weights + t0.act.central + t0.other.central + t0.graphs.central + t0.exec.central + t0.state;
     // One KV-manager creation: the warning when KvCacheCreator handed it max_tokens (resource_manager.py
     // calculate_max_num_blocks; GUESS: 1.2+ words it differently, not predicted there), the window
     // shrink, the C++ manager's two lines, the executor's summary. Returns max_seq_len after it.
@@ -327,7 +331,7 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
         f.log.push_back(fmt::format("Memory used after loading model weights (outside torch) in memory usage profiling: {} GiB", g2(t0.ctx.central + tmp_bytes)));
         f.log.push_back(fmt::format("Memory dynamically allocated during inference (inside torch) in memory usage profiling: {} GiB", g2(t0.act.central)));
         f.log.push_back(fmt::format("Memory used outside torch (e.g., NCCL and CUDA graphs) in memory usage profiling: {} GiB",
-                                    g2(t0.ctx.central + t0.other.central + t0.graphs.central + tmp_bytes)));
+                                    g2(t0.ctx.central + t0.other.central + t0.graphs.central + t0.exec.central + tmp_bytes)));
         int64_t kv_max = static_cast<int64_t>(static_cast<double>(T - peak0) * s.fraction);
         if (s.era.log_2026)
           f.log.push_back(fmt::format("Peak memory during memory usage profiling (torch + non-torch): {} GiB, available KV cache memory when calculating max "
@@ -404,6 +408,7 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
       f.notes.push_back("ESTIMATED: " + t0.other.basis);
     }
     if (t0.graphs.central > 0) f.notes.push_back("ESTIMATED: " + t0.graphs.basis);
+    if (t0.exec.central > 0) f.notes.push_back("ESTIMATED: " + t0.exec.basis);
     if (c.sliding_window > 0) f.notes.push_back("sliding-window layers planned with full-length KV (no max_attention_window given)");
   }
   if (!opt.detail) f.log.clear();  // items stay: validate and tune read the stage sums
