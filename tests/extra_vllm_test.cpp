@@ -47,15 +47,15 @@ TEST(ExtraVllm, EstimatedMaxModelLenGivenTheLoggedMemory) {
 }
 
 TEST(ExtraVllm, EstimatedMaxModelLenForecastIsAKnownMiss) {
-  // xvllm-022 is the one refusal with M in these logs: the forecast's M is 128,688 against the
+  // xvllm-022 is the one refusal with M in these logs: the forecast's M was 128,688 against the
   // logged 87,840 (+46.5%), i.e. 11.78 GiB of KV forecast where the log has 8.04. The page
-  // arithmetic is exact (above); the 3.7 GiB are the vision tower's profiling (profile_run's
-  // dummy encoder batch, "profiled with 1 image items of the maximum feature size"), which the
-  // activation estimate does not model (vllm_estimates.cpp activation_peak: text forward and
-  // sampler only). Pinned so that a fix shows and a regression fails.
+  // arithmetic is exact (above). The vision tower's profiling (one 16,384-token image, vllm_plan.cpp
+  // vision_profile_peak: 1.52 GiB against the text forward's 1.38) brings it to +44.8%; the other
+  // ~3.6 GiB of this 0.11.0 A100 start are not explained (Qwen3.5-9B on 0.18, xvllm-034, still has
+  // about 0.48 GiB less KV than forecast after the same term). Pinned so that a fix shows and a regression fails.
   const auto& m = extra()["max_model_len"];
   EXPECT_EQ(m["n"].get<int>(), 1);
-  EXPECT_LE(m["median_abs_pct_err"].get<double>(), 46.6);
+  EXPECT_LE(m["median_abs_pct_err"].get<double>(), 44.9);
 }
 
 TEST(ExtraVllm, KvTokensGivenTheLoggedMemoryAreExact) {
@@ -97,15 +97,17 @@ TEST(ExtraVllm, ForecastErrorsStayWhereTheyAre) {
   // under EP, which vllm-057/058 measured on H100 with DeepGEMM, but this DeepGEMM-off run's KV came
   // out 0.11 GiB larger than its TP4 twin's, vllm-052) and PP4 587,424 vs 555,680 (+5.7%: the
   // binding stage held about 25.4 GiB where 26.9 is forecast); then xvllm-034, Qwen3.5-9B on an
-  // L40S (0.18.0), 345,312 vs 331,584 (+4.1%: 21.08 GiB of KV where the log has 20.27; its vision
-  // tower's profiling is not modelled, as for xvllm-022). n 17 -> 20, median 3.83% -> 3.95%, p90
-  // 18.37% -> 13.38%. The H100 0.11.0 series logs no token counts; its KV pools are within 0.7%
+  // L40S (0.18.0), 345,312 vs 331,584 (+4.1%: 21.08 GiB of KV where the log has 20.27). n 17 -> 20,
+  // median 3.83% -> 3.95%, p90 18.37% -> 13.38%. Then the vision tower's profile-run peak (one
+  // 16,384-token image through the Qwen3-VL / Qwen3.5 tower, vllm_plan.cpp vision_profile_peak)
+  // where it exceeds the text one: xvllm-034 +4.1% -> +2.5%, xvllm-008 (Qwen3-VL-30B-A3B-FP8)
+  // +6.3% -> +3.5%, xvllm-021 (Qwen3.5-35B-A3B-FP8) +11.7% -> +10.6%: median 3.17%, p90 12.34%. The H100 0.11.0 series logs no token counts; its KV pools are within 0.7%
   // of the forecast's (50.37 vs 50.28 GiB, 51.44 vs 51.38, 64.48 vs 64.45, 4.50 vs 4.45, 34.62 vs
   // 34.49, and gpt-oss-120b 3.44 vs 3.33 with the Triton MXFP4 weights).
   const auto& kv = extra()["kv_tokens"];
   EXPECT_EQ(kv["n"].get<int>(), 20);
-  EXPECT_LE(kv["median_abs_pct_err"].get<double>(), 3.96);
-  EXPECT_LE(kv["p90_abs_pct_err"].get<double>(), 13.4);
+  EXPECT_LE(kv["median_abs_pct_err"].get<double>(), 3.18);
+  EXPECT_LE(kv["p90_abs_pct_err"].get<double>(), 12.35);
   // weights ("Model loading took" / "Loading model weights took"): 16 cases, median 0.15% (0.09%
   // over the 14 before xvllm-020, whose NVFP4 checkpoint loads 19.78 GiB against 21.33 derived).
   // Round 3: 26 cases, median 0.21%, p90 0.96%. gpt-oss on H100 at 0.11.0 takes vLLM's Triton MXFP4

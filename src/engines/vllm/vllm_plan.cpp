@@ -253,6 +253,35 @@ double mxfp4_expert_ratio(const Era& era, const Deployment& d, const ModelConfig
   return static_cast<double>(up(h, 256) * up(im, sm100 ? 256 : 128)) / (hd * imd);
 }
 
+// profile_run's multimodal step (vllm/v1/worker/gpu_model_runner.py profile_run): before the text
+// dummy run the encoder runs once on mm_budget's dummy batch and its outputs stay cached
+// (encoder_cache["tmp"]) through it. Every Qwen3-VL / Qwen3.5 start in the logs read (0.11 .. 0.26:
+// xvllm-022, xvllm-034, public-code ids 55195690679, 7744031738, 56970046574, 51912001300) prints
+// "Encoder cache will be initialized with a budget of 16384 tokens, and profiled with 1 image items
+// of the maximum feature size": one image of 16,384 tokens = 16,384 x merge^2 patches P. The
+// tower's torch peak (Qwen3_VisionTransformer.forward / Qwen3_VisionBlock, read, not measured: a
+// GUESS of which temporaries coexist): P x (the pixel values, in_channels x temporal x patch^2 bf16;
+// the hidden states 2h; a block's norm output 2h; fc1 and its GELU output 2 x 2I/tp B). The peak of
+// the profile run is the larger of this and the text one (activation_peak), on the first pipeline
+// stage, which holds the tower. Check: Qwen3.5-9B on an L40S, 0.18.0 (xvllm-034): the log leaves
+// 0.81 GiB less KV than the text-only estimate; the tower's 1.52 GiB peak accounts for 0.33 of it.
+// Off with --skip-mm-profiling or --language-model-only (no tower loaded).
+std::optional<Estimate> vision_profile_peak(const Deployment& d, const ModelConfig& c, int tp) {
+  const VisionTower& v = c.vision;
+  if (!v.present || v.kind != "qwen3_vl" || v.hidden <= 0 || v.intermediate <= 0 || v.patch_size <= 0) return std::nullopt;
+  for (const char* off : {"--skip-mm-profiling", "--language-model-only"})
+    if (const std::string* f = d.flag(off); f && *f != "false" && *f != "False" && *f != "0") return std::nullopt;
+  const double merge = static_cast<double>(std::max<int64_t>(1, v.spatial_merge_size));
+  const double P = 16384.0 * merge * merge;
+  const double pixel = static_cast<double>(v.in_channels * std::max<int64_t>(1, v.temporal_patch_size) * v.patch_size * v.patch_size) * 2;
+  const double h = static_cast<double>(v.hidden), I = static_cast<double>(v.intermediate) / std::max(1, tp);
+  const double peak = P * (pixel + 4 * h + 4 * I);
+  return range(peak, 0.8, 1.6,
+               fmt::format("vision tower profile on one 16,384-token image ({:.0f} patches): pixel values + hidden + a block's "
+                           "norm, fc1 and GELU outputs = {:.2f} GiB (GUESS: which temporaries coexist)",
+                           P, peak / GiB));
+}
+
 void prepare(Prepared& P, const Deployment& d) {
   P.valid = false;
   P.key = d;
@@ -339,6 +368,13 @@ void prepare(Prepared& P, const Deployment& d) {
       } else {
         st.act = activation_peak(era, c, d.par, N, s.max_num_seqs, last, layers, nullptr, fi);
       }
+      if (w.pp_rank == 0)
+        if (auto vit = vision_profile_peak(d, c, tp); vit && vit->central > st.act.central) {
+          st.act.central = vit->central;
+          st.act.low = std::max(st.act.low, vit->low);
+          st.act.high = std::max(st.act.high, vit->high);
+          st.act.basis += "; the larger: " + vit->basis;
+        }
       int64_t pw = static_cast<int64_t>(s.capture.size());
       st.gact = s.enforce_eager ? Estimate{}
                 : era.graph_outputs_per_size && linear == 0
