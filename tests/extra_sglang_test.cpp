@@ -45,6 +45,27 @@
 //     xsgl-021's weights 8.46 vs 8.62 GB (-1.9%: RoPE caches and other buffers SGLang builds at init).
 //   The Mamba-pool rules of handle_max_mamba_cache (sglang_mamba_test.cpp) leave these cases as
 //     they were: none of them sets --max-running-requests on a hybrid model.
+//
+// Fourth pass (cases xsgl-023..024, 2026-12-01): CUDA-graph memory. Two more real logs with the
+// capture line (Qwen3-30B-A3B TP8 on B200 from PR #8258, 2025-07-22; Llama-3.1-8B-Instruct on a
+// 24 GB card under Docker Desktop, 2025-07-14), and graph_capture() refitted per mechanism on the
+// nine decode-graph figures (xsgl-001/006/007/011/012/013/018/023/024): the pool holds the largest
+// batch's activations once (not twice) plus its bf16 logits, and TP > 1 costs ~150 KiB per captured
+// all-reduce (the count custom all-reduce logs as "Registering N cuda graph addresses") instead of a
+// fixed 0.25 GiB. Measured, 22 old cases -> 24 cases after:
+//   graph_gib median 28.13% -> 10.21%, p90 39.01% -> 30.64% (n 11 -> 13): xsgl-013 (TP2) +38% -> +8%,
+//     xsgl-018 (TP8) -10% -> +2%, xsgl-023 (new, TP8) -12% -> -3%, xsgl-001 (TP4) -37% -> -30%,
+//     xsgl-006/014 +8% -> +10%, xsgl-011 -36% -> -27%; xsgl-022 (unified memory) stays -97%.
+//   kv_tokens median 0.73% (n 21 -> 23), p90 4.29% -> 6.40% from the new xsgl-024 (+14.7%: the
+//     Windows desktop's 1.25 GiB share is not modelled); weights 1.79% -> 1.77% (n 19), post-weights
+//     0.55% -> 0.56% (n 21), outcome 18/18 -> 20/20. Visible corpus: every metric unchanged (the
+//     doctor's fix for sglang-040 reads --mem-fraction-static 0.555, was 0.55). DSA models: the
+//     indexer holds [bs, context] fp32 scores and sgl-kernel fast_topk_v2's [bs, index_topk] int32
+//     once (was scores + a same-size workspace, twice): the seed at 0.88 keeps FITS (3.42 GiB at
+//     the central estimate, 0.17 in the worst case), tune still recommends 0.86.
+//   Left: load-time overhead ("Load weight end" mem usage 0.02-0.28 GiB above the checkpoint bytes)
+//     varies by GPU for one checkpoint (Qwen3-0.6B +0.07 H100, +0.10 MI355X, +0.14 RTX 5080), so no
+//     sized buffer in the source explains it; not modelled.
 #include <gtest/gtest.h>
 
 #include <iostream>
@@ -66,27 +87,30 @@ TEST(ExtraSglang, ReplayMetricsPinned) {
   auto j = validate_corpus(std::string(HEADROOM_TEST_DATA) + "/extra/sglang.jsonl");
   std::cout << "extra sglang: kv " << j["kv_tokens"].dump() << ", given memory " << j["kv_tokens_given_memory_err"].dump() << ", weights "
             << j["weights_gib"].dump() << ", post-weights " << j["post_weights_avail"].dump() << ", outcome " << j["outcome"].dump() << "\n";
-  EXPECT_EQ(j["cases"].get<int>(), 22);
-  EXPECT_EQ(j["covered"].get<int>(), 22);
-  // Pool size: forecast tokens against "max_total_num_tokens" / "#tokens".
-  ASSERT_EQ(j["kv_tokens"]["n"].get<int>(), 21);
+  EXPECT_EQ(j["cases"].get<int>(), 24);
+  EXPECT_EQ(j["covered"].get<int>(), 24);
+  // Pool size: forecast tokens against "max_total_num_tokens" / "#tokens". The p90 is xsgl-024's
+  // +14.7%: a Windows desktop (Docker Desktop/WSL2) holds 1.25 GiB of the RTX 4090 before SGLang starts.
+  ASSERT_EQ(j["kv_tokens"]["n"].get<int>(), 23);
   EXPECT_NEAR(j["kv_tokens"]["median_abs_pct_err"].get<double>(), 0.73, 0.05);
-  EXPECT_LE(j["kv_tokens"]["p90_abs_pct_err"].get<double>(), 4.35);
+  EXPECT_LE(j["kv_tokens"]["p90_abs_pct_err"].get<double>(), 6.45);
   // The same pool from the log's own "avail mem" figures: only the 2-decimal rounding is left.
-  ASSERT_EQ(j["kv_tokens_given_memory_err"]["n"].get<int>(), 12);
+  ASSERT_EQ(j["kv_tokens_given_memory_err"]["n"].get<int>(), 13);
   EXPECT_LE(j["kv_tokens_given_memory_err"]["median_abs_pct_err"].get<double>(), 0.03);
   EXPECT_LE(j["kv_tokens_given_memory_err"]["p90_abs_pct_err"].get<double>(), 0.2);
   // Weights per rank ("mem usage" at Load weight end) and free memory after them.
-  ASSERT_EQ(j["weights_gib"]["n"].get<int>(), 18);
-  EXPECT_NEAR(j["weights_gib"]["median_abs_pct_err"].get<double>(), 1.79, 0.05);
-  ASSERT_EQ(j["post_weights_avail"]["n"].get<int>(), 20);
-  EXPECT_NEAR(j["post_weights_avail"]["median_abs_pct_err"].get<double>(), 0.55, 0.05);
-  // CUDA-graph memory ("Capture ... end ... mem usage", decode + prefill graphs summed).
-  ASSERT_EQ(j["graph_gib"]["n"].get<int>(), 11);
-  EXPECT_NEAR(j["graph_gib"]["median_abs_pct_err"].get<double>(), 28.13, 0.1);
-  EXPECT_LE(j["graph_gib"]["p90_abs_pct_err"].get<double>(), 39.1);
+  ASSERT_EQ(j["weights_gib"]["n"].get<int>(), 19);
+  EXPECT_NEAR(j["weights_gib"]["median_abs_pct_err"].get<double>(), 1.77, 0.05);
+  ASSERT_EQ(j["post_weights_avail"]["n"].get<int>(), 21);
+  EXPECT_NEAR(j["post_weights_avail"]["median_abs_pct_err"].get<double>(), 0.56, 0.05);
+  // CUDA-graph memory ("Capture ... end ... mem usage", decode + prefill graphs summed): the
+  // per-mechanism estimate of graph_capture() (largest batch's activations and bf16 logits in the
+  // pool, kernel nodes, 150 KiB per captured all-reduce) against 13 logged figures.
+  ASSERT_EQ(j["graph_gib"]["n"].get<int>(), 13);
+  EXPECT_NEAR(j["graph_gib"]["median_abs_pct_err"].get<double>(), 10.21, 0.1);
+  EXPECT_LE(j["graph_gib"]["p90_abs_pct_err"].get<double>(), 30.7);
   // Outcome agreement (every case with a known outcome started).
-  ASSERT_EQ(j["outcome"]["n"].get<int>(), 18);
+  ASSERT_EQ(j["outcome"]["n"].get<int>(), 20);
   EXPECT_DOUBLE_EQ(j["outcome"]["agreement"].get<double>(), 1.0);
 
   // xsgl-004, GLM-5-FP8 on 8 x MI355X (v0.5.8.post1, --kv-cache-dtype fp8_e4m3): rest = 193.92 -
@@ -115,6 +139,15 @@ TEST(ExtraSglang, ReplayMetricsPinned) {
   // share, GUESS from this log's 113.28 GiB before weights) - 48.07 = 65.22 GiB (logged 66.05); it
   // was 73.07 with the 0.55 GiB CUDA context of a discrete GPU.
   EXPECT_NEAR(case_row(j, "xsgl-022")["predicted"]["post_weights_avail_gib"].get<double>(), 65.22, 0.01);
+  // xsgl-023, Qwen3-30B-A3B TP8 (PR #8258, 2025-07-22, before PR #8579): 51 graphs each keep their
+  // own fp32 logits, (1+2+4+8 + 16..256 step 8 + 272..512 step 16 = 10,503) x 151,936 x 4 B = 5.94 GiB,
+  // plus 4947 captured all-reduces ("Registering 4947 cuda graph addresses") at 150 KiB: 7.11 GiB
+  // forecast, "mem usage=7.36 GB" logged (-3%; the previous estimate, 0.25 GiB fixed, gave -12%). Its pool
+  // (6,004,242 tokens logged) is what a B200 gives - the GPU the notes infer.
+  EXPECT_NEAR(case_row(j, "xsgl-023")["predicted"]["graph_gib"].get<double>(), 7.11, 0.02);
+  EXPECT_NEAR(case_row(j, "xsgl-023")["predicted"]["kv_tokens"].get<double>(), 6004242.0, 0.005 * 6004242.0);
+  // xsgl-018, DeepSeek-R1 TP8 on B200: 6273 captured all-reduces, 6.47 GiB forecast vs 6.37 logged.
+  EXPECT_NEAR(case_row(j, "xsgl-018")["predicted"]["graph_gib"].get<double>(), 6.47, 0.02);
 }
 
 TEST(ExtraSglang, VlmFractionIsNotRounded) {
@@ -154,8 +187,32 @@ TEST(ExtraSglang, PcieAndGraphEstimates) {
   // A TP8 RTX PRO 6000 keeps 1.67 GiB (sglang#29562).
   EXPECT_EQ(sglang::init_overhead(require_gpu("rtx-pro-6000"), 2).central, static_cast<int64_t>(1.67 * GiB));
 
-  // Graph fixed part with no graph captured: 0.06 GiB on one rank, 0.25 GiB with TP > 1.
+  // Graph fixed part with no graph captured: 0.06 GiB, one rank or several (the TP > 1 cost is per
+  // captured all-reduce now, not a fixed 0.25 GiB).
   auto qwen06 = load_model("Qwen/Qwen3-0.6B");
-  EXPECT_EQ(sglang::graph_capture(qwen06->config, 1, 0, 0, 1).central, static_cast<int64_t>(0.06 * GiB));
-  EXPECT_EQ(sglang::graph_capture(qwen06->config, 2, 0, 0, 1).central, static_cast<int64_t>(0.25 * GiB));
+  EXPECT_EQ(sglang::graph_capture(qwen06->config, 1, 1, 0, 0, 1).central, static_cast<int64_t>(0.06 * GiB));
+  EXPECT_EQ(sglang::graph_capture(qwen06->config, 2, 2, 0, 0, 1).central, static_cast<int64_t>(0.06 * GiB));
+}
+
+TEST(ExtraSglang, GraphCaptureTermsByHand) {
+  // Qwen3-0.6B: 28 layers, hidden 1024, intermediate 3072, vocab 151,936 (its config.json).
+  auto q = load_model("Qwen/Qwen3-0.6B");
+  ASSERT_EQ(q->config.num_layers, 28);
+  ASSERT_EQ(q->config.hidden_size, 1024);
+  ASSERT_EQ(q->config.intermediate_size, 3072);
+  ASSERT_EQ(q->config.vocab_size, 151936);
+  const auto cap = [&](int tp, int attn_tp, int64_t max_bs, int64_t n) {
+    return static_cast<double>(sglang::graph_capture(q->config, tp, attn_tp, max_bs, n, 1).central);
+  };
+  // Captured all-reduces at TP2: 4 graphs x (28 attention + 28 MLP + 1 embedding) = 228, at 150 KiB each
+  // = 35,020,800 B more than the same 4 graphs on one rank ("Registering 4947 cuda graph addresses" =
+  // 51 x (2 x 48 + 1) for Qwen3-30B-A3B TP8 is how SGLang counts them, xsgl-023). With DP attention
+  // (attention TP 1) the attention all-reduces drop: 4 x 29 x 150 KiB = 17,817,600 B.
+  EXPECT_NEAR(cap(2, 2, 0, 4) - cap(1, 1, 0, 4), 35020800.0, 1.0);
+  EXPECT_NEAR(cap(2, 1, 0, 4) - cap(1, 1, 0, 4), 17817600.0, 1.0);
+  // Graph objects: 4 graphs x 28 layers x 12 kernels x 3 KiB = 4,128,768 B over no graph.
+  EXPECT_NEAR(cap(1, 1, 0, 4) - cap(1, 1, 0, 0), 4128768.0, 1.0);
+  // The largest batch (8) in the pool: 8 x (1024 x 2 x 8 + 3 x 3072 x 2) = 278,528 B of activations
+  // plus its bf16 logits 8 x 151,936 x 2 = 2,430,976 B.
+  EXPECT_NEAR(cap(1, 1, 8, 0) - cap(1, 1, 0, 0), 278528.0 + 2430976.0, 1.0);
 }

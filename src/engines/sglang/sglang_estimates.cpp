@@ -84,23 +84,39 @@ Estimate fp4_moe_warmup_residue(const ModelConfig& c, const GpuSpec& gpu) {
   return {gib(2.0), gib(1.0), gib(3.0), "FP4 MoE autotune/warm-up residue on Blackwell (corpus sglang-012, vLLM FP4 MoE warm-up, seed crash)"};
 }
 
-Estimate graph_capture(const ModelConfig& c, int tp, int64_t max_bs, int64_t n_graphs, int64_t tokens_per_bs) {
-  // GUESS, structured: a fixed part (cuBLAS/NCCL graph buffers, kernel parameters), a part
-  // per captured graph and layer (kernel nodes), and the largest batch's activations that the
-  // eager warm-up leaves cached (PyTorch cannot release cached blocks during capture) plus the
-  // private pool's copy of them. Observed graph memory: 0.6 GB Llama-3-8B TP2 (sglang-036),
-  // 1.19 GB Qwen3-30B-A3B incl. prefill graphs (sglang-038), 0.95 GB GLM-4.5-Air TP4 (PR #8579).
+Estimate graph_capture(const ModelConfig& c, int tp, int attn_tp, int64_t max_bs, int64_t n_graphs, int64_t tokens_per_bs) {
+  // ESTIMATE, fitted per mechanism on the "Capture cuda graph end ... mem usage" lines of nine real
+  // logs (tests/data/extra xsgl-001/006/007/011/012/013/018/023/024; decode graphs only, after the
+  // exact terms the plan adds - the attention backend's metadata and the graph output logits).
+  // SGLang measures the capture (cuda_graph_runner.py: free memory before - after, empty_cache) and
+  // computes nothing, so each term below is a mechanism of cuda_graph_runner.py fitted on those logs.
   const double tokens = static_cast<double>(max_bs * std::max<int64_t>(1, tokens_per_bs));
   const double hidden = static_cast<double>(c.hidden_size);
-  double per_token = hidden * 2.0 * 8.0;  // residual, norms, q/k/v/o in flight (bf16), ~8 hidden-sized buffers
+  const double layers = static_cast<double>(c.num_layers);
+  // (1) The private graph pool keeps the peak of the largest batch: batch sizes are captured in
+  // descending order into one pool ("to enable better memory sharing across cuda graphs"), so the
+  // smaller graphs reuse the largest one's blocks; measured on an H200, the pool holds the largest
+  // batch's live activations once (torch.cuda.graph empties the warm-up's cache before capture;
+  // docs/measurements/h200-2026-11-30.md). Its intermediates: residual, norms, q/k/v/o in flight
+  // (~8 hidden-sized bf16 buffers) and the MLP/MoE intermediates of one layer ...
+  double per_token = hidden * 2.0 * 8.0;
   if (c.is_moe()) per_token += static_cast<double>(c.experts_per_token) * 2.0 * static_cast<double>(c.moe_intermediate_size) / tp * 2.0 * 2.0;
   else per_token += 3.0 * static_cast<double>(c.intermediate_size) / tp * 2.0;
+  double pool = tokens * per_token;
+  // ... and the lm_head output in the model dtype (LogitsProcessor: the bf16 [tokens, vocab] matmul,
+  // cast to fp32 into the graph's output - the fp32 copy is the "graph output logits" line).
+  // 2 B x tokens x vocab is what the fit asks for: Qwen3-8B decode to 512 logged 0.60 GB with 0.29 of
+  // fp32 output logits (xsgl-006/014); without this term the largest-batch cases are 15-30% low.
+  if (max_bs > 0) pool += tokens * static_cast<double>(c.vocab_size) * 2.0;
   if (c.has_indexer()) {
     // DSA indexer scores over the whole context window [bs, max_context] in fp32 during decode
-    // capture (nsa_backend: max_seqlen_k = page_table width) - logits + top-k workspace.
-    per_token += 2.0 * static_cast<double>(c.max_position_embeddings) * 4.0;
+    // capture (nsa_backend: max_seqlen_k = page_table width), and the top-k it selects: sgl-kernel's
+    // fast_topk_v2 writes [bs, index_topk] int32 (score.new_empty((bs, topk), dtype=torch.int32)) from
+    // an in-kernel selection, no [bs, context] workspace. Held once, like the other intermediates of
+    // the largest batch (the previous estimate counted scores + a same-size workspace, twice).
+    pool += tokens * (static_cast<double>(c.max_position_embeddings) + static_cast<double>(c.index_topk)) * 4.0;
   }
-  // Graph objects: measured ~3 KiB per captured kernel node on an H200 (torch 2.11; 80 KiB per graph
+  // (2) Graph objects: measured ~3 KiB per captured kernel node on an H200 (torch 2.11; 80 KiB per graph
   // per layer for a 27-kernel layer, docs/measurements/h200-2026-11-30.md). Kernels per decode layer
   // are ESTIMATED from SGLang's fused sequence: norm, qkv, rope, KV store, attention, o-proj, two
   // all-reduces, norm, gate_up, act, down (~12); a MoE block adds router, top-k, align, two grouped
@@ -110,17 +126,28 @@ Estimate graph_capture(const ModelConfig& c, int tp, int64_t max_bs, int64_t n_g
   if (c.is_moe()) kernels_per_layer += 10.0;
   if (c.mla) kernels_per_layer += 8.0;
   if (c.has_indexer()) kernels_per_layer += 6.0;
-  const double layers = static_cast<double>(c.num_layers);
-  // Fixed part: 0.25 GiB with TP > 1, where every captured all-reduce registers its buffers (custom
-  // all-reduce "Registering N cuda graph addresses", NCCL graph buffers). One rank captures no
-  // collective: 0.06 GiB (GUESS from four TP1 logs whose other terms are near zero or known: decode
-  // graphs 0.07 GB Qwen2.5-0.5B 3 graphs H100, 0.11 GB Qwen3-0.6B 4 graphs RTX 5080, 0.60 GB
-  // Qwen3-8B 52 graphs GB300/B200 of which the terms below give ~0.50; tests/data/extra
-  // xsgl-012/011/006/014).
-  const double fixed = tp > 1 ? 0.25 * GiB : 0.06 * GiB;
-  double central = fixed + static_cast<double>(n_graphs) * layers * kernels_per_layer * 3.0 * KiB + 2.0 * tokens * per_token;
+  const double nodes = static_cast<double>(n_graphs) * layers * kernels_per_layer * 3.0 * KiB;
+  // (3) Each all-reduce captured into a graph (TP > 1): one per attention block (attention TP > 1),
+  // one per MLP/MoE block and one for the vocab-parallel embedding - the count custom all-reduce logs
+  // at the end of capture: "Registering 4947 cuda graph addresses" = 51 graphs x (2 x 48 + 1)
+  // (Qwen3-30B-A3B TP8, xsgl-023), 6273 = 51 x (2 x 61 + 1) (DeepSeek-R1 TP8, xsgl-018). ESTIMATE:
+  // 150 KiB per captured all-reduce, the same with NCCL (custom all-reduce off: QwQ-32B TP4 on L4,
+  // xsgl-001; Qwen3.5-9B TP2 on RTX 4090, xsgl-013) - fitted on those four logs, n=4; what holds it
+  // (per-capture collective buffers the pool cannot share) is INFERRED, not read in the source.
+  double collectives = 0;
+  if (tp > 1) {
+    const double per_graph = layers * ((attn_tp > 1 ? 1.0 : 0.0) + 1.0) + 1.0;
+    collectives = static_cast<double>(n_graphs) * per_graph * 150.0 * KiB;
+  }
+  // (4) Fixed: cuBLAS/cuBLASLt workspaces of the capture stream, input buffers sized by max_bs, kernel
+  // modules loaded on first capture (~70 MiB outside PyTorch for the first eager warm-up on the capture
+  // stream, measured on the H200): 0.06 GiB, from TP1 logs whose other terms are near zero
+  // (Qwen2.5-0.5B 3 graphs 0.07 GB, Qwen3-0.6B 4 graphs 0.11 GB: xsgl-012/011).
+  const double fixed = 0.06 * GiB;
+  const double central = fixed + pool + nodes + collectives;
   return {static_cast<int64_t>(central), static_cast<int64_t>(central * 0.7), static_cast<int64_t>(central * 1.4),
-          "GUESS: 0.25 GiB (TP>1; 0.06 TP1) + ~3 KiB per kernel node per graph (measured, H200) + 2x the largest batch's activations (calibration: sglang-036/038, PR #8579, extra TP1 logs)"};
+          "ESTIMATE (n=9 real logs, extra xsgl-001..024): 0.06 GiB + the largest batch's activations and bf16 logits in the graph pool + ~3 KiB "
+          "per kernel node per graph (measured, H200) + 150 KiB per captured all-reduce (TP > 1)"};
 }
 
 Estimate prefill_activations(const ModelConfig& c, int tp, int64_t tokens, int64_t context_len) {

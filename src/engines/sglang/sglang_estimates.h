@@ -24,8 +24,10 @@ Estimate backend_workspace(const std::string& attention_backend);
 // FP4 MoE kernels on Blackwell: FlashInfer autotuning / warm-up before capture leaves cached,
 // fragmented blocks that the capture cannot reuse. Zero for other models and GPUs.
 Estimate fp4_moe_warmup_residue(const ModelConfig& c, const GpuSpec& gpu);
-// CUDA-graph capture: eager warm-up + private graph pool of the captured batch sizes.
-Estimate graph_capture(const ModelConfig& c, int tp, int64_t max_bs, int64_t n_graphs, int64_t tokens_per_bs);
+// CUDA-graph capture beyond the exact metadata / output-logits buffers: the private graph pool's
+// peak (largest batch), graph objects, captured all-reduces (tp = the MLP/MoE TP size, attn_tp the
+// attention TP size; both 1 on one rank) and a fixed part.
+Estimate graph_capture(const ModelConfig& c, int tp, int attn_tp, int64_t max_bs, int64_t n_graphs, int64_t tokens_per_bs);
 // Runtime peak of one prefill chunk of `tokens` tokens after capture.
 Estimate prefill_activations(const ModelConfig& c, int tp, int64_t tokens, int64_t context_len);
 

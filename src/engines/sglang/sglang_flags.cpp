@@ -37,7 +37,10 @@ const std::vector<std::string_view>& sglang_flags() {
       // routed-expert ids returned with each request (tests/data/extra xsgl-020): a device cache of
       // (tokens, layers, top-k) int32, "DeviceCache[routed_experts] allocated: shape=(8192, 48, 8),
       // size=12.00 MB" for Qwen3-30B-A3B - not modelled, 12 MB
-      "--enable-return-routed-experts"};
+      "--enable-return-routed-experts",
+      // the mid-2025 spelling of --moe-runner-backend triton_kernel (PR #8258's launch command,
+      // tests/data/extra xsgl-023): a MoE kernel choice, the weights keep their size
+      "--enable-triton-kernel-moe"};
   return flags;
 }
 
