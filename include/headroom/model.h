@@ -48,6 +48,11 @@ struct LayerInfo {
   int64_t kv_heads = 0;  // this layer's KV heads when it differs from the model's (Gemma-4 global layers); 0 = model value
   int64_t head_dim = 0;  // this layer's head_dim when it differs; 0 = model value
   int compress_ratio = 0;  // DeepSeek-V4 compress_ratios[i]: 0 = sliding window only, 4 = CSA (+ indexer), 128 = HCA
+  // Nemotron-NAS (DeciLM block_configs[i]): this layer's gated-MLP width from ffn_mult (0 = the model's
+  // intermediate_size), and blocks replaced by one hidden x hidden linear (attention or FFN).
+  int64_t ffn_intermediate = 0;
+  bool attn_linear = false;
+  bool ffn_linear = false;
 };
 
 struct VisionTower {

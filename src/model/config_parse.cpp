@@ -45,6 +45,7 @@ constexpr ArchRow kArchs[] = {
     {"Gemma4ForConditionalGeneration", "gemma4"}, {"Gemma4ForCausalLM", "gemma4"},
     {"MiMoV2FlashForCausalLM", "mimo_v2"},  {"DeepseekV4ForCausalLM", "deepseek_v4"},
     {"Mistral3ForConditionalGeneration", "llama"},  // Mistral text model + pixtral tower (vLLM mistral3.py)
+    {"DeciLMForCausalLM", "nemotron_nas"},  // Nemotron-NAS: per-layer block_configs (config_nemotron_nas.cpp)
 };
 
 std::string supported_list() {
@@ -432,6 +433,7 @@ ModelConfig parse_model_config(std::string_view config_json, std::string_view so
     for (auto& li : c.layers) li.attn = AttnKind::Sliding;  // every layer windowed (Mistral-7B-v0.1 style)
   }
   if (c.family == "gemma4") gemma4_layers(c, s, tsrc);
+  if (c.family == "nemotron_nas") nemotron_nas_layers(c, find_key(s, "block_configs"), tsrc);
   if (c.family == "deepseek_v4") {
     const json* cr = find_key(s, "compress_ratios");
     // The list may carry one more entry (the MTP layer's); vLLM reads compress_ratios[layer_id] for the

@@ -20,7 +20,7 @@ void gqa_attention(InventoryBuilder& b, const std::string& p, int i, int64_t hea
   const auto& c = b.config();
   const int64_t H = c.hidden_size;
   bool qkv_bias = c.attention_bias;
-  bool o_bias = c.attention_bias && (c.family == "llama" && c.architecture != "Qwen2ForCausalLM" && c.architecture != "Qwen3ForCausalLM" &&
+  bool o_bias = c.attention_bias && ((c.family == "llama" || c.family == "nemotron_nas") && c.architecture != "Qwen2ForCausalLM" && c.architecture != "Qwen3ForCausalLM" &&
                                      c.architecture != "Qwen3VLForConditionalGeneration" &&
                                      c.architecture != "Qwen2_5_VLForConditionalGeneration");  // Qwen2: o_proj without bias
   if (c.family == "gpt_oss") o_bias = true;
@@ -282,6 +282,34 @@ void dense_family(InventoryBuilder& b) {
       b.linear(p + "mlp.down_proj", H, c.intermediate_size, R::MlpRow, i);
     } else {
       gated_mlp(b, p + "mlp.", c.intermediate_size, i);
+    }
+  }
+}
+
+// Nemotron-NAS (DeciLM; vLLM model_executor/models/nemotron_nas.py DeciLMDecoderLayer, TensorRT-LLM
+// _torch/models/modeling_nemotron_nas.py NemotronNASDecoderLayer): per layer, input_layernorm + q/k/v/o
+// (the layer's own KV heads) when attention is real, input_layernorm + self_attn.linear_attn [H, H] when
+// replaced by a linear, nothing for no_op; post_attention_layernorm + gate/up/down of the layer's
+// ffn_mult width, or + mlp.linear_mlp [H, H], or nothing for a no_op FFN.
+void nemotron_nas_family(InventoryBuilder& b) {
+  const auto& c = b.config();
+  const int64_t H = c.hidden_size;
+  for (int i = 0; i < c.num_layers; ++i) {
+    const std::string p = L(c, i);
+    const LayerInfo& li = c.layers[i];
+    if (li.attn == AttnKind::Full) {
+      b.norm(p + "input_layernorm", H, i);
+      gqa_attention(b, p, i, c.num_attention_heads, li.kv_heads > 0 ? li.kv_heads : c.num_kv_heads, c.head_dim);
+    } else if (li.attn_linear) {
+      b.norm(p + "input_layernorm", H, i);
+      b.linear(p + "self_attn.linear_attn", H, H, R::AttnQ, i);
+    }
+    if (li.has_mlp) {
+      b.norm(p + "post_attention_layernorm", H, i);
+      gated_mlp(b, p + "mlp.", li.ffn_intermediate > 0 ? li.ffn_intermediate : c.intermediate_size, i);
+    } else if (li.ffn_linear) {
+      b.norm(p + "post_attention_layernorm", H, i);
+      b.linear(p + "mlp.linear_mlp", H, H, R::MlpColumn, i);
     }
   }
 }
@@ -744,6 +772,7 @@ void add_family_tensors(InventoryBuilder& b) {
   else if (f == "gemma4") gemma4_family(b);
   else if (f == "mimo_v2") mimo_v2_family(b, c.mimo_swa_sink_bias);
   else if (f == "deepseek_v4") deepseek_v4_family(b);
+  else if (f == "nemotron_nas") nemotron_nas_family(b);
   else fail_input(c.source, "architectures", "no tensor layout for family " + f);
   if (c.family == "nemotron_h") b.plain("backbone.norm_f.weight", {H}, R::Norm, -1);
   else if (c.architecture != "OlmoForCausalLM") b.plain(c.text_prefix + "norm.weight", {H}, R::Norm, -1);

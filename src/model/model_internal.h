@@ -24,6 +24,12 @@ Quantization parse_quantization(const json* qc, std::string_view source, std::st
 VisionTower parse_vision(const json* vc, std::string_view family, int64_t text_hidden, std::string_view source,
                          const json* root = nullptr);
 
+// Nemotron-NAS (DeciLM) block_configs -> per-layer attention / KV heads / FFN width (config_nemotron_nas.cpp);
+// sets num_kv_heads (first attention block's) and intermediate_size (widest FFN) when the config has none.
+void nemotron_nas_layers(ModelConfig& c, const json* block_configs, const std::string& source);
+// DeciLM _ffn_mult_to_intermediate_size: int(2 * ffn_mult * hidden / 3) rounded up to a multiple of 256.
+int64_t nas_ffn_mult_to_intermediate(double ffn_mult, int64_t hidden);
+
 // The tensor inventory derived from the config (every tensor the checkpoint holds).
 std::vector<TensorInfo> derive_inventory(const ModelConfig& c);
 

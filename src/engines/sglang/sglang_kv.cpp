@@ -118,6 +118,16 @@ KvPerToken sglang_kv_per_token(const ModelConfig& c, const Parallel& par, std::s
     if (fp4) return (n * (hd + vhd) * e) / 2 + (n * hd * 2 * e) / 16;
     return n * (hd + vhd) * e;
   };
+  if (c.family == "nemotron_nas") {
+    // Nemotron-NAS (DeciLMForCausalLM, srt/models/nemotron_nas.py): DeciModel has no start_layer /
+    // end_layer, so the MHA pool holds num_hidden_layers buffers -- no_op-attention layers included --
+    // each with ModelConfig.get_num_kv_heads(attn_tp) heads, the first attention block's count
+    // (configs/model_config.py get_total_num_kv_heads "nemotron-nas" branch, PR #9067).
+    k.full_layers = last - first;
+    k.swa_layers = k.linear_layers = 0;
+    k.full_bytes = cell(nullptr) * k.full_layers;
+    return k;
+  }
   k.full_bytes = 0;
   k.swa_bytes = 0;
   for (int i = first; i < last && i < static_cast<int>(c.layers.size()); ++i) {

@@ -108,6 +108,21 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   for (const auto& [k, v] : d.flags)
     if (std::find(known.begin(), known.end(), k) == known.end())
       fail_input(kSrc, k, fmt::format("launch_server.py: error: unrecognized arguments: {}", k));
+  // DeciLMForCausalLM (Nemotron-NAS) entered SGLang with srt/models/nemotron_nas.py, PR #9067 merged
+  // 2025-08-17; INFERRED first release 0.5.1 (from the merge date). Older builds refuse it in the
+  // model registry's words (sgl-project/sglang issue #4689 quotes the line).
+  if (c.family == "nemotron_nas" && ((era.release > 0 && era.release < 501) || (era.build_date > 0 && era.build_date < 20250817)))
+    fail_input(kSrc, "--model-path",
+               fmt::format("ValueError: Model architectures ['{}'] are not supported for now (SGLang {} predates "
+                           "nemotron_nas.py, added 2025-08-17 / 0.5.1)", c.architecture, d.engine_version));
+  // srt/models/nemotron_nas.py DeciLMDecodeLayer reads only no_op (as vLLM's): replace_with_linear
+  // blocks cannot be built. The exact Python error is a GUESS.
+  if (c.family == "nemotron_nas")
+    for (size_t i = 0; i < c.layers.size(); ++i)
+      if (c.layers[i].attn_linear || c.layers[i].ffn_linear)
+        fail_input(kSrc, "--model-path",
+                   fmt::format("block_configs[{}] replace_with_linear: SGLang's DeciLMDecodeLayer has no linear replacement "
+                               "(TypeError: unsupported operand type(s) for //: 'int' and 'NoneType', GUESS of the wording)", i));
   const int attn_tp = std::max(1, par.attn_tp());
   if (c.num_attention_heads % attn_tp != 0)
     fail_input(kSrc, "--tp-size", fmt::format("AssertionError: {} is not divisible by {} (num_attention_heads of {} by the attention TP size)",

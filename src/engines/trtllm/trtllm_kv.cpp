@@ -38,6 +38,25 @@ int64_t bytes_per_token(const ModelConfig& c, const Settings& s, int pp_rank) {
   return static_cast<int64_t>(std::llround(total));
 }
 
+int64_t sizing_bytes_per_token(const ModelConfig& c, const Settings& s, int pp_rank, int64_t exact) {
+  if (c.family != "nemotron_nas" || c.mla) return exact;
+  // Nemotron-NAS: NemotronNASModel sets config.num_key_value_heads to a per-layer list (0 for no-op
+  // blocks); get_cache_size_per_token (_torch/pyexecutor/resource_manager.py KVCacheManager, _util.py)
+  // takes its mean, head_dim * mean // tp_size (a float floor), times len(pp_layers(num_hidden_layers))
+  // x kv_factor 2 x element bytes. max_tokens = budget / this; the pool then holds each real layer's
+  // own heads (bytes_per_token), so the pool is a little larger than the budget.
+  auto [first, last] = pp_layers(static_cast<int>(c.num_layers), s.pp, pp_rank);
+  const int tp = s.attention_dp ? 1 : std::max(1, s.tp);
+  double sum = 0;
+  for (const auto& li : c.layers)
+    if (li.attn == AttnKind::Full) sum += static_cast<double>(li.kv_heads > 0 ? li.kv_heads : c.num_kv_heads);
+  const double mean = c.layers.empty() ? 0.0 : sum / static_cast<double>(c.layers.size());
+  const int64_t hd = c.head_dim > 0 ? c.head_dim : c.hidden_size / std::max<int64_t>(1, c.num_attention_heads);
+  const double per_layer = std::floor(static_cast<double>(hd) * mean / tp);
+  const double b = per_layer * static_cast<double>(std::max(1, last - first)) * 2.0 * s.kv_elem_bytes;
+  return std::max<int64_t>(1, static_cast<int64_t>(b));
+}
+
 int64_t kv_budget(int64_t total, int64_t peak, double fraction, std::optional<int64_t> max_tokens, int64_t bpt,
                   int64_t max_gpu_total_bytes) {
   // kv_max = (total - peak) * fraction; then min with max_tokens * bytes/token and

@@ -27,6 +27,7 @@ namespace {
 struct Terms {
   int rank = 0, pp_rank = 0;
   int64_t weights = 0, bpt = 0, state = 0;
+  int64_t bpt_sizing = 0;  // KvCacheCreator's get_cache_size_per_token (differs from bpt for Nemotron-NAS)
   vllm::Estimate ctx, act, other, graphs;
   vllm::Estimate exec;            // PyTorch backend: executor overhead beyond vLLM's terms (trtllm_estimates.h)
   int64_t peak[3] = {0, 0, 0};    // profiled peak: central, best, worst
@@ -86,6 +87,7 @@ void prepare(Prepared& P, const Deployment& d) {
       if (e.pp_rank == w.pp_rank) { same_stage = &e; break; }
     if (same_stage) {
       t.bpt = same_stage->bpt;
+      t.bpt_sizing = same_stage->bpt_sizing;
       t.state = same_stage->state;
       t.ctx = same_stage->ctx;
       t.act = same_stage->act;
@@ -94,6 +96,7 @@ void prepare(Prepared& P, const Deployment& d) {
       t.exec = same_stage->exec;
     } else {
       t.bpt = trtllm::bytes_per_token(c, s, w.pp_rank);
+      t.bpt_sizing = trtllm::sizing_bytes_per_token(c, s, w.pp_rank, t.bpt);
       auto [l0, l1] = trtllm::pp_layers(static_cast<int>(c.num_layers), s.pp, w.pp_rank);
       int64_t layers = l1 - l0, linear = 0;
       for (int i = l0; i < l1 && i < static_cast<int>(c.layers.size()); ++i)
@@ -174,18 +177,18 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
   // A TensorRT engine before 0.9: context and runtime buffers come after the KV pool (prepare()).
   const bool lazy_context = !pytorch && s.era.trt_lazy_context;
   for (auto& t : terms)
-    for (int sc = 0; sc < 3; ++sc) t.budget[sc] = trtllm::kv_budget(T, t.peak[sc], s.fraction, s.max_tokens, t.bpt, s.max_gpu_total_bytes);
+    for (int sc = 0; sc < 3; ++sc) t.budget[sc] = trtllm::kv_budget(T, t.peak[sc], s.fraction, s.max_tokens, t.bpt_sizing, s.max_gpu_total_bytes);
 
   // All-reduce MIN of max tokens over ranks, then blocks of tokens_per_block.
   int64_t blocks[3] = {INT64_MAX, INT64_MAX, INT64_MAX};
   for (const auto& t : terms)
     if (t.same_as < 0)
-      for (int sc = 0; sc < 3; ++sc) blocks[sc] = std::min(blocks[sc], trtllm::blocks_for(t.budget[sc], t.bpt, s.tokens_per_block));
+      for (int sc = 0; sc < 3; ++sc) blocks[sc] = std::min(blocks[sc], trtllm::blocks_for(t.budget[sc], t.bpt_sizing, s.tokens_per_block));
   for (auto& b : blocks) b = std::max<int64_t>(0, b);
   int64_t tokens = blocks[0] * s.tokens_per_block;
 
   // Temporary KV of the profiling run (rank 0's terms; the estimation is all-reduced the same way).
-  const int64_t tmp_tokens = pytorch ? trtllm::estimation_tokens(s, T - terms.front().ctx.central - terms.front().weights, terms.front().bpt) : 0;
+  const int64_t tmp_tokens = pytorch ? trtllm::estimation_tokens(s, T - terms.front().ctx.central - terms.front().weights, terms.front().bpt_sizing) : 0;
 
   std::optional<Failure> oom, refusal;
   int64_t headroom = INT64_MAX;
@@ -242,7 +245,7 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
     refusal = Failure{"kv_pool", 0, t0.bpt * s.tokens_per_block, t0.budget[0],
                       fmt::format("AssertionError: {} to fit in any sequence in kvCache ((total {} GiB - profiled peak) x fraction {} = {} GiB, "
                                   "less than one token of {} B)",
-                                  s.era.log_2026 ? "Impossible" : "Impossibe", g2(T), s.fraction, g2(t0.budget[0]), t0.bpt)};
+                                  s.era.log_2026 ? "Impossible" : "Impossibe", g2(T), s.fraction, g2(t0.budget[0]), t0.bpt_sizing)};
   }
   // TensorRT-LLM shrinks max_seq_len when one sequence does not fit in the pool; it does not
   // refuse unless --fail_fast_on_attention_window_too_large (serve.py, default False) asks it to.
@@ -337,14 +340,14 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
           f.log.push_back(fmt::format("Peak memory during memory usage profiling (torch + non-torch): {} GiB, available KV cache memory when calculating max "
                                       "tokens: {} GiB, fraction is set {}, kv size per token is {}. device total memory {} GiB, temporary kv cache memory "
                                       "during profiling {} GiB",
-                                      g2(peak0 + tmp_bytes), g2(kv_max), frac, t0.bpt, g2(T), g2(tmp_bytes)));
+                                      g2(peak0 + tmp_bytes), g2(kv_max), frac, t0.bpt_sizing, g2(T), g2(tmp_bytes)));
         else
           f.log.push_back(fmt::format("Peak memory during memory usage profiling (torch + non-torch): {} GiB, available KV cache memory when calculating max "
                                       "tokens: {} GiB, fraction is set {}, kv size is {}. device total memory {} GiB, , tmp kv_mem {} GiB",
-                                      g2(peak0 + tmp_bytes), g2(kv_max), frac, t0.bpt, g2(T), g2(tmp_bytes)));
+                                      g2(peak0 + tmp_bytes), g2(kv_max), frac, t0.bpt_sizing, g2(T), g2(tmp_bytes)));
         if (s.max_tokens)
           f.log.push_back(fmt::format("max_tokens={} is provided. It limits max memory to {} GiB. New max_memory is set to {} GiB", *s.max_tokens,
-                                      g2(*s.max_tokens * t0.bpt), g2(t0.budget[0])));
+                                      g2(*s.max_tokens * t0.bpt_sizing), g2(t0.budget[0])));
         if (s.max_gpu_total_bytes > 0)
           f.log.push_back(fmt::format("max_gpu_total_bytes={} GiB is provided. New max memory is {} GiB", g2(s.max_gpu_total_bytes), g2(t0.budget[0])));
         f.log.push_back(fmt::format("Estimated max memory in KV cache : {} GiB", g2(t0.budget[0])));
@@ -370,7 +373,7 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
         }
       }
       if (!refusal && !oom && !lazy_context) {
-        int64_t seq_log = manager_lines(t0.budget[0] / std::max<int64_t>(1, t0.bpt), tokens, seq_given);
+        int64_t seq_log = manager_lines(t0.budget[0] / std::max<int64_t>(1, t0.bpt_sizing), tokens, seq_given);
         if (seq_log < seq_given)
           f.notes.push_back(fmt::format("TensorRT-LLM shrinks max_seq_len from {} to {} (one sequence does not fit); it does not refuse", seq_given, seq_log));
       }

@@ -75,6 +75,9 @@ void apply_budget(Settings& s, const Budget& b);
 // Bytes per token on this rank: kv_factor x KV heads per rank x head size x local layers x
 // dtype size (MLA: factor 1, head kv_lora_rank + qk_rope_head_dim).
 int64_t bytes_per_token(const ModelConfig& c, const Settings& s, int pp_rank);
+// Bytes per token KvCacheCreator divides the KV budget by (get_cache_size_per_token): the mean of a
+// per-layer KV-head list times every layer of the stage. Equals `exact` except for Nemotron-NAS.
+int64_t sizing_bytes_per_token(const ModelConfig& c, const Settings& s, int pp_rank, int64_t exact);
 // Local layer range of a pipeline stage (tensorrt_llm mapping: even split, remainder to the first stages).
 std::pair<int, int> pp_layers(int num_layers, int pp, int pp_rank);
 

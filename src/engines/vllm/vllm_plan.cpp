@@ -427,6 +427,15 @@ void prepare(Prepared& P, const Deployment& d) {
 }  // namespace
 
 Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
+  // Nemotron-NAS: model_executor/models/nemotron_nas.py DeciLMDecoderLayer reads only no_op; a
+  // replace_with_linear block (Llama-3.1-Nemotron-51B) gets an attention / MLP built from a null
+  // n_heads_in_group / ffn_mult. The exact Python error is a GUESS; that it cannot load is not.
+  if (d.model->config.family == "nemotron_nas")
+    for (size_t i = 0; i < d.model->config.layers.size(); ++i)
+      if (d.model->config.layers[i].attn_linear || d.model->config.layers[i].ffn_linear)
+        fail_input("vllm serve", "--model",
+                   fmt::format("block_configs[{}] replace_with_linear: vLLM's DeciLMDecoderLayer has no linear replacement "
+                               "(TypeError: unsupported operand type(s) for //: 'int' and 'NoneType', GUESS of the wording)", i));
   thread_local Prepared P;
   if (P.valid && same_but_budget(P.key, d, kBudgetFlags)) apply_budget(P.s, resolve_budget(d, P.s.era));
   else prepare(P, d);
