@@ -142,6 +142,13 @@ int64_t stage_item(const Forecast& f, const std::string& stage, const std::strin
 }
 }  // namespace
 
+TEST(NemotronNas, VllmBefore082RefusesWithTheDeciLmError) {
+  // vllm#15779: under 0.7.3 "DeciLMConfig object has no attribute 'num_key_value_heads_per_layer'".
+  EXPECT_NE(input_error({"--engine", "vllm@0.7.3", "--model", kId, "--gpu", "h100", "--tp", "2"}).find("num_key_value_heads_per_layer"),
+            std::string::npos);
+  EXPECT_EQ(input_error({"--engine", "vllm@0.8.3", "--model", kId, "--gpu", "h100", "--tp", "2", "--max-model-len", "32768"}), "");
+}
+
 TEST(NemotronNas, TrtllmOneH200Plan) {
   // TensorRT-LLM 1.0 (PyTorch backend) on 1 x H200: 99.73 GB of weights leave ~30 GiB; the pool
   // tokens are max_tokens = budget / 200,640 rounded up to blocks of 32, each token 200,704 B.

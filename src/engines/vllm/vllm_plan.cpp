@@ -430,6 +430,17 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
   // Nemotron-NAS: model_executor/models/nemotron_nas.py DeciLMDecoderLayer reads only no_op; a
   // replace_with_linear block (Llama-3.1-Nemotron-51B) gets an attention / MLP built from a null
   // n_heads_in_group / ffn_mult. The exact Python error is a GUESS; that it cannot load is not.
+  // model_executor/models/nemotron_nas.py arrived with PR #15008 (merged 2025-03-18); earlier releases
+  // map DeciLMForCausalLM to decilm.py, which reads a per-layer KV list Nemotron-NAS configs lack.
+  // vllm#15779 quotes 0.7.3 ("DeciLMConfig object has no attribute 'num_key_value_heads_per_layer'")
+  // and 0.8.2 loading the model; INFERRED boundary 0.8.2 (0.8.0 / 0.8.1 not seen).
+  if (d.model->config.family == "nemotron_nas") {
+    const Era e = era_for_version(d.engine_version);
+    if (e.version > 0 && e.version < 802)
+      fail_input("vllm serve", "--model",
+                 fmt::format("AttributeError: 'DeciLMConfig' object has no attribute 'num_key_value_heads_per_layer' (vLLM {} predates "
+                             "nemotron_nas.py, 0.8.2)", d.engine_version));
+  }
   if (d.model->config.family == "nemotron_nas")
     for (size_t i = 0; i < d.model->config.layers.size(); ++i)
       if (d.model->config.layers[i].attn_linear || d.model->config.layers[i].ffn_linear)
