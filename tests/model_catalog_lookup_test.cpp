@@ -2,6 +2,7 @@
 // same-named copy or an official -FP8 sibling derived from its base, and each says so; anything
 // else is still refused.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -22,7 +23,8 @@ using model_detail::with_fp8_block_quantization;
 // (this is the evidence behind deriving the -FP8 siblings the catalog lacks).
 TEST(CatalogLookup, DerivedFp8MatchesEveryRealPairExactly) {
   namespace fs = std::filesystem;
-  fs::path dir = fs::temp_directory_path() / "headroom_fp8_pairs";
+  // One folder per process: ctest runs of several build dirs at once must not share the file.
+  fs::path dir = fs::temp_directory_path() / ("headroom_fp8_pairs_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   int pairs = 0;
   for (const auto& [k, id] : catalog_index()) {
