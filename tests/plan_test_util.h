@@ -19,6 +19,15 @@ inline bool has_prefix(const Forecast& f, const std::string& prefix) {
   return std::any_of(f.log.begin(), f.log.end(), [&](const std::string& l) { return l.rfind(prefix, 0) == 0; });
 }
 
+// Rank 0's first stage item whose label starts with `prefix` ("model weights", "profile_run
+// activation peak"), or nullptr.
+inline const Item* rank0_item(const Forecast& f, const std::string& prefix) {
+  for (const auto& st : f.ranks.at(0).stages)
+    for (const auto& it : st.items)
+      if (it.what.rfind(prefix, 0) == 0) return &it;
+  return nullptr;
+}
+
 // A dense toy config for vLLM's profile-run sampler tests (vllm_plan_test.cpp, vllm_pcie_test.cpp):
 // its forward peak (150,994,944 B at N = 8192: residual + hidden 2 x 8192 x 2048 x 2 = 67,108,864 +
 // attention 8192 x (16 + 2 x 4) x 128 x 2 + 8192 x 16 x 128 x 2 = 83,886,080) stays below the sampler

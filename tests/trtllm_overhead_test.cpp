@@ -33,12 +33,6 @@ std::string smollm2_config() {
 
 double rel_err(int64_t predicted, double logged) { return (static_cast<double>(predicted) - logged) / logged; }
 
-const Item* find_item(const Forecast& f, const std::string& prefix) {
-  for (const auto& st : f.ranks.at(0).stages)
-    for (const auto& it : st.items)
-      if (it.what.rfind(prefix, 0) == 0) return &it;
-  return nullptr;
-}
 }  // namespace
 
 TEST(TrtllmOverhead, EstimateIsTheFittedRange) {
@@ -75,10 +69,10 @@ TEST(TrtllmOverhead, OnlyThePytorchBackendCarriesIt) {
   // The PyTorch executor's warm-up holds it; a TensorRT engine's C++ runtime has its own fitted
   // execution-context and runtime-buffer terms instead.
   Forecast py = run({"--engine", "trtllm@1.2.1", "--model", "Qwen/Qwen3-8B", "--gpu", "h100"});
-  const Item* it = find_item(py, "executor overhead");
+  const Item* it = rank0_item(py, "executor overhead");
   ASSERT_NE(it, nullptr);
   EXPECT_TRUE(it->estimated);
   EXPECT_EQ(it->bytes, trtllm::pytorch_executor_overhead().central);
   Forecast trt = run({"--engine", "trtllm@0.19.0", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--backend", "tensorrt"});
-  EXPECT_EQ(find_item(trt, "executor overhead"), nullptr);
+  EXPECT_EQ(rank0_item(trt, "executor overhead"), nullptr);
 }

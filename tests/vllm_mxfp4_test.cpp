@@ -15,9 +15,7 @@ using namespace headroom::test;
 namespace {
 // The weights item of rank 0 ("model weights ..."), in GiB.
 double weights_gib(const Forecast& f) {
-  for (const auto& st : f.ranks.at(0).stages)
-    for (const auto& it : st.items)
-      if (it.what.rfind("model weights", 0) == 0) return to_gib(it.bytes);
+  if (const Item* it = rank0_item(f, "model weights")) return to_gib(it->bytes);
   ADD_FAILURE() << "no weights item";
   return 0;
 }

@@ -13,9 +13,7 @@ using namespace headroom::test;
 
 namespace {
 int64_t activation_bytes(const Forecast& f) {
-  for (const auto& st : f.ranks.at(0).stages)
-    for (const auto& it : st.items)
-      if (it.what.rfind("profile_run activation peak", 0) == 0) return it.bytes;
+  if (const Item* it = rank0_item(f, "profile_run activation peak")) return it->bytes;
   ADD_FAILURE() << "no activation item";
   return 0;
 }
