@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,5 +48,10 @@ Deployment parse_deployment(const Args& args, std::string_view default_model = {
 
 // Parses "sglang", "vllm@0.10.2", "trtllm", "llamacpp" into (kind, version).
 std::pair<EngineKind, std::string> parse_engine_spec(std::string_view spec);
+
+// The date of a build a version names as "LABEL@YYYY[-MM[-DD]]" (main@2025-10-16, unknown@2026-03),
+// as yyyymmdd; a bare year reads as its 28 December and a month as its 28th, so a release table
+// gives the newest release of that period. nullopt when there is no '@' or no year 2023..2100 after it.
+std::optional<int> dated_build_ymd(std::string_view version);
 
 }  // namespace headroom

@@ -2,6 +2,7 @@
 // model and parallelism) → Deployment. Engine flags are kept as given for the engine model.
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -104,6 +105,18 @@ std::string normalize_version_label(std::string v) {
   return v;
 }
 }  // namespace
+
+std::optional<int> dated_build_ymd(std::string_view version) {
+  const auto at = version.find('@');
+  if (at == std::string_view::npos) return std::nullopt;
+  const std::string date(version.substr(at + 1));
+  int y = 0, m = 0, d = 0;
+  const int n = std::sscanf(date.c_str(), "%4d-%2d-%2d", &y, &m, &d);
+  if (n < 1 || y < 2023 || y > 2100) return std::nullopt;
+  if (n < 2 || m < 1 || m > 12) m = 12;  // a bare year: its newest release
+  if (n < 3 || d < 1 || d > 31) d = 28;  // a month: its newest release
+  return y * 10000 + m * 100 + d;
+}
 
 std::pair<EngineKind, std::string> parse_engine_spec(std::string_view spec) {
   std::string s(spec);

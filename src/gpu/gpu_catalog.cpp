@@ -74,7 +74,7 @@ std::vector<std::string> name_words(std::string_view name) {
       w += ch;
       continue;
     }
-    if (!w.empty() && w.size() >= 2 && w.back() == 'g' && std::all_of(w.begin(), w.end() - 1, [](char d) { return std::isdigit(static_cast<unsigned char>(d)) != 0; }))
+    if (w.size() >= 2 && w.back() == 'g' && std::all_of(w.begin(), w.end() - 1, [](char d) { return std::isdigit(static_cast<unsigned char>(d)) != 0; }))
       w += 'b';
     if (!w.empty() && std::find(std::begin(kNoise), std::end(kNoise), w) == std::end(kNoise)) words.push_back(w);
     w.clear();

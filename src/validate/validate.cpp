@@ -171,19 +171,21 @@ int direction(const std::string& from, const std::string& to) {
 // "Requested memory: U (util), R GiB" (T = R / U, to about +-0.01 GiB from the rounding).
 std::optional<std::pair<double, std::string>> total_from_raw(const std::string& raw) {
   if (raw.empty()) return std::nullopt;
-  static const std::regex direct[] = {
-      std::regex(R"(total capacity of ([0-9]+(?:\.[0-9]+)?) GiB)"),
-      std::regex(R"(Free memory on device \([0-9.]+/([0-9]+(?:\.[0-9]+)?) GiB\))"),
-      std::regex(R"(device total memory ([0-9]+(?:\.[0-9]+)?) GiB)"),
-      std::regex(R"(Total GPU memory \(GiB\): ([0-9]+(?:\.[0-9]+)?))"),
+  struct TotalLine {
+    std::regex re;
+    const char* what;
   };
-  static const char* what[] = {"'total capacity of' (PyTorch OOM)", "'Free memory on device' line", "'device total memory' line",
-                               "'Total GPU memory (GiB)' line"};
+  static const TotalLine direct[] = {
+      {std::regex(R"(total capacity of ([0-9]+(?:\.[0-9]+)?) GiB)"), "'total capacity of' (PyTorch OOM)"},
+      {std::regex(R"(Free memory on device \([0-9.]+/([0-9]+(?:\.[0-9]+)?) GiB\))"), "'Free memory on device' line"},
+      {std::regex(R"(device total memory ([0-9]+(?:\.[0-9]+)?) GiB)"), "'device total memory' line"},
+      {std::regex(R"(Total GPU memory \(GiB\): ([0-9]+(?:\.[0-9]+)?))"), "'Total GPU memory (GiB)' line"},
+  };
   std::smatch m;
-  for (size_t i = 0; i < std::size(direct); ++i)
-    if (std::regex_search(raw, m, direct[i])) {
+  for (const auto& line : direct)
+    if (std::regex_search(raw, m, line.re)) {
       double t = std::stod(m[1].str());
-      if (t > 0.5 && t < 4096) return std::make_pair(t, std::string(what[i]));
+      if (t > 0.5 && t < 4096) return std::make_pair(t, std::string(line.what));
     }
   static const std::regex requested(R"(Requested memory: ([0-9]+(?:\.[0-9]+)?) \(util\), ([0-9]+(?:\.[0-9]+)?) GiB)");
   if (std::regex_search(raw, m, requested)) {

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "engines/trtllm/trtllm_rules.h"
+#include "headroom/deployment.h"
 #include "headroom/engine.h"
 #include "headroom/error.h"
 #include "headroom/units.h"
@@ -118,21 +119,16 @@ constexpr int kNewestTrtllm = 10300;  // the newest release seen in a log (1.3.0
 Era era_for_version(const std::string& version) {
   Era e;
   int a = 1, b = 2, c = 0;
-  int y = 0, m = 0, d = 0;
   const auto at = version.find('@');
-  const std::string date = at == std::string::npos ? "" : version.substr(at + 1);
-  const int date_fields = date.empty() ? 0 : std::sscanf(date.c_str(), "%4d-%2d-%2d", &y, &m, &d);
+  const std::optional<int> ymd = dated_build_ymd(version);
   if (version.empty() || version == "latest" || version == "main" || version == "unknown" || version == "nightly" || version == "newest") {
     e.version = kNewestTrtllm;
     e.reason = "newest known rules (no version given)";
-  } else if (date_fields >= 1 && y >= 2023 && y <= 2100) {
-    if (date_fields < 2 || m < 1 || m > 12) m = 12;  // a bare year: its newest release
-    if (date_fields < 3 || d < 1 || d > 31) d = 28;  // a month: its newest release
-    const int ymd = y * 10000 + m * 100 + d;
+  } else if (ymd) {
     e.version = kDatedReleases[0].version;
     for (const auto& r : kDatedReleases)
-      if (ymd >= r.ymd) e.version = r.version;
-    e.reason = fmt::format("build dated {}: the release line of that date (dates partly INFERRED)", date);
+      if (*ymd >= r.ymd) e.version = r.version;
+    e.reason = fmt::format("build dated {}: the release line of that date (dates partly INFERRED)", version.substr(at + 1));
   } else if (at != std::string::npos) {
     return era_for_version(version.substr(0, at));  // "1.2.0rc2@2025-11": the number decides
   } else if (std::sscanf(version.c_str(), "%d.%d.%d", &a, &b, &c) >= 2 && a >= 0 && a < 10 && b >= 0 && b < 100) {

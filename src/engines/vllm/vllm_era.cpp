@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "engines/vllm/vllm_rules.h"
+#include "headroom/deployment.h"
 #include "headroom/error.h"
 
 namespace headroom::vllm {
@@ -92,15 +93,8 @@ Era era_for_version(const std::string& version) {
   if (version.empty() || version == "latest" || version == "main" || version == "newest")
     return make(kNewestVersion, "newest known rules (no version given)");
   if (auto at = version.find('@'); at != std::string::npos) {
-    std::string date = version.substr(at + 1);
-    int y = 0, m = 0, d = 0;
-    int n = std::sscanf(date.c_str(), "%4d-%2d-%2d", &y, &m, &d);
-    if (n >= 1 && y >= 2023 && y <= 2100) {
-      if (n < 2 || m < 1 || m > 12) m = 12;  // a bare year: its newest release
-      if (n < 3 || d < 1 || d > 31) d = 28;  // a month: its newest release
-      int v = version_for_date(y * 10000 + m * 100 + d);
-      return make(v, fmt::format("build dated {}: newest release by then (release dates partly INFERRED)", date));
-    }
+    if (auto ymd = dated_build_ymd(version))
+      return make(version_for_date(*ymd), fmt::format("build dated {}: newest release by then (release dates partly INFERRED)", version.substr(at + 1)));
     std::string head = version.substr(0, at);
     if (head == "unknown" || head == "main" || head == "latest")
       return make(kNewestVersion, "undated build: newest known rules");
