@@ -1,5 +1,5 @@
 // Calibration on real vLLM startup logs from outside the visible corpus: validate_corpus() on
-// tests/data/extra/vllm.jsonl (34 cases: public-code index files, vllm#17469 and vllm#44376, each
+// tests/data/extra/vllm.jsonl (37 cases: public-code index files, vllm#17469 and vllm#44376, each
 // with its source and what was inferred in `notes`; V0 0.6.6 to 0.31, T4 to A100/H100/L40S/RTX 5090/
 // RTX PRO 6000/DGX Spark/GH200, TP 1-8, PP 4, EP), with the achieved metrics pinned so that a change
 // to the vLLM model that makes these unseen cases worse fails here.
@@ -29,8 +29,11 @@ TEST(ExtraVllm, CoversTheCasesWithAKnownGpu) {
   // 32000-token refusal, DeepSeek-R1 on one card); Qwen3-235B-A22B-FP8 on RTX PRO 6000 0.27.1 with
   // TP4+EP, PP4 and TP2 (OOM while loading); xvllm-034, Qwen3.5-9B (GDN hybrid with a vision tower)
   // offline on a Modal L40S, 0.18.0, fp8 KV.
-  EXPECT_EQ(extra()["cases"].get<int>(), 34);
-  EXPECT_EQ(extra()["covered"].get<int>(), 32);
+  // Round 4 (xvllm-035..037, all covered; each prints vLLM's own "Estimated CUDA graph memory" beside
+  // the capture): Qwen3.5-9B offline on an L40S 0.19.0, Qwen3.5-4B and Qwen2.5-7B-Instruct on 0.22.0
+  // (the last two on a 44.4 GiB card INFERRED from their budgets, see their notes).
+  EXPECT_EQ(extra()["cases"].get<int>(), 37);
+  EXPECT_EQ(extra()["covered"].get<int>(), 35);
 }
 
 TEST(ExtraVllm, EstimatedMaxModelLenGivenTheLoggedMemory) {
@@ -68,7 +71,9 @@ TEST(ExtraVllm, KvTokensGivenTheLoggedMemoryAreExact) {
   // Round 3 adds xvllm-031 (TP4+EP, 27.96 GiB -> 623,776 vs 623,696) and xvllm-034 (Qwen3.5-9B fp8,
   // 20.27 GiB in 1,056-token pages of 2,162,688 B -> 331,584 exactly); the PP4 row xvllm-032 carries
   // no kv_gib (one table figure for four stages that differ, see its notes).
-  EXPECT_EQ(m["n"].get<int>(), 18);
+  // Round 4: + xvllm-035/036 (Qwen3.5 hybrids in 528-token pages: 20.27 GiB -> 165,792 and 11.11 GiB
+  // -> 141,107 exactly) and xvllm-037 (26.32 GiB / 56 KiB per token -> 492,912).
+  EXPECT_EQ(m["n"].get<int>(), 21);
   EXPECT_DOUBLE_EQ(m["agreement"].get<double>(), 1.0);
   EXPECT_LE(extra()["kv_tokens_given_memory_err"]["median_abs_pct_err"].get<double>(), 0.02);
   // The reference figure: the GPU-less Qwen2.5-0.5B case, 11.71 GiB / 12 KiB per token at block 16,
@@ -104,10 +109,19 @@ TEST(ExtraVllm, ForecastErrorsStayWhereTheyAre) {
   // +6.3% -> +3.5%, xvllm-021 (Qwen3.5-35B-A3B-FP8) +11.7% -> +10.6%: median 3.17%, p90 12.34%. The H100 0.11.0 series logs no token counts; its KV pools are within 0.7%
   // of the forecast's (50.37 vs 50.28 GiB, 51.44 vs 51.38, 64.48 vs 64.45, 4.50 vs 4.45, 34.62 vs
   // 34.49, and gpt-oss-120b 3.44 vs 3.33 with the Triton MXFP4 weights).
+  // Round 4 adds xvllm-035..037: Qwen3.5-9B 0.19.0 +2.55% (170,016 vs 165,792; its 0.78 GiB estimate
+  // is not charged in 0.19), Qwen3.5-4B 0.22.0 +4.64%, Qwen2.5-7B 0.22.0 +3.60% with the estimate equal
+  // to the capture forecast: median 3.52%, p90 9.59% over 23. vLLM's estimate extrapolates the
+  // second-largest graph's delta (vllm_estimates.cpp cuda_graph_estimate, x1.18 where that graph's
+  // hidden states are a large allocation; tests/vllm_graph_estimate_logged_test.cpp): Qwen3.5-4B
+  // +3.77%, Qwen2.5-7B +3.41%, Qwen3-8B on an RTX 5090 0.24.0 (xvllm-012) +0.92% -> +0.07%, Qwen3-
+  // Coder-30B-A3B TP4 on L40S (xvllm-007, newest rules) -4.30% -> -4.88%: median 3.41%, p90 9.59%.
+  // The three new cases still hold 0.3 .. 0.8 GiB less KV than forecast after weights (0.10 .. 0.15
+  // GiB heavier than derived) and the estimate: their profile peaks are not explained.
   const auto& kv = extra()["kv_tokens"];
-  EXPECT_EQ(kv["n"].get<int>(), 20);
-  EXPECT_LE(kv["median_abs_pct_err"].get<double>(), 3.18);
-  EXPECT_LE(kv["p90_abs_pct_err"].get<double>(), 12.35);
+  EXPECT_EQ(kv["n"].get<int>(), 23);
+  EXPECT_LE(kv["median_abs_pct_err"].get<double>(), 3.42);
+  EXPECT_LE(kv["p90_abs_pct_err"].get<double>(), 9.6);
   // weights ("Model loading took" / "Loading model weights took"): 16 cases, median 0.15% (0.09%
   // over the 14 before xvllm-020, whose NVFP4 checkpoint loads 19.78 GiB against 21.33 derived).
   // Round 3: 26 cases, median 0.21%, p90 0.96%. gpt-oss on H100 at 0.11.0 takes vLLM's Triton MXFP4
@@ -116,9 +130,11 @@ TEST(ExtraVllm, ForecastErrorsStayWhereTheyAre) {
   // forecast to be refused ("No available memory for the cache blocks") where it started with 3.33
   // GiB of KV. The PP4 row compares rank 0 (23 layers + embedding, 54.47) with the table's 55.70,
   // a 24-layer stage's.
-  EXPECT_EQ(extra()["weights_gib"]["n"].get<int>(), 26);
-  EXPECT_LE(extra()["weights_gib"]["median_abs_pct_err"].get<double>(), 0.22);
-  EXPECT_LE(extra()["weights_gib"]["p90_abs_pct_err"].get<double>(), 1.0);
+  // Round 4: 29 cases, median 0.24%, p90 1.20%; the three new ones log more than the checkpoint's
+  // tensors: Qwen3.5-9B 17.66 vs 17.53, Qwen3.5-4B 8.61 vs 8.46, Qwen2.5-7B 14.29 vs 14.19 GiB.
+  EXPECT_EQ(extra()["weights_gib"]["n"].get<int>(), 29);
+  EXPECT_LE(extra()["weights_gib"]["median_abs_pct_err"].get<double>(), 0.25);
+  EXPECT_LE(extra()["weights_gib"]["p90_abs_pct_err"].get<double>(), 1.21);
   // graph ("Graph capturing finished ... took"): 8 cases, median 44.81%, p90 91.71% (7 cases,
   // 38.94% / 97.01% before xvllm-019: 8 x L40S TP8 0.10.2 took 3.45 GiB against 1.18 forecast --
   // NCCL collectives captured in graphs over PCIe, not modelled). The 0.19.x logs are misses too: Qwen3-8B 2.44 GiB on an A100-40GB and Qwen2.5-72B TP4 2.62 GiB on four
@@ -135,15 +151,18 @@ TEST(ExtraVllm, ForecastErrorsStayWhereTheyAre) {
   // not scored): gpt-oss-20b 0.40 vs 0.39, gpt-oss-120b 0.59 vs 1.03, Qwen3-0.6B 0.46 vs 0.10; and
   // xvllm-034 (Qwen3.5-9B, 0.18.0) 0.53 vs 1.29 (vLLM's own estimate said 1.58): 13 cases, median
   // 50.68%, p90 119.09%.
-  EXPECT_EQ(extra()["graph_gib"]["n"].get<int>(), 13);
-  EXPECT_LE(extra()["graph_gib"]["median_abs_pct_err"].get<double>(), 50.7);
-  EXPECT_LE(extra()["graph_gib"]["p90_abs_pct_err"].get<double>(), 119.1);
+  // Round 4 adds three captures that follow the flat cost: Qwen3.5-9B 0.53 vs 0.65 (-18%),
+  // Qwen3.5-4B 0.53 vs 0.55, Qwen2.5-7B 0.30 vs 0.31: 16 cases, median 40.83%, p90 104.52%.
+  EXPECT_EQ(extra()["graph_gib"]["n"].get<int>(), 16);
+  EXPECT_LE(extra()["graph_gib"]["median_abs_pct_err"].get<double>(), 40.9);
+  EXPECT_LE(extra()["graph_gib"]["p90_abs_pct_err"].get<double>(), 104.6);
   // outcome: 16 of 18 agree (other_error cases are not scored). The misses: vllm#17469's oom_graph,
   // and xvllm-011 (DeepSeek-V4-Flash TP2 on GH200, v0.22), forecast to start with 13.02 GiB of KV
   // where the log has 5.44 GiB and a refusal: V4's own profile-run memory is not estimated (the
   // same shortfall as corpus vllm-035, see vllm_plan.cpp); its KV layout given the memory is exact.
   // Round 3: all thirteen new outcomes agree (two refusals, two OOMs while loading, nine starts):
   // 29 of 31.
-  EXPECT_EQ(extra()["outcome"]["n"].get<int>(), 31);
-  EXPECT_GE(extra()["outcome"]["agreement"].get<double>(), 0.93);
+  // Round 4: the three new starts agree, 32 of 34.
+  EXPECT_EQ(extra()["outcome"]["n"].get<int>(), 34);
+  EXPECT_GE(extra()["outcome"]["agreement"].get<double>(), 0.94);
 }

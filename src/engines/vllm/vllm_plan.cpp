@@ -380,7 +380,11 @@ void prepare(Prepared& P, const Deployment& d) {
                 : era.graph_outputs_per_size && linear == 0
                     ? cuda_graph_memory_outputs_per_size(c, layers, s.capture, s.model_dtype == DType::F32 ? 4 : 2)
                     : cuda_graph_memory(era, c, layers, linear, pw, s.full_graphs, tp);
-      st.gest = era.graph_estimate_logged && !s.enforce_eager ? cuda_graph_estimate(era, c, st.gact, layers, pw + s.full_graphs) : Estimate{};
+      // The second-largest PIECEWISE size: the graph whose delta vLLM's estimator extrapolates.
+      std::vector<int64_t> sizes = s.capture;
+      std::sort(sizes.begin(), sizes.end());
+      const int64_t second = sizes.size() >= 2 ? sizes[sizes.size() - 2] : 0;
+      st.gest = era.graph_estimate_logged && !s.enforce_eager ? cuda_graph_estimate(era, c, st.gact, layers, pw + s.full_graphs, second) : Estimate{};
       st.sampler = last ? sampler_warmup(era, c, std::min(s.max_num_seqs, N), fi) : Estimate{};
       st.built = true;
     }

@@ -244,9 +244,12 @@ Estimate cuda_graph_memory(const Era& era, const ModelConfig& c, int64_t layers_
                            int64_t piecewise_graphs, int64_t full_graphs, int tp);
 // Model Runner V2 (vllm/v1/worker/gpu/) runs the deployment: dense models from 0.25.1 (vllm_estimates.cpp).
 bool model_runner_v2(const Era& era, const ModelConfig& c);
-// What profile_cudagraph_memory() returns, given the capture forecast: the capture itself (V1
-// runner), 0 (Model Runner V2 before 0.28), or V2's own estimator (0.28+).
-Estimate cuda_graph_estimate(const Era& era, const ModelConfig& c, const Estimate& capture, int64_t layers_on_rank, int64_t graphs);
+// What profile_cudagraph_memory() returns, given the capture forecast: on the V1 runner the capture,
+// its per-graph part scaled where the extrapolation from the second-largest size overshoots
+// (second_size: the second-largest PIECEWISE capture size, 0 = unknown; vllm_estimates.cpp), 0
+// (Model Runner V2 before 0.28), or V2's own estimator (0.28+).
+Estimate cuda_graph_estimate(const Era& era, const ModelConfig& c, const Estimate& capture, int64_t layers_on_rank, int64_t graphs,
+                             int64_t second_size = 0);
 // The same capture in the graph_outputs_per_size era (V1 0.8 .. 0.10.0): sum of the capture
 // sizes x hidden_size x activation bytes x layers, times a fitted 0.5.
 Estimate cuda_graph_memory_outputs_per_size(const ModelConfig& c, int64_t layers_on_rank,
