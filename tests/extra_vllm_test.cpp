@@ -1,5 +1,5 @@
 // Calibration on real vLLM startup logs from outside the visible corpus: validate_corpus() on
-// tests/data/extra/vllm.jsonl (39 cases: public-code index files, vllm#17469 and vllm#44376, each
+// tests/data/extra/vllm.jsonl (40 cases: public-code index files, vllm#17469 and vllm#44376, each
 // with its source and what was inferred in `notes`; V0 0.6.6 to 0.31, T4 to A100/H100/L40S/RTX 5090/
 // RTX PRO 6000/DGX Spark/GH200, TP 1-8, PP 4, EP), with the achieved metrics pinned so that a change
 // to the vLLM model that makes these unseen cases worse fails here.
@@ -33,9 +33,10 @@ TEST(ExtraVllm, CoversTheCasesWithAKnownGpu) {
   // the capture): Qwen3.5-9B offline on an L40S 0.19.0, Qwen3.5-4B and Qwen2.5-7B-Instruct on 0.22.0
   // (the last two on a 44.4 GiB card INFERRED from their budgets, see their notes); xvllm-038,
   // Qwen3-0.6B eager on an RTX 3060 12GB (0.19.0, 11.63 GiB as logged), and xvllm-039, Qwen3-32B on
-  // one RTX PRO 6000 (0.19.0, GPU INFERRED from sm_120 and the budget).
-  EXPECT_EQ(extra()["cases"].get<int>(), 39);
-  EXPECT_EQ(extra()["covered"].get<int>(), 37);
+  // one RTX PRO 6000 (0.19.0, GPU INFERRED from sm_120 and the budget); xvllm-040, xvllm-036's host
+  // and model again with AsyncEngineArgs' 2048 tokens / 128 requests.
+  EXPECT_EQ(extra()["cases"].get<int>(), 40);
+  EXPECT_EQ(extra()["covered"].get<int>(), 38);
 }
 
 TEST(ExtraVllm, EstimatedMaxModelLenGivenTheLoggedMemory) {
@@ -75,8 +76,8 @@ TEST(ExtraVllm, KvTokensGivenTheLoggedMemoryAreExact) {
   // no kv_gib (one table figure for four stages that differ, see its notes).
   // Round 4: + xvllm-035/036 (Qwen3.5 hybrids in 528-token pages: 20.27 GiB -> 165,792 and 11.11 GiB
   // -> 141,107 exactly), xvllm-037 (26.32 GiB / 56 KiB per token -> 492,912) and xvllm-038
-  // (5.68 GiB / 112 KiB -> 53,184).
-  EXPECT_EQ(m["n"].get<int>(), 22);
+  // (5.68 GiB / 112 KiB -> 53,184), xvllm-040 (12.85 GiB -> 163,225 exactly).
+  EXPECT_EQ(m["n"].get<int>(), 23);
   EXPECT_DOUBLE_EQ(m["agreement"].get<double>(), 1.0);
   EXPECT_LE(extra()["kv_tokens_given_memory_err"]["median_abs_pct_err"].get<double>(), 0.02);
   // The reference figure: the GPU-less Qwen2.5-0.5B case, 11.71 GiB / 12 KiB per token at block 16,
@@ -124,11 +125,16 @@ TEST(ExtraVllm, ForecastErrorsStayWhereTheyAre) {
   // Then xvllm-038 (RTX 3060, eager) 53,328 vs 53,184 (+0.27%) and xvllm-039 (Qwen3-32B, RTX PRO 6000,
   // 0.19.0: the estimate is not charged) 113,536 vs 112,064 (+1.31%): 25 cases, median 2.82%, p90
   // 8.62% (the same with the estimate taken equal to the capture: the median lands on cases it
-  // does not move).
+  // does not move). xvllm-040 is a known miss: 149,299 vs 163,225 (-8.5%). With xvllm-036 it is one
+  // host, model and version at two batch settings, and the logged pools differ by 1.74 GiB where the
+  // forecast's differ by 0.24 (the estimate alone): both are charged the same 1.44 GiB vision-tower
+  // profile (vllm_plan.cpp vision_profile_peak, a GUESS), and the log says the peak + non-torch at
+  // 2048 tokens / 128 requests is 1.50 GiB below the one at 8192 / 256 -- 0.33 GiB in all on a
+  // 44.4 GiB card. 26 cases: median 3.11%, p90 9.55%.
   const auto& kv = extra()["kv_tokens"];
-  EXPECT_EQ(kv["n"].get<int>(), 25);
-  EXPECT_LE(kv["median_abs_pct_err"].get<double>(), 2.83);
-  EXPECT_LE(kv["p90_abs_pct_err"].get<double>(), 8.63);
+  EXPECT_EQ(kv["n"].get<int>(), 26);
+  EXPECT_LE(kv["median_abs_pct_err"].get<double>(), 3.12);
+  EXPECT_LE(kv["p90_abs_pct_err"].get<double>(), 9.56);
   // weights ("Model loading took" / "Loading model weights took"): 16 cases, median 0.15% (0.09%
   // over the 14 before xvllm-020, whose NVFP4 checkpoint loads 19.78 GiB against 21.33 derived).
   // Round 3: 26 cases, median 0.21%, p90 0.96%. gpt-oss on H100 at 0.11.0 takes vLLM's Triton MXFP4
@@ -139,10 +145,11 @@ TEST(ExtraVllm, ForecastErrorsStayWhereTheyAre) {
   // a 24-layer stage's.
   // Round 4: 29 cases, median 0.24%, p90 1.20%; the three new ones log more than the checkpoint's
   // tensors: Qwen3.5-9B 17.66 vs 17.53, Qwen3.5-4B 8.61 vs 8.46, Qwen2.5-7B 14.29 vs 14.19 GiB; with
-  // xvllm-038 (Qwen3-0.6B 1.12 vs 1.11): 30 cases, median 0.25%, p90 1.13%.
-  EXPECT_EQ(extra()["weights_gib"]["n"].get<int>(), 30);
+  // xvllm-038 (Qwen3-0.6B 1.12 vs 1.11) and xvllm-040 (8.61 vs 8.46 again): 31 cases, median 0.25%,
+  // p90 1.80%.
+  EXPECT_EQ(extra()["weights_gib"]["n"].get<int>(), 31);
   EXPECT_LE(extra()["weights_gib"]["median_abs_pct_err"].get<double>(), 0.26);
-  EXPECT_LE(extra()["weights_gib"]["p90_abs_pct_err"].get<double>(), 1.14);
+  EXPECT_LE(extra()["weights_gib"]["p90_abs_pct_err"].get<double>(), 1.81);
   // graph ("Graph capturing finished ... took"): 8 cases, median 44.81%, p90 91.71% (7 cases,
   // 38.94% / 97.01% before xvllm-019: 8 x L40S TP8 0.10.2 took 3.45 GiB against 1.18 forecast --
   // NCCL collectives captured in graphs over PCIe, not modelled). The 0.19.x logs are misses too: Qwen3-8B 2.44 GiB on an A100-40GB and Qwen2.5-72B TP4 2.62 GiB on four
@@ -160,17 +167,18 @@ TEST(ExtraVllm, ForecastErrorsStayWhereTheyAre) {
   // xvllm-034 (Qwen3.5-9B, 0.18.0) 0.53 vs 1.29 (vLLM's own estimate said 1.58): 13 cases, median
   // 50.68%, p90 119.09%.
   // Round 4 adds three captures that follow the flat cost: Qwen3.5-9B 0.53 vs 0.65 (-18%),
-  // Qwen3.5-4B 0.53 vs 0.55, Qwen2.5-7B 0.30 vs 0.31: 16 cases, median 40.83%, p90 104.52%.
-  EXPECT_EQ(extra()["graph_gib"]["n"].get<int>(), 16);
-  EXPECT_LE(extra()["graph_gib"]["median_abs_pct_err"].get<double>(), 40.9);
-  EXPECT_LE(extra()["graph_gib"]["p90_abs_pct_err"].get<double>(), 104.6);
+  // Qwen3.5-4B 0.53 vs 0.55, Qwen2.5-7B 0.30 vs 0.31, and Qwen3.5-4B at 54 graphs 0.34 vs 0.35
+  // (xvllm-040): 17 cases, median 38.94%, p90 99.67%.
+  EXPECT_EQ(extra()["graph_gib"]["n"].get<int>(), 17);
+  EXPECT_LE(extra()["graph_gib"]["median_abs_pct_err"].get<double>(), 39.0);
+  EXPECT_LE(extra()["graph_gib"]["p90_abs_pct_err"].get<double>(), 99.7);
   // outcome: 16 of 18 agree (other_error cases are not scored). The misses: vllm#17469's oom_graph,
   // and xvllm-011 (DeepSeek-V4-Flash TP2 on GH200, v0.22), forecast to start with 13.02 GiB of KV
   // where the log has 5.44 GiB and a refusal: V4's own profile-run memory is not estimated (the
   // same shortfall as corpus vllm-035, see vllm_plan.cpp); its KV layout given the memory is exact.
   // Round 3: all thirteen new outcomes agree (two refusals, two OOMs while loading, nine starts):
   // 29 of 31.
-  // Round 4: the five new starts agree, 34 of 36.
-  EXPECT_EQ(extra()["outcome"]["n"].get<int>(), 36);
+  // Round 4: the six new starts agree, 35 of 37.
+  EXPECT_EQ(extra()["outcome"]["n"].get<int>(), 37);
   EXPECT_GE(extra()["outcome"]["agreement"].get<double>(), 0.94);
 }
