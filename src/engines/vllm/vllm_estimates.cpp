@@ -598,6 +598,15 @@ Estimate graph_memory(const ModelConfig& c, int64_t layers, int64_t linear_layer
   // A100 vGPU slice, while a 0.9.2 L4 log keeps the flat cost. Whatever those hosts share (A100
   // hosts, PCIe TP4 with NCCL collectives in the graphs; not in the deployment) is not modelled;
   // the range's high end does not cover it.
+  // PCIe hosts past two GPUs (custom all-reduce off, NCCL collectives captured in every graph):
+  // xvllm-017 (4 x L40S, 0.19.0, nccl 2.27.5) takes 1.33 GiB above the flat cost, ~100 KiB per
+  // captured all-reduce (86 graphs x 161); xvllm-019 (8 x L40S, 0.10.2, nccl 2.27.3) 2.27 GiB,
+  // ~190 KiB each (67 x 189). NCCL's captured collectives are known to cost graph memory that depends
+  // on the NCCL version, its cuMem setting and the CUDA driver (vllm PR #5091: NCCL >= 2.19 turns
+  // NCCL_CUMEM_ENABLE on, which "costs memory during cudagraph capture"; vllm#5517: 3.8 vs 1.14 GiB
+  // on A10G/L4 with CUDA drivers before / from 12.4; NVIDIA/nccl#1234) -- none of which is in the
+  // deployment -- and corpus vllm-052 (4 x RTX PRO 6000 over PCIe, a 2026-08 build, 18 graphs x 94
+  // layers x 2 all-reduces) took 0.32 GiB, the flat cost. So no per-collective term (not modelled).
   //
   // Gated-DeltaNet layers. Dense hybrids (no routed experts) cost as attention layers: Qwen3.5-9B
   // on an L40S, vLLM 0.19.0, 51 + 35 graphs x 32 layers (8 attention + 24 GDN), took 0.65 GiB ->
