@@ -61,6 +61,50 @@ TEST(CatalogLookup, Fp8SiblingOfQwenIsDerivedAndSaysSo) {
   EXPECT_EQ(m->notes.front(), m->resolved_note);
 }
 
+// The evidence behind deriving Google's Gemma bases from NVIDIA's ModelOpt NVFP4 copies: the one
+// catalog pair (google/gemma-4-26B-A4B, nvidia/Gemma-4-26B-A4B-NVFP4) -- the copy's config without
+// its quantization_config and without its hf_quant_config.json gives the real base's parameters and
+// checkpoint bytes exactly.
+TEST(CatalogLookup, GemmaBaseFromItsNvfp4CopyMatchesTheRealPair) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("headroom_nvfp4_base_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto copy_cfg = embedded_file("models/nvidia/Gemma-4-26B-A4B-NVFP4/config.json");
+  ASSERT_TRUE(copy_cfg);
+  fs::path p = dir / "config.json";
+  std::ofstream(p) << model_detail::without_quantization(*copy_cfg, "nvidia/Gemma-4-26B-A4B-NVFP4");
+  auto derived = load_model(p.string());
+  auto real = load_model("google/gemma-4-26B-A4B");
+  EXPECT_EQ(derived->config.quant.method, QuantMethod::None);
+  EXPECT_EQ(derived->params_total, real->params_total);
+  EXPECT_EQ(derived->checkpoint_bytes, real->checkpoint_bytes);
+  EXPECT_LT(load_model("nvidia/Gemma-4-26B-A4B-NVFP4")->checkpoint_bytes, real->checkpoint_bytes);  // the copy itself is not
+  fs::remove_all(dir);
+}
+
+TEST(CatalogLookup, Gemma4ThirtyOneBItIsDerivedFromNvidiasCopyAndSaysSo) {
+  // google/gemma-4-31B-it's own config.json was not found (only links to it): the catalog has
+  // nvidia/Gemma-4-31B-IT-NVFP4, ModelOpt's copy of it.
+  auto m = load_model("google/gemma-4-31B-it");
+  EXPECT_NE(m->resolved_note.find("derived from nvidia/Gemma-4-31B-IT-NVFP4"), std::string::npos) << m->resolved_note;
+  EXPECT_EQ(m->config.hf_id, "google/gemma-4-31B-it");
+  EXPECT_EQ(m->config.quant.method, QuantMethod::None);
+  EXPECT_TRUE(m->config.quant.kv_cache_quant.empty());  // the FP8 KV of hf_quant_config.json is the copy's, not Google's
+  auto copy = load_model("nvidia/Gemma-4-31B-IT-NVFP4");
+  EXPECT_EQ(m->params_total, copy->params_total);
+  EXPECT_GT(m->checkpoint_bytes, copy->checkpoint_bytes);
+  // The real checkpoint's tensor bytes, as hf-mem reads them from its safetensors metadata
+  // (alvarobartt/hf-mem PR #61, 2026-05-06: `hf-mem --model-id google/gemma-4-31B-it ... --json-output`
+  // -> "memory": 62546177752): the derived config's 1,188 tensors give exactly that.
+  EXPECT_EQ(m->checkpoint_bytes, 62546177752);
+  ASSERT_FALSE(m->notes.empty());
+  EXPECT_EQ(m->notes.front(), m->resolved_note);
+  // Not for other owners: DeepSeek's base is FP8 itself (nvidia/DeepSeek-V3.1-NVFP4 replaced that).
+  EXPECT_FALSE(model_detail::derives_base_from_nvfp4_copy("deepseek-ai/DeepSeek-V3.1"));
+  EXPECT_THROW(load_model("deepseek-ai/DeepSeek-V3.1"), InputError);
+  EXPECT_FALSE(model_detail::derives_base_from_nvfp4_copy("google/gemma-4-31B-it-NVFP4"));
+}
+
 TEST(CatalogLookup, SameNameUnderAnotherOwnerOrPathIsACopy) {
   auto m = load_model("/models/Qwen3-32B");
   EXPECT_EQ(m->checkpoint_bytes, load_model("Qwen/Qwen3-32B")->checkpoint_bytes);

@@ -1,6 +1,7 @@
 // Catalog lookup: which embedded data/models/<org>/<name>/ folder answers a model id, and, when
 // none holds that id, which one may stand in for it and how (a copy under another owner or in a
-// local folder of the same name, an official -FP8 sibling derived from its base). The stand-ins are
+// local folder of the same name, an official -FP8 sibling derived from its base, a Google Gemma base
+// derived from NVIDIA's ModelOpt NVFP4 copy of it). The stand-ins are
 // rules about how model owners publish checkpoints, checked on the catalog's own pairs; each says
 // so in Model::resolved_note, so a forecast built on one is never passed off as the real file's.
 // Not a stand-in: a dated re-release (DeepSeek-V4-Flash-0731 has about 8x the KV bytes per token of
@@ -139,7 +140,34 @@ std::optional<CatalogHit> find_in_catalog(std::string_view spec) {
                             "'s config plus the block-FP8 quantization (e4m3, 128x128 blocks) of the owner's official -FP8 "
                             "checkpoints (exact on every such pair in the catalog), not read from the real file"};
   }
+  if (derives_base_from_nvfp4_copy(spec)) {
+    auto copy = exact("nvidia/" + std::string(name) + "-NVFP4");
+    if (copy)
+      return CatalogHit{*copy, false,
+                        std::string(spec) + " is not in the catalog; derived from " + *copy +
+                            "'s config without its NVFP4 quantization (NVIDIA's ModelOpt copies keep the base config.json and add "
+                            "quantization_config: exact on google/gemma-4-26B-A4B), not read from the real file",
+                        true};
+  }
   return std::nullopt;
+}
+
+// Google's Gemma bases from NVIDIA's ModelOpt NVFP4 copies. ModelOpt writes the base checkpoint's
+// config.json back with a quantization_config (and an hf_quant_config.json) added: the catalog's
+// google/gemma-4-26B-A4B and nvidia/Gemma-4-26B-A4B-NVFP4 differ only in that, transformers_version
+// and a top-level eos_token_id list, and removing the quantization gives the base's checkpoint
+// bytes exactly (tests/model_catalog_lookup_test.cpp). Google publishes its Gemma checkpoints
+// unquantized (bf16), so the copy minus its quantization is the base. Not applied to other owners:
+// DeepSeek's and MiniMax's bases are FP8 themselves (their NVFP4 copies replace that quantization),
+// and Qwen's / Z.ai's bases are in the catalog where NVIDIA copied them.
+bool derives_base_from_nvfp4_copy(std::string_view spec) {
+  return owner_of(spec) == "google" && !ends_with_ci(last_component(spec), "-nvfp4");
+}
+
+std::string without_quantization(std::string_view config_text, const std::string& source) {
+  json j = parse_json(config_text, source);
+  j.erase("quantization_config");
+  return j.dump();
 }
 
 std::string with_fp8_block_quantization(std::string_view config_text, const std::string& source) {

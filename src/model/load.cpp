@@ -186,11 +186,15 @@ std::shared_ptr<const Model> load_model(std::string_view spec_in) {
     if (c != cache.end()) return c->second;
   }
   const std::string& id = hit->id;
-  const std::string src = "data/models/" + id + "/config.json" + (hit->derive_fp8_block ? " + derived block-FP8" : "");
+  const std::string src = "data/models/" + id + "/config.json" +
+                          (hit->derive_fp8_block ? " + derived block-FP8" : hit->strip_quantization ? " without its quantization" : "");
   auto cfg = embedded_file("models/" + id + "/config.json");
-  auto hq = embedded_file("models/" + id + "/hf_quant_config.json");
-  std::string derived = hit->derive_fp8_block ? with_fp8_block_quantization(*cfg, src) : std::string();
-  auto m = build(hit->derive_fp8_block ? std::string_view(derived) : *cfg, src, hq ? *hq : std::string_view{}, "", "");
+  // A ModelOpt copy standing in for its base: neither its quantization_config nor hf_quant_config.json.
+  auto hq = hit->strip_quantization ? std::nullopt : embedded_file("models/" + id + "/hf_quant_config.json");
+  std::string derived = hit->derive_fp8_block     ? with_fp8_block_quantization(*cfg, src)
+                        : hit->strip_quantization ? without_quantization(*cfg, src)
+                                                  : std::string();
+  auto m = build(derived.empty() ? *cfg : std::string_view(derived), src, hq ? *hq : std::string_view{}, "", "");
   m->config.hf_id = hit->note.empty() ? id : spec;
   m->resolved_note = hit->note;
   if (!hit->note.empty()) m->notes.insert(m->notes.begin(), hit->note);

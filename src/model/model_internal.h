@@ -65,16 +65,22 @@ std::string lower(std::string_view s);
 // Catalog (catalog_lookup.cpp): lower-case id -> id of every embedded data/models/<org>/<name>/.
 const std::map<std::string, std::string>& catalog_index();
 // The catalog entry that answers `spec`: the id itself, a renamed twin, or a stand-in (same name
-// under another owner or folder, an official -FP8 sibling derived from its base), with `note` saying
-// which when it is not the id itself., with `note` saying which when it is not the id itself.
+// under another owner or folder, an official -FP8 sibling derived from its base, a Google base derived
+// from NVIDIA's NVFP4 copy of it), with `note` saying which when it is not the id itself.
 struct CatalogHit {
   std::string id;
   bool derive_fp8_block = false;  // add the owner's block-FP8 quantization_config to id's config
   std::string note;
+  bool strip_quantization = false;  // id is NVIDIA's ModelOpt copy: drop its quantization (the base's weights)
 };
 std::optional<CatalogHit> find_in_catalog(std::string_view spec);
 // Whether <base_id>-FP8, when not in the catalog, is derived from base_id (see catalog_lookup.cpp).
 bool derives_fp8_block_sibling(const std::string& base_id);
+// Whether <owner>/<name>, when not in the catalog, is derived from nvidia/<name>-NVFP4 without its
+// quantization (see catalog_lookup.cpp): Google's bf16 Gemma bases only.
+bool derives_base_from_nvfp4_copy(std::string_view spec);
+// config.json text without quantization_config (the base of a ModelOpt copy).
+std::string without_quantization(std::string_view config_text, const std::string& source);
 // config.json text with the block-FP8 quantization_config of Qwen's / Z.ai's -FP8 checkpoints added.
 std::string with_fp8_block_quantization(std::string_view config_text, const std::string& source);
 
