@@ -136,6 +136,11 @@ TEST(VllmGemma4, V020TokenReportMatchesHfMem61Log) {
   auto [lo, hi] = tokens_for_gib2(k, 24.54);
   EXPECT_EQ(lo, 26784);
   EXPECT_EQ(hi, 26800);  // the logged figure lies in the interval
+  // The thread's own model id: google/gemma-4-31B-it (derived from NVIDIA's NVFP4 copy, see
+  // model_catalog_lookup_test.cpp) with --kv-cache-dtype left at auto, i.e. its bf16 dtype.
+  KvSizing it = sizing({"--engine", "vllm@0.20.0", "--model", "google/gemma-4-31B-it", "--gpu", "h100", "--max-model-len", "262144"});
+  EXPECT_EQ(it.stages.front().page_bytes, kPage);
+  EXPECT_EQ(tokens_for_gib2(it, 24.54), std::make_pair(int64_t{26784}, int64_t{26800}));
 }
 
 TEST(VllmGemma4, ReportFormulaChangeIsVllm43308TenfoldJump) {
@@ -166,4 +171,50 @@ TEST(VllmGemma4, PerTokenHeadCachePadsGlobalPages) {
   EXPECT_EQ(l.page_bytes, 16 * 16 * 520);
   EXPECT_EQ(l.num_groups, 6);
   for (const auto& g : l.groups) EXPECT_EQ(g.block_size, g.kind == SpecKind::Full ? 32 : 16);
+}
+
+TEST(VllmGemma4, TwoL4Tp2ReportMatchesGemmaForgeLog) {
+  // gemma-forge journal (kenrollins.github.io, 'NVFP4 31B on L4 has minimal KV cache headroom';
+  // extra corpus xvllm-050): nvidia/Gemma-4-31B-IT-NVFP4, tensor_parallel_size=2 on two L4,
+  // max_model_len=4096, FP8 KV: "vLLM allocates 10,432 tokens of KV cache total" and "At
+  // max_model_len=4096, vLLM can handle 3.58x concurrent requests" (build of 2026-04-09: 0.19 rules).
+  // Per rank: sliding 8 heads x (256 + 256) x 1 B = 4,096 B/token -> page 65,536 at block 16; full
+  // 2 heads x (512 + 512) x 1 B = 2,048 B/token -> block 32. Both figures come from one num_blocks:
+  // the pre-0.21 report num_blocks // 6 x 16 = 10,432 holds for num_blocks 3,912..3,917, and the
+  // concurrency num_blocks / (cdiv(4096, 32) + 5 x (cdiv(1023 + 2048, 16) + 1)) = num_blocks / 1,093
+  // gives 3.579..3.584 ("3.58x") on the same range, with max_num_batched_tokens 2048 (the API
+  // server's default on a card under 70 GiB). K-only global layers (block 64: 64 + 965 = 1,029
+  // blocks per request) would print 3.80x; the 0.21 report would print int(3.58 x 4096) = 14,663.
+  KvSizing k = sizing({"--engine", "vllm@main@2026-04-09", "--model", "nvidia/Gemma-4-31B-IT-NVFP4", "--gpu", "l4", "--tp", "2",
+                       "--gpus", "2", "--max-model-len", "4096"});
+  const KvLayout& l = k.stages.front();
+  EXPECT_FALSE(k.era.tokens_from_concurrency);
+  EXPECT_EQ(k.max_num_batched_tokens, 2048);
+  EXPECT_EQ(l.page_bytes, 65536);
+  EXPECT_EQ(l.tensors, 10);
+  EXPECT_EQ(l.num_groups, 6);
+  for (int64_t blocks : {3912, 3917}) {
+    EXPECT_EQ(kv_tokens_for_memory(k, blocks * l.bytes_per_block_all()), 10432) << blocks;
+    EXPECT_NEAR(max_concurrency(l, blocks, 4096, 2048), 3.58, 0.005) << blocks;
+  }
+  EXPECT_EQ(kv_tokens_for_memory(k, 3911 * l.bytes_per_block_all()), 10416);
+  EXPECT_EQ(kv_tokens_for_memory(k, 3918 * l.bytes_per_block_all()), 10448);
+}
+
+TEST(VllmGemma4, TwentySixBA4BLayoutIsFiveTensorsOfOneEighthMiBPages) {
+  // google/gemma-4-26B-A4B (30 layers: 25 sliding with 8 KV heads x 256, 5 full with
+  // num_global_key_value_heads 2 x 512, attention_k_eq_v), bf16 KV: sliding 8 x (256 + 256) x 2 B =
+  // 8,192 B/token -> 131,072 B at block 16; full 2 x (512 + 512) x 2 B = 4,096 B/token -> block 32.
+  // Group size 5 (the full layers' count): 5 sliding groups + 1 full group over 5 tensors. The
+  // myoceane.fr A100 run (corpus vllm-033; the same host's gpt-oss run prints 0.19.0; max_model_len
+  // 131072) logged "Available KV cache memory: 21.5 GiB": 21.5 GiB / (5 x 131,072 B) = 35,225.6 ->
+  // 35,225 blocks -> 0.19's report 35,225 // 6 x 16 = 93,920 tokens (the post quotes no token line).
+  KvSizing k = sizing({"--engine", "vllm@0.19.0", "--model", "google/gemma-4-26B-A4B", "--gpu", "a100-80gb", "--max-model-len", "131072"});
+  const KvLayout& l = k.stages.front();
+  EXPECT_EQ(l.page_bytes, 131072);
+  EXPECT_EQ(l.tensors, 5);
+  EXPECT_EQ(l.num_groups, 6);
+  for (const auto& g : l.groups) EXPECT_EQ(g.block_size, g.kind == SpecKind::Full ? 32 : 16);
+  EXPECT_EQ(num_blocks(l, static_cast<int64_t>(21.5 * GiB)), 35225);
+  EXPECT_EQ(kv_tokens_for_memory(k, static_cast<int64_t>(21.5 * GiB)), 93920);
 }
