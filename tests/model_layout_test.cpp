@@ -190,3 +190,22 @@ TEST(KvPerToken, MiMoV2FlashSlidingLayersHaveMoreKvHeads) {
   EXPECT_EQ(k.full_bytes, 23'040);
   EXPECT_EQ(k.swa_bytes, 199'680);
 }
+
+TEST(WeightsPerRank, SglangGemmaEmbeddingIsReplicated) {
+  // SGLang builds Gemma-3's and Gemma-4's embed_tokens as a plain nn.Embedding
+  // (srt/models/gemma3_causal.py Gemma3TextScaledWordEmbedding; gemma4_causal.py reuses it), so at TP 2
+  // each rank holds all 262,144 x 5,376 x 2 B = 2,818,572,288 B of google/gemma-4-31B-it's table
+  // (tied: also its lm_head); vLLM's VocabParallelEmbedding gives each rank half. Observed: SGLang's
+  // "weight_size/GPU 31.66 GB" for this model at H100 TP=2 (pyc96/sglang PR #10, 2026-05-24), where
+  // the vocab-parallel split gave 29.29 GiB.
+  auto m = load_model("google/gemma-4-31B-it");
+  auto sg = weights_per_rank(*m, EngineKind::SGLang, tp(2));
+  auto vl = weights_per_rank(*m, EngineKind::VLLM, tp(2));
+  EXPECT_EQ(component(sg[0], "embedding"), int64_t{2818572288});
+  EXPECT_EQ(component(sg[1], "embedding"), int64_t{2818572288});
+  EXPECT_EQ(component(vl[0], "embedding"), int64_t{1409286144});
+  // Not other families: Qwen3's embedding stays vocab-parallel on SGLang.
+  auto q = load_model("Qwen/Qwen3-8B");
+  EXPECT_EQ(component(weights_per_rank(*q, EngineKind::SGLang, tp(2))[0], "embedding"),
+            component(weights_per_rank(*q, EngineKind::VLLM, tp(2))[0], "embedding"));
+}

@@ -9,7 +9,8 @@
 //  - DSA indexer wq_b / wk / weights_proj are ReplicatedLinear in both engines' Indexer modules.
 //  - Vocab-parallel embedding and lm_head: vocab padded to a multiple of 64 (DEFAULT_VOCAB_PADDING_SIZE,
 //    pad_vocab_size in vocab_parallel_embedding.py of both engines), then split evenly over TP.
-//    SGLang with --enable-dp-attention builds embed_tokens with enable_tp=False (replicated).
+//    SGLang with --enable-dp-attention builds embed_tokens with enable_tp=False (replicated); SGLang's
+//    Gemma-3 / Gemma-4 embed_tokens is a plain nn.Embedding (replicated at any TP).
 //  - Experts: EP ranks own contiguous expert ranges, base = E / ep plus one for the first E % ep
 //    ranks (vllm/model_executor/layers/fused_moe/layer.py determine_expert_map); inside each expert
 //    the intermediate dim is split by moe_tp = tp / ep (sglang/srt/layers/moe/fused_moe_triton/layer.py).
@@ -105,7 +106,12 @@ int64_t share(const Ctx& x, const TensorInfo& t) {
                           (t.role == TensorRole::Mtp && (t.name.find("embed_tokens") != std::string::npos ||
                                                          t.name.find("shared_head.head") != std::string::npos));
   if (vocab_like) {
-    bool replicated = x.engine == EngineKind::SGLang && x.par.dp_attention && t.name.find("embed_tokens") != std::string::npos;
+    // SGLang's Gemma-3 / Gemma-4 token embedding is a plain nn.Embedding (srt/models/gemma3_causal.py
+    // Gemma3TextScaledWordEmbedding, reused as gemma4_causal.py Gemma4TextScaledWordEmbedding), not a
+    // VocabParallelEmbedding: every TP rank holds all of it (and, tied, it is the lm_head too).
+    const bool sglang_gemma_embed = x.engine == EngineKind::SGLang && (x.c.family == "gemma3" || x.c.family == "gemma4");
+    bool replicated = x.engine == EngineKind::SGLang && (x.par.dp_attention || sglang_gemma_embed) &&
+                      t.role != TensorRole::LmHead && t.name.find("embed_tokens") != std::string::npos;
     return vocab_share(x, t, replicated ? 1 : tp);
   }
   switch (t.role) {
