@@ -100,7 +100,9 @@ TEST(ExtraSglang, ReplayMetricsPinned) {
   EXPECT_LE(j["kv_tokens_given_memory_err"]["p90_abs_pct_err"].get<double>(), 0.2);
   // Weights per rank ("mem usage" at Load weight end) and free memory after them.
   ASSERT_EQ(j["weights_gib"]["n"].get<int>(), 19);
-  EXPECT_NEAR(j["weights_gib"]["median_abs_pct_err"].get<double>(), 1.77, 0.05);
+  // 1.77% -> 1.82% with the Gemma-4 k_eq_v V slot SGLang allocates and fills with k_proj
+  // (gemma4_causal.py load_weights should_dup_k_to_v): xsgl-022 48.07 -> 48.09 GiB (logged 47.23).
+  EXPECT_NEAR(j["weights_gib"]["median_abs_pct_err"].get<double>(), 1.82, 0.05);
   ASSERT_EQ(j["post_weights_avail"]["n"].get<int>(), 21);
   EXPECT_NEAR(j["post_weights_avail"]["median_abs_pct_err"].get<double>(), 0.56, 0.05);
   // CUDA-graph memory ("Capture ... end ... mem usage", decode + prefill graphs summed): the
@@ -136,9 +138,9 @@ TEST(ExtraSglang, ReplayMetricsPinned) {
   EXPECT_EQ(case_row(j, "xsgl-020")["predicted"]["kv_tokens"].get<int64_t>(), 4096);
   EXPECT_GT(case_row(j, "xsgl-020")["predicted"]["graph_gib"].get<double>(), 0.5);
   // xsgl-022, Gemma-4 26B-A4B on a DGX Spark: free memory after the weights is 121.69 - 8.4 (host
-  // share, GUESS from this log's 113.28 GiB before weights) - 48.07 = 65.22 GiB (logged 66.05); it
-  // was 73.07 with the 0.55 GiB CUDA context of a discrete GPU.
-  EXPECT_NEAR(case_row(j, "xsgl-022")["predicted"]["post_weights_avail_gib"].get<double>(), 65.22, 0.01);
+  // share, GUESS from this log's 113.28 GiB before weights) - 48.09 = 65.20 GiB (logged 66.05; 48.07
+  // and 65.22 before the k_eq_v V slot); it was 73.07 with the 0.55 GiB CUDA context of a discrete GPU.
+  EXPECT_NEAR(case_row(j, "xsgl-022")["predicted"]["post_weights_avail_gib"].get<double>(), 65.20, 0.01);
   // xsgl-023, Qwen3-30B-A3B TP8 (PR #8258, 2025-07-22, before PR #8579): 51 graphs each keep their
   // own fp32 logits, (1+2+4+8 + 16..256 step 8 + 272..512 step 16 = 10,503) x 151,936 x 4 B = 5.94 GiB,
   // plus 4947 captured all-reduces ("Registering 4947 cuda graph addresses") at 150 KiB: 7.11 GiB

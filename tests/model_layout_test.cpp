@@ -171,13 +171,15 @@ TEST(KvPerToken, Gemma4PerLayerHeadDimAndKvHeads) {
   EXPECT_EQ(k2.swa_bytes, 102'400);
 }
 
-TEST(WeightsPerRank, Gemma4KEqVLayersGetAVSlotInVllm) {
-  // The checkpoint has no v_proj on the 5 full-attention layers; vLLM's QKVParallelLinear allocates
-  // the V slot and loads k_proj into it: + 5 x (2 x 512 x 2816 x 2 B) = 28,835,840 B at TP 1.
+TEST(WeightsPerRank, Gemma4KEqVLayersGetAVSlotInVllmAndSglang) {
+  // The checkpoint has no v_proj on the 5 full-attention layers; both engines' QKVParallelLinear
+  // allocates the V slot and loads k_proj into it (vLLM gemma4.py _weight_iterator; SGLang
+  // gemma4_causal.py load_weights should_dup_k_to_v): + 5 x (2 x 512 x 2816 x 2 B) = 28,835,840 B
+  // at TP 1 (vocab 262144 is a multiple of 64: no padding otherwise).
   auto m = load_model("google/gemma-4-26B-A4B");
   auto v = weights_per_rank(*m, EngineKind::VLLM, tp(1));
   auto s = weights_per_rank(*m, EngineKind::SGLang, tp(1));
-  EXPECT_EQ(s[0].bytes, m->checkpoint_bytes);  // vocab 262144 is a multiple of 64: no padding
+  EXPECT_EQ(s[0].bytes, m->checkpoint_bytes + 28'835'840);
   EXPECT_EQ(v[0].bytes, m->checkpoint_bytes + 28'835'840);
 }
 
@@ -204,6 +206,14 @@ TEST(WeightsPerRank, SglangGemmaEmbeddingIsReplicated) {
   EXPECT_EQ(component(sg[0], "embedding"), int64_t{2818572288});
   EXPECT_EQ(component(sg[1], "embedding"), int64_t{2818572288});
   EXPECT_EQ(component(vl[0], "embedding"), int64_t{1409286144});
+  // attention_k_eq_v: both engines allocate the global layers' V slot and fill it with k_proj (SGLang
+  // gemma4_causal.py load_weights should_dup_k_to_v): 10 layers x 4 heads x 512 x 5,376 x 2 B =
+  // 220,200,960 B beyond the checkpoint, 110,100,480 per rank at TP 2.
+  EXPECT_EQ(component(sg[0], "attention"), component(vl[0], "attention"));
+  int64_t ckpt_attention = 0;
+  for (const auto& t : m->tensors)
+    if (tensor_role_component(t.role) == "attention") ckpt_attention += t.bytes;
+  EXPECT_EQ(component(weights_per_rank(*m, EngineKind::SGLang, tp(1))[0], "attention") - ckpt_attention, int64_t{220200960});
   // Not other families: Qwen3's embedding stays vocab-parallel on SGLang.
   auto q = load_model("Qwen/Qwen3-8B");
   EXPECT_EQ(component(weights_per_rank(*q, EngineKind::SGLang, tp(2))[0], "embedding"),

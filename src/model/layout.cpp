@@ -222,10 +222,11 @@ std::vector<RankWeights> weights_per_rank(const Model& model, EngineKind engine,
         else here = last_stage;  // final norm and anything else outside the layers
         if (!here) continue;
         int64_t b = share(x, t);
-        // Gemma-4 attention_k_eq_v: the checkpoint has no v_proj on full-attention layers, but vLLM's
-        // QKVParallelLinear still allocates the V slot and loads k_proj into it (model_executor/models/
-        // gemma4.py _weight_iterator duplicates k_proj as v_proj). SGLang's loader is not checked here.
-        if (engine == EngineKind::VLLM && c.attention_k_eq_v && t.role == TensorRole::AttnKV && t.layer >= 0 &&
+        // Gemma-4 attention_k_eq_v: the checkpoint has no v_proj on full-attention layers, but both
+        // engines' QKVParallelLinear still allocates the V slot and loads k_proj into it (vLLM
+        // model_executor/models/gemma4.py _weight_iterator duplicates k_proj as v_proj; SGLang
+        // srt/models/gemma4_causal.py load_weights should_dup_k_to_v loads it into the "v" shard too).
+        if ((engine == EngineKind::VLLM || engine == EngineKind::SGLang) && c.attention_k_eq_v && t.role == TensorRole::AttnKV && t.layer >= 0 &&
             t.layer < L && c.layers[t.layer].attn == AttnKind::Full && t.name.find("self_attn.k_proj") != std::string::npos)
           b *= 2;
         if (mtp) {

@@ -42,7 +42,7 @@ void add_guess_notes(Model& m) {
     m.notes.push_back("guess: DeepSeek-V4 router gate stored in the model dtype, hash table tid2eid as I32, MTP layer sharing embed/head with the main model, no indexer k_norm; experts " +
                       std::string(c.expert_fp4 ? "MXFP4 (expert_dtype fp4)" : "FP8 block (no expert_dtype fp4)"));
   if (c.family == "gemma4" && c.attention_k_eq_v)
-    m.notes.push_back("Gemma-4 k_eq_v layers: vLLM's V slot (a copy of k_proj) is added to vLLM per-rank weights; SGLang's loader not checked (checkpoint bytes used)");
+    m.notes.push_back("Gemma-4 k_eq_v layers: the V slot vLLM and SGLang fill with a copy of k_proj is added to their per-rank weights (not to TensorRT-LLM's: its loader not checked, checkpoint bytes used)");
 }
 
 // Builds the model from config text (+ optional hf_quant_config text) and, when `dir` is given,
