@@ -193,7 +193,7 @@ TEST(KvPerToken, MiMoV2FlashSlidingLayersHaveMoreKvHeads) {
   EXPECT_EQ(k.swa_bytes, 199'680);
 }
 
-TEST(WeightsPerRank, SglangGemmaEmbeddingIsReplicated) {
+TEST(WeightsPerRank, GemmaReplicatedPartsPerEngine) {
   // SGLang builds Gemma-3's and Gemma-4's embed_tokens as a plain nn.Embedding
   // (srt/models/gemma3_causal.py Gemma3TextScaledWordEmbedding; gemma4_causal.py reuses it), so at TP 2
   // each rank holds all 262,144 x 5,376 x 2 B = 2,818,572,288 B of google/gemma-4-31B-it's table
@@ -214,6 +214,10 @@ TEST(WeightsPerRank, SglangGemmaEmbeddingIsReplicated) {
   for (const auto& t : m->tensors)
     if (tensor_role_component(t.role) == "attention") ckpt_attention += t.bytes;
   EXPECT_EQ(component(weights_per_rank(*m, EngineKind::SGLang, tp(1))[0], "attention") - ckpt_attention, int64_t{220200960});
+  // vLLM's Gemma-4 vision tower (transformers' module with its nn.Linear swapped for ReplicatedLinear,
+  // gemma4_mm.py recursive_replace_linear) is whole on every rank: TP 2 holds what TP 1 does.
+  EXPECT_EQ(component(vl[0], "vision"), component(weights_per_rank(*m, EngineKind::VLLM, tp(1))[0], "vision"));
+  EXPECT_GT(component(vl[0], "vision"), int64_t{1} << 30);
   // Not other families: Qwen3's embedding stays vocab-parallel on SGLang.
   auto q = load_model("Qwen/Qwen3-8B");
   EXPECT_EQ(component(weights_per_rank(*q, EngineKind::SGLang, tp(2))[0], "embedding"),

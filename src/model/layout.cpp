@@ -162,6 +162,11 @@ int64_t share(const Ctx& x, const TensorInfo& t) {
       return split(t, tp);
     }
     case TensorRole::Vision:
+      // vLLM's Gemma-4 vision tower is transformers' own module (AutoModel.from_config in
+      // model_executor/models/gemma4_mm.py) whose nn.Linear layers recursive_replace_linear swaps for
+      // ReplicatedLinear (transformers/utils.py replace_linear_class, default style "replicate"):
+      // every TP rank holds all of it.
+      if (x.engine == EngineKind::VLLM && x.c.vision.kind == "gemma4") return t.bytes;
       // Vision blocks' attention/MLP are column/row parallel (vLLM Qwen3_VisionBlock); the rest replicated.
       if ((t.name.find(".attn.") != std::string::npos || t.name.find(".mlp.") != std::string::npos) && t.shape.size() >= 2)
         return split(t, tp);
