@@ -297,6 +297,34 @@ TEST(VllmDsv4ProfileBuffers, ShortContextGatherIsTheLarger) {
   EXPECT_EQ(s.workspace, 34078720LL);
 }
 
+TEST(VllmDsv4ProfileBuffers, HyperConnectionTermIsSevenPointTwoFp32RowsPerToken) {
+  // ESTIMATE (vllm_estimates.cpp): 7.2 x N x hc_mult x hidden x 4 B. Fitted on two logs whose KV
+  // pools were short of the plan by 6.98 GiB at N = 16,384 (xvllm-011) and 4.02 GiB at 8,192
+  // (vllm-035 with MTP 1): least squares 460 KiB per token = 7.2 x 64 KiB (V4-Flash: hc_mult 4,
+  // hidden 4,096). At N = 16,384: 16,384 x 16,384 x 4 = 1 GiB of rows, x 7.2 = 7,730,941,132 B.
+  ModelConfig c = dsv4_flash_shapes();
+  c.hc_mult = 4;
+  c.hidden_size = 4096;
+  EXPECT_EQ(vllm::dsv4_profile_buffers(c, 30000, 16384, 0, 1).hc_temporaries, 7730941132LL);
+  EXPECT_EQ(vllm::dsv4_profile_buffers(c, 30000, 8192, 0, 1).hc_temporaries, 3865470566LL);
+  c.hc_mult = 0;  // a config without hyper-connections gets no term
+  EXPECT_EQ(vllm::dsv4_profile_buffers(c, 30000, 8192, 0, 1).hc_temporaries, 0);
+}
+
+TEST(VllmDsv4ProfileBuffers, Xvllm011RefusesWithTheLoggedMaxModelLenWithinFivePercent) {
+  // vllm#44376 (xvllm-011): DeepSeek-V4-Flash TP2 + EP on GH200, u 0.95, max_model_len 30,000,
+  // max_num_batched_tokens 16,384, 2026-06-03 build: "6.66 GiB KV cache is needed, which is larger
+  // than the available KV cache memory (5.44 GiB) ... the estimated maximum model length is 13528".
+  // With the hyper-connection term the plan refuses too: 5.22 GiB available, M 12,984 (-4.0 %).
+  Forecast f = run({"--engine", "vllm@unknown@2026-06-03", "--model", "deepseek-ai/DeepSeek-V4-Flash", "--gpu", "gh200", "--tp", "2",
+                    "--enable-expert-parallel", "--gpu-memory-utilization", "0.95", "--max-model-len", "30000", "--block-size", "256",
+                    "--kv-cache-dtype", "fp8", "--max-num-batched-tokens", "16384", "--enable-prefix-caching"});
+  EXPECT_EQ(f.verdict, Verdict::Refused);
+  ASSERT_TRUE(f.failure.has_value());
+  EXPECT_NE(f.failure->message.find("available KV cache memory (5.22 GiB)"), std::string::npos) << f.failure->message;
+  EXPECT_NE(f.failure->message.find("the estimated maximum model length is 12984."), std::string::npos) << f.failure->message;
+}
+
 TEST(VllmDsv4ProfileBuffers, PlanKeepsTheWorkspaceOutOfTheKvPool) {
   // vllm-035's flags: the workspace is part of the profile-run peak (so of the KV budget) and
   // is not freed with the activations. Logged KV 7.01 GiB; this plan still gives more (see the

@@ -469,6 +469,17 @@ Dsv4ProfileBuffers dsv4_profile_buffers(const ModelConfig& c, int64_t L, int64_t
     b.logits = 512LL * 1024 * 1024;
   }
   b.workspace = std::max(b.indexer_ws, b.gather_ws);
+  // ESTIMATE: the rest of V4's forward. With the derived buffers above and the generic
+  // activation terms, two logged KV pools still came out smaller than the plan, by an amount
+  // proportional to max_num_batched_tokens: 6.98 GiB at N = 16,384 (xvllm-011, DeepSeek-V4-Flash
+  // TP2 EP on GH200, "available KV cache memory (5.44 GiB)") and 4.02 GiB at N = 8,192 (corpus
+  // vllm-035, V4-Flash TP2 on H20, 7.01 GiB logged; MTP on, taken as 1 speculative token):
+  // 447 and 515 KiB per token, least squares 460 KiB = 7.2 x the hc_mult x hidden fp32 row
+  // (4 x 4,096 x 4 B = 64 KiB). What holds it is a GUESS: fp32 copies of the hyper-connection
+  // streams in hc_pre / hc_post (the residual is [N, hc_mult, hidden]; the mixes and the
+  // Sinkhorn normalisation run in fp32), so the term scales with hc_mult x hidden (V4-Pro's
+  // 7,168-wide hidden included; not checked on a Pro log). n = 2; range 0.5 .. 1.2.
+  if (c.hc_mult > 1) b.hc_temporaries = static_cast<int64_t>(7.2 * static_cast<double>(N * c.hc_mult * c.hidden_size * 4));
   return b;
 }
 
@@ -505,7 +516,7 @@ Estimate activation_peak(const Era& era, const ModelConfig& c, const Parallel& p
   }
   double forward = resident + std::max({attn, mlp, moe});
   // DeepSeek-V4: the indexer's logits reservation is alive with the layer's activations.
-  if (v4) forward += static_cast<double>(v4->logits);
+  if (v4) forward += static_cast<double>(v4->logits + v4->hc_temporaries);
   if (c.has_linear_attention()) {
     // Chunked gated-delta-rule prefill: fp32 chunk states (N/64) x Hv x Dk x Dv per layer.
     double hv = static_cast<double>(std::max<int64_t>(1, c.linear_num_value_heads / tp));
@@ -547,6 +558,10 @@ Estimate activation_peak(const Era& era, const ModelConfig& c, const Parallel& p
                            "DERIVED) with the indexer's {:.0f} MiB logits reservation in the forward",
                            to_gib(v4->workspace), to_gib(v4->indexer_ws), to_gib(v4->gather_ws), static_cast<double>(v4->logits) / MiB);
   }
+  if (v4 && v4->hc_temporaries > 0)
+    e.basis += fmt::format("; forward includes {:.2f} GiB of hyper-connection temporaries (7.2 fp32 rows of hc_mult x hidden per token: "
+                           "ESTIMATE from 2 DeepSeek-V4 logs, what holds it a GUESS)",
+                           to_gib(v4->hc_temporaries));
   return e;
 }
 

@@ -298,18 +298,15 @@ void prepare(Prepared& P, const Deployment& d) {
   // profile run's sparse-attention workspace (indexer K-gather max_model_len x 40 / 4 entries of
   // 132 B, or the prefill bf16 gather, whichever is larger) and the indexer's 512 MiB logits
   // reservation are DERIVED (vllm_estimates.cpp dsv4_profile_buffers): 1.12 GiB + 0.5 GiB on
-  // vllm-035. Still short there: the plan gives 12.08 GiB of KV (10.39 with the MTP weights)
-  // where the log has 7.01, ~3.4 GiB per rank not found in the code read (the activation/MoE
-  // formula is the generic one, not V4's hyper-connection and fp32 compressor temporaries; the
-  // fused-MoE/DeepGEMM workspaces, the drafter's dummy run and FlashMLA metadata are not
-  // estimated). Say so.
+  // vllm-035. The rest of V4's forward (hyper-connection and fp32 temporaries, MoE/DeepGEMM
+  // workspaces) is one ESTIMATE per batched token fitted on two logs (dsv4_profile_buffers
+  // hc_temporaries). Say so.
   const bool dsv4 = c.model_type == "deepseek_v4" || c.family == "deepseek_v4";
   if (dsv4)
     P.notes.push_back(
-        "GUESS: DeepSeek-V4's sparse-attention workspace and indexer logits reservation are derived from vLLM's code, but "
-        "other profile-run memory (V4's own activations, MoE/DeepGEMM workspaces, the MTP drafter's dummy run) is not: in "
-        "the one logged case the KV pool came out ~3.4 GiB per rank smaller than this plan. Pass "
-        "--kv-cache-memory-bytes for an exact token count");
+        "ESTIMATED: DeepSeek-V4's sparse-attention workspace and indexer logits reservation are derived from vLLM's code; the "
+        "rest of its profile-run forward (hyper-connection temporaries, MoE/DeepGEMM workspaces) is an ESTIMATE per batched "
+        "token fitted on 2 logs (both TP2 on Hopper, one with MTP). Pass --kv-cache-memory-bytes for an exact token count");
   const bool amd = d.gpu.vendor == "amd";
   const Fabric fabric = fabric_of(d.gpu);                                  // PCIe hosts' NCCL figures (vllm_estimates.cpp)
   const FlashInferSampler fi = flashinfer_sampler_env(d, era, P.notes);   // VLLM_USE_FLASHINFER_SAMPLER

@@ -227,6 +227,7 @@ struct Dsv4ProfileBuffers {
   int64_t indexer_ws = 0, gather_ws = 0;  // the two workspace requests (bytes, 256-aligned pieces)
   int64_t workspace = 0;                  // max of the two: one buffer, grown to the largest request
   int64_t logits = 0;                     // VLLM_SPARSE_INDEXER_MAX_LOGITS_MB torch.empty, freed at once
+  int64_t hc_temporaries = 0;             // hyper-connection temporaries of the forward (ESTIMATE, vllm_estimates.cpp)
 };
 Dsv4ProfileBuffers dsv4_profile_buffers(const ModelConfig& c, int64_t max_model_len, int64_t max_num_batched_tokens, int pp_rank, int pp);
 // v4 (DeepSeek-V4 only): its logits reservation joins the forward, its workspace is added to the
