@@ -66,11 +66,14 @@ TEST(ExtraVllm, EstimatedMaxModelLenForecastIsAKnownMiss) {
   // arithmetic is exact (above). The vision tower's profiling (one 16,384-token image, vllm_plan.cpp
   // vision_profile_peak: 1.52 GiB against the text forward's 1.38) brings it to +44.8%; the other
   // ~3.6 GiB of this 0.11.0 A100 start are not explained (Qwen3.5-9B on 0.18, xvllm-034, still has
-  // about 0.48 GiB less KV than forecast after the same term). Pinned so that a fix shows and a regression fails.
+  // about 0.48 GiB less KV than forecast after the same term). With the tower's fp32 pixel values and
+  // the kept encoder output (a 1.89 GiB tower above 1.38 + 0.25 GiB of text side and output with its three
+  // deepstack mergers) it is +40.1%, M 123,104.
+  // Pinned so that a fix shows and a regression fails.
   const auto& m = extra()["max_model_len"];
   EXPECT_EQ(m["n"].get<int>(), 2);
-  EXPECT_LE(m["median_abs_pct_err"].get<double>(), 24.5);  // (4.0 + 44.8) / 2
-  EXPECT_LE(m["p90_abs_pct_err"].get<double>(), 40.8);
+  EXPECT_LE(m["median_abs_pct_err"].get<double>(), 22.1);  // (4.0 + 40.1) / 2
+  EXPECT_LE(m["p90_abs_pct_err"].get<double>(), 36.6);
 }
 
 TEST(ExtraVllm, KvTokensGivenTheLoggedMemoryAreExact) {
@@ -154,10 +157,20 @@ TEST(ExtraVllm, ForecastErrorsStayWhereTheyAre) {
   // whole on each rank, which gave 14,224, +36.4%); the ~0.47 GiB left matches what the same
   // checkpoint loads beyond the forecast at TP 1 (31.18 vs 30.60 GiB, corpus vllm-031), not
   // modelled. 28 cases: median 3.11%, p90 13.61%.
+  // Qwen3.5 profile run read again (vllm_plan.cpp vision_profile_peak, vllm_estimates.cpp
+  // activation_peak / uma_non_torch): the tower's fp32 pixel values + their bf16 copy (1.52 -> 1.89
+  // GiB on the 9B, 1.44 -> 1.81 on the 4B), no GDN chunk states in the profile run, the encoder
+  // outputs kept through the text run, budget // 16,384 dummy images, and on a DGX Spark +1.9 GiB of
+  // host growth (ESTIMATE, 4 logs): xvllm-034 / -035 +2.55% -> +0.64%, xvllm-036 +3.77% -> +0.44%,
+  // xvllm-008 +3.52% -> +2.40%, xvllm-018 +47.1% -> +0.05%, xvllm-041 +2.74% -> -0.00%, xvllm-021
+  // +10.6% -> +6.5%; worse: xvllm-040 -8.5% -> -11.4% (with xvllm-036 it says the 4B's tower peak is
+  // ~0.3 GiB, which the source does not explain; its card is INFERRED) and xvllm-020 +4.5% ->
+  // +11.7% (the chunk-state term, which the profile run does not run, had covered part of ~8.5 GiB
+  // this unified-memory start holds beyond the torch peak). 28 cases: median 1.62%, p90 11.51%.
   const auto& kv = extra()["kv_tokens"];
   EXPECT_EQ(kv["n"].get<int>(), 28);
-  EXPECT_LE(kv["median_abs_pct_err"].get<double>(), 3.12);
-  EXPECT_LE(kv["p90_abs_pct_err"].get<double>(), 13.62);
+  EXPECT_LE(kv["median_abs_pct_err"].get<double>(), 1.63);
+  EXPECT_LE(kv["p90_abs_pct_err"].get<double>(), 11.52);
   // weights ("Model loading took" / "Loading model weights took"): 16 cases, median 0.15% (0.09%
   // over the 14 before xvllm-020, whose NVFP4 checkpoint loads 19.78 GiB against 21.33 derived).
   // Round 3: 26 cases, median 0.21%, p90 0.96%. gpt-oss on H100 at 0.11.0 takes vLLM's Triton MXFP4

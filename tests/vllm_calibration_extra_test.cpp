@@ -81,7 +81,9 @@ TEST(VllmExtraCalibration, DgxSparkTakesTheSmallBatchDefaults) {
 TEST(VllmExtraCalibration, UnifiedMemoryWidensTheNonTorchRange) {
   // vLLM's MemorySnapshot takes psutil's available memory as free on SM 8.7 / 11.0 / 12.1 (Orin,
   // Thor, Spark); xvllm-018 left 3.43 GiB for peak + non-torch where the profile run explains
-  // ~1.4. The central is unchanged, the unfavourable end gains 2.5 GiB.
+  // ~1.4. The host growth is an ESTIMATE from the four DGX Spark logs (1.85 .. 8.55 GiB over
+  // xvllm-018, -020, -021, -041): the central gains 1.9 GiB (what each of them shows at least), the
+  // unfavourable end 8.6 GiB, the favourable end stays the discrete figure.
   EXPECT_TRUE(vllm::shared_sysmem_device(121));
   EXPECT_TRUE(vllm::shared_sysmem_device(87));
   EXPECT_FALSE(vllm::shared_sysmem_device(120));  // RTX 5090 / RTX PRO 6000: discrete memory
@@ -90,7 +92,7 @@ TEST(VllmExtraCalibration, UnifiedMemoryWidensTheNonTorchRange) {
   nt.low = 15 * MiB;
   nt.high = 375 * MiB;
   vllm::Estimate u = vllm::uma_non_torch(nt);
-  EXPECT_EQ(u.central, nt.central);
+  EXPECT_EQ(u.central, nt.central + static_cast<int64_t>(1.9 * GiB));
   EXPECT_EQ(u.low, nt.low);
-  EXPECT_EQ(u.high, nt.high + static_cast<int64_t>(2.5 * GiB));
+  EXPECT_EQ(u.high, nt.high + static_cast<int64_t>(8.6 * GiB));
 }

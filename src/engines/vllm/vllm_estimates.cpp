@@ -164,11 +164,22 @@ Estimate uma_non_torch(const Estimate& nt) {
   // meanwhile (the engine's own torch.compile / inductor work runs in that window). One log gives
   // the size: Qwen3-30B-A3B-FP8 on a DGX Spark, vLLM 0.13.0, u = 0.3 (xvllm-018): 36.51 requested
   // - 29.04 weights - 4.04 KV = 3.43 GiB for peak + non-torch after an 86 s cold compile, ~2 GiB
-  // more than the 256-request profile run explains. The central stays the discrete-GPU figure;
-  // the unfavourable end gains 2.5 GiB (a GUESS from that one log).
+  // more than the 256-request profile run explains.
+  // ESTIMATE of that host growth from the four DGX Spark logs (KV forecast - logged, less the
+  // weights and CUDA-graph-estimate differences, with the profile run as modelled): 1.90 GiB
+  // (xvllm-018, above), 1.85 (Qwen3-0.6B, 0.27.1, xvllm-041: "3.35 GiB for consumed memory (weights
+  // + non-torch)" against 1.11 of weights and the discrete 0.39), 5.37 (Qwen3.5-35B-A3B-FP8,
+  // 0.18.1rc1, xvllm-021) and 8.55 (Qwen3.6-27B-NVFP4 at 65,536 batched tokens, 0.23.1rc1,
+  // xvllm-020); the two multimodal hybrids, whose profile run also builds and encodes the dummy
+  // images on the host, take the most (what holds it is not known). Central: 1.9 GiB, what every
+  // one of them shows at least; ends: the discrete figure (no host growth) .. +8.6 GiB (n = 4,
+  // DGX Spark only; Orin / Thor read memory the same way but no log of theirs has been checked).
+  // Until 2026-12 the central was the discrete figure with +2.5 GiB at the unfavourable end.
   Estimate e = nt;
-  e.high = nt.high + static_cast<int64_t>(2.5 * GiB);
-  e.basis = nt.basis + "; unified memory: free memory is psutil's available system memory, so host growth during profiling counts (unfavourable end +2.5 GiB, GUESS from one DGX Spark log)";
+  e.central = nt.central + static_cast<int64_t>(1.9 * GiB);
+  e.high = nt.high + static_cast<int64_t>(8.6 * GiB);
+  e.basis = nt.basis + "; unified memory: free memory is psutil's available system memory, so host growth during profiling counts "
+                       "(+1.9 GiB, up to +8.6: ESTIMATE from 4 DGX Spark logs, 1.85 .. 8.55 GiB)";
   return e;
 }
 
@@ -514,14 +525,27 @@ Estimate activation_peak(const Era& era, const ModelConfig& c, const Parallel& p
     double im = static_cast<double>(c.moe_intermediate_size) / (par.ep > 1 ? 1 : tp);
     moe = n * static_cast<double>(c.num_experts) * 4 + n * k * (3 * im + h) * b;
   }
-  double forward = resident + std::max({attn, mlp, moe});
+  double gdn = 0;
+  if (c.has_linear_attention()) {
+    // Gated-DeltaNet layers in the profile run. profile_run's _dummy_run(is_profile=True) builds no
+    // attention metadata (gpu_model_runner.py: metadata only under force_attention or a FULL graph),
+    // and GatedDeltaNetAttention._forward_core returns when attn_metadata is None ("V1 profile run";
+    // layers/mamba/gdn_linear_attn.py, 2026, which first runs _warmup_prefill_kernels on T <= 64
+    // dummy tokens; models/qwen3_next.py Qwen3NextGatedDeltaNet before it), so the chunked
+    // gated-delta-rule kernels and their chunk states never see the N profile tokens. What the layer
+    // does hold (GatedDeltaNetAttention.forward): the in_proj_qkvz output [N, 2 x key_dim + 2 x
+    // value_dim] (q, k, v and z are views of it; Qwen3-Next's interleaved layout concatenates a
+    // [N, 2 x key_dim + value_dim] copy), core_attn_out = torch.zeros [N, value_dim] and the gated
+    // RMSNorm's output [N, value_dim], all / tp, bf16: one more layer temporary beside attention and
+    // the MLP. (Until 2026-12 a (N/64) x Hv x Dk x Dv fp32 x 2 chunk-state term was charged here.)
+    const double kd = static_cast<double>(c.linear_num_key_heads * c.linear_key_head_dim) / tp;
+    const double vd = static_cast<double>(c.linear_num_value_heads * c.linear_value_head_dim) / tp;
+    const bool interleaved = c.model_type == "qwen3_next";
+    gdn = n * (2 * kd + 2 * vd + (interleaved ? 2 * kd + vd : 0) + 2 * vd) * b;
+  }
+  double forward = resident + std::max({attn, mlp, moe, gdn});
   // DeepSeek-V4: the indexer's logits reservation is alive with the layer's activations.
   if (v4) forward += static_cast<double>(v4->logits + v4->hc_temporaries);
-  if (c.has_linear_attention()) {
-    // Chunked gated-delta-rule prefill: fp32 chunk states (N/64) x Hv x Dk x Dv per layer.
-    double hv = static_cast<double>(std::max<int64_t>(1, c.linear_num_value_heads / tp));
-    forward += (n / 64) * hv * static_cast<double>(c.linear_key_head_dim * c.linear_value_head_dim) * 4 * 2;
-  }
   // Sampler term: R = min(S, N) dummy requests x vocab V x the bytes per logit entry that
   // are alive together at the sampler's peak (sampler_bytes_per_logit), plus the forward's
   // hidden_states [N, h] that profile_run still holds while _dummy_sampler_run runs.

@@ -253,33 +253,60 @@ double mxfp4_expert_ratio(const Era& era, const Deployment& d, const ModelConfig
   return static_cast<double>(up(h, 256) * up(im, sm100 ? 256 : 128)) / (hd * imd);
 }
 
-// profile_run's multimodal step (vllm/v1/worker/gpu_model_runner.py profile_run): before the text
-// dummy run the encoder runs once on mm_budget's dummy batch and its outputs stay cached
-// (encoder_cache["tmp"]) through it. Every Qwen3-VL / Qwen3.5 start in the logs read (0.11 .. 0.26:
-// xvllm-022, xvllm-034, public-code ids 55195690679, 7744031738, 56970046574, 51912001300) prints
-// "Encoder cache will be initialized with a budget of 16384 tokens, and profiled with 1 image items
-// of the maximum feature size": one image of 16,384 tokens = 16,384 x merge^2 patches P. The
-// tower's torch peak (Qwen3_VisionTransformer.forward / Qwen3_VisionBlock, read, not measured: a
-// GUESS of which temporaries coexist): P x (the pixel values, in_channels x temporal x patch^2 bf16;
-// the hidden states 2h; a block's norm output 2h; fc1 and its GELU output 2 x 2I/tp B). The peak of
-// the profile run is the larger of this and the text one (activation_peak), on the first pipeline
-// stage, which holds the tower. Check: Qwen3.5-9B on an L40S, 0.18.0 (xvllm-034): the log leaves
-// 0.81 GiB less KV than the text-only estimate; the tower's 1.52 GiB peak accounts for 0.33 of it.
-// Off with --skip-mm-profiling or --language-model-only (no tower loaded).
-std::optional<Estimate> vision_profile_peak(const Deployment& d, const ModelConfig& c, int tp) {
+// profile_run's multimodal step (vllm/v1/worker/gpu_model_runner.py profile_run, V1 0.11 .. 2026):
+// before the text dummy run the encoder runs once on mm_budget's dummy batch, and its outputs are
+// kept (encoder_cache["tmp"]) through _dummy_run and _dummy_sampler_run, cleared only after them.
+// Every Qwen3-VL / Qwen3.5 start in the logs read (0.11 .. 0.26: xvllm-022, xvllm-034, xvllm-040,
+// public-code ids 55195690679, 7744031738, 56970046574, 51912001300) prints "Encoder cache will be
+// initialized with a budget of 16384 tokens, and profiled with 1 image items of the maximum feature
+// size" at max_num_batched_tokens <= 16,384, and one at 32,768 prints "a budget of 32768 tokens, and
+// profiled with 2 image items" (public-code 56681168668): the budget is max(max_num_batched_tokens,
+// the largest item) (compute_mm_encoder_budget: max_num_encoder_input_tokens defaults to
+// max_num_batched_tokens) and the dummy batch holds budget // 16,384 images of 16,384 tokens =
+// 16,384 x merge^2 patches each, through one tower call. Two terms follow:
+//  - held: the encoder outputs, items x 16,384 x out_hidden x (1 + deepstack mergers) bf16 (the
+//    Qwen3-VL tower concatenates its deepstack features to the output), alive during the text
+//    forward and the sampler: added to the text peak (DERIVED);
+//  - tower: the tower's own torch peak for all P patches of the batch. The pixel values come from the
+//    HF image processor as fp32 and reach the GPU as fp32 (MultiModalKwargs.as_kwargs keeps the
+//    dtype; profile_run's batched_dummy_mm_inputs holds them through the call), and
+//    Qwen3VLForConditionalGeneration._process_image_input makes a bf16 copy (.type(visual.dtype)):
+//    in_channels x temporal x patch^2 x (4 + 2) B per patch, DERIVED. Inside the blocks
+//    (Qwen3_VisionTransformer.forward / Qwen3_VisionBlock, read, not measured: a GUESS of which
+//    temporaries coexist): the hidden states 2h, a block's norm output 2h, fc1 and its GELU output
+//    2 x 2I/tp B. Check: Qwen3.5-9B on a named L40S at 8,192 tokens / 256 requests (xvllm-034 on
+//    0.18.0, xvllm-035 on 0.19.0; neither charges the CUDA-graph estimate): 0.9 x 44.39 - 17.66
+//    weights - 20.27 KV = 2.02 GiB of peak + non-torch as logged, against this tower's 1.89 + 0.15
+//    (the text side, 1.01 GiB, is smaller). Before the fp32 copy was counted the tower was 1.52.
+// The peak of the profile run is the larger of the tower and the text one (activation_peak + held),
+// on the first pipeline stage, which holds the tower. Off with --skip-mm-profiling or
+// --language-model-only (no tower loaded).
+struct VisionProfile {
+  Estimate tower;
+  double held = 0;
+  int64_t items = 1;
+};
+
+std::optional<VisionProfile> vision_profile_peak(const Deployment& d, const ModelConfig& c, int tp, int64_t N) {
   const VisionTower& v = c.vision;
   if (!v.present || v.kind != "qwen3_vl" || v.hidden <= 0 || v.intermediate <= 0 || v.patch_size <= 0) return std::nullopt;
   for (const char* off : {"--skip-mm-profiling", "--language-model-only"})
     if (const std::string* f = d.flag(off); f && *f != "false" && *f != "False" && *f != "0") return std::nullopt;
+  constexpr int64_t kItemTokens = 16384;  // the logged "maximum feature size" of one image
+  VisionProfile r;
+  r.items = std::max<int64_t>(1, std::max(N, kItemTokens) / kItemTokens);
   const double merge = static_cast<double>(std::max<int64_t>(1, v.spatial_merge_size));
-  const double P = 16384.0 * merge * merge;
-  const double pixel = static_cast<double>(v.in_channels * std::max<int64_t>(1, v.temporal_patch_size) * v.patch_size * v.patch_size) * 2;
+  const double P = static_cast<double>(r.items * kItemTokens) * merge * merge;
+  const double pixel = static_cast<double>(v.in_channels * std::max<int64_t>(1, v.temporal_patch_size) * v.patch_size * v.patch_size) * (4 + 2);
   const double h = static_cast<double>(v.hidden), I = static_cast<double>(v.intermediate) / std::max(1, tp);
   const double peak = P * (pixel + 4 * h + 4 * I);
-  return range(peak, 0.8, 1.6,
-               fmt::format("vision tower profile on one 16,384-token image ({:.0f} patches): pixel values + hidden + a block's "
-                           "norm, fc1 and GELU outputs = {:.2f} GiB (GUESS: which temporaries coexist)",
-                           P, peak / GiB));
+  const int64_t out = v.out_hidden > 0 ? v.out_hidden : c.hidden_size;
+  r.held = static_cast<double>(r.items * kItemTokens) * static_cast<double>(out * (1 + std::max<int64_t>(0, v.deepstack_mergers))) * 2;
+  r.tower = range(peak, 0.8, 1.6,
+                  fmt::format("vision tower profile on {} x 16,384-token image(s) ({:.0f} patches): fp32 pixel values and their bf16 "
+                              "copy + hidden + a block's norm, fc1 and GELU outputs = {:.2f} GiB (GUESS: which block temporaries coexist)",
+                              r.items, P, peak / GiB));
+  return r;
 }
 
 void prepare(Prepared& P, const Deployment& d) {
@@ -366,11 +393,18 @@ void prepare(Prepared& P, const Deployment& d) {
         st.act = activation_peak(era, c, d.par, N, s.max_num_seqs, last, layers, nullptr, fi);
       }
       if (w.pp_rank == 0)
-        if (auto vit = vision_profile_peak(d, c, tp); vit && vit->central > st.act.central) {
-          st.act.central = vit->central;
-          st.act.low = std::max(st.act.low, vit->low);
-          st.act.high = std::max(st.act.high, vit->high);
-          st.act.basis += "; the larger: " + vit->basis;
+        if (auto vit = vision_profile_peak(d, c, tp, N)) {
+          st.act.central += vit->held;
+          st.act.low += vit->held;
+          st.act.high += vit->held;
+          st.act.basis += fmt::format("; + {:.2f} GiB of dummy encoder outputs kept through it ({} image(s) x 16,384 tokens)",
+                                      vit->held / GiB, vit->items);
+          if (vit->tower.central > st.act.central) {
+            st.act.central = vit->tower.central;
+            st.act.low = std::max(st.act.low, vit->tower.low);
+            st.act.high = std::max(st.act.high, vit->tower.high);
+            st.act.basis += "; the larger: " + vit->tower.basis;
+          }
         }
       int64_t pw = static_cast<int64_t>(s.capture.size());
       st.gact = s.enforce_eager ? Estimate{}
