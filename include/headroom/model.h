@@ -119,6 +119,13 @@ struct ModelConfig {
   std::string rope_scaling_type;  // "" when the config has none; "type" or "rope_type"
   double rope_scaling_factor = 0;  // 0 = not given
   int64_t rope_original_max_position_embeddings = 0;
+  // Width of the RoPE cos/sin table the attention layers build at init (engines/rope_tables.cpp):
+  // head_dim x partial_rotary_factor (rotary_dim / rotary_pct where the config says so); 0 = no RoPE.
+  // rope_local_rotary_dim > 0: sliding-window layers build a second, default-type table (Gemma-3
+  // rope_local_base_freq, Gemma-4 sliding_attention rope_parameters).
+  int64_t rotary_dim = 0;
+  int64_t rope_local_rotary_dim = 0;
+  bool rope_mrope = false;  // multimodal RoPE (rope_scaling / rope_parameters carries mrope_section)
 
   // Gemma-4: full-attention layers store k_proj only and reuse K as V (attention_k_eq_v); their
   // head_dim / KV heads are in layers[i].head_dim / kv_heads (global_head_dim, num_global_key_value_heads).

@@ -529,6 +529,8 @@ ModelConfig parse_model_config(std::string_view config_json, std::string_view so
     }
   }
 
+  parse_rope(c, s, tsrc);
+
   // Quantization: config.json quantization_config (root or text_config) and/or hf_quant_config.json.
   const json* qc = find_key({&root, text}, "quantization_config");
   std::string hq_src = src;

@@ -20,11 +20,13 @@
 //    carries the same function): num_layers // pp per stage, the remainder added one each to the
 //    stages before the last, counting backwards; embedding on the first stage, final norm and
 //    lm_head on the last.
+//  - RoPE cos/sin tables (buffers both engines build at init): engines/rope_tables.cpp.
 #include <algorithm>
 #include <fmt/format.h>
 #include <map>
 
 #include "headroom/error.h"
+#include "engines/rope_tables.h"
 #include "headroom/layout.h"
 
 namespace headroom {
@@ -252,6 +254,12 @@ std::vector<RankWeights> weights_per_rank(const Model& model, EngineKind engine,
             rw.bytes += b;
             comp["lm_head"] += b;
           }
+      }
+      // RoPE cos/sin tables: buffers built at init, replicated on every TP rank of a stage whose
+      // layers use RoPE (engines/rope_tables.cpp).
+      if (const auto rope = rope_table_bytes(c, engine, first, last); rope.bytes > 0) {
+        rw.bytes += rope.bytes;
+        comp["rope_tables"] += rope.bytes;
       }
       for (auto& [k, v] : comp) rw.by_component.emplace_back(k, v);
       std::sort(rw.by_component.begin(), rw.by_component.end(), [](const auto& a, const auto& b) { return a.second > b.second; });

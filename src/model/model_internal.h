@@ -30,6 +30,10 @@ void nemotron_nas_layers(ModelConfig& c, const json* block_configs, const std::s
 // DeciLM _ffn_mult_to_intermediate_size: int(2 * ffn_mult * hidden / 3) rounded up to a multiple of 256.
 int64_t nas_ffn_mult_to_intermediate(double ffn_mult, int64_t hidden);
 
+// RoPE facts (rotary_dim, rope_local_rotary_dim) from the config (config_rope.cpp); call after the
+// per-layer attention kinds and head dims are set.
+void parse_rope(ModelConfig& c, const std::vector<const json*>& s, const std::string& tsrc);
+
 // The tensor inventory derived from the config (every tensor the checkpoint holds).
 std::vector<TensorInfo> derive_inventory(const ModelConfig& c);
 
