@@ -92,8 +92,10 @@ TEST(ExtraSglang, ReplayMetricsPinned) {
   // Pool size: forecast tokens against "max_total_num_tokens" / "#tokens". The p90 is xsgl-024's
   // +14.7%: a Windows desktop (Docker Desktop/WSL2) holds 1.25 GiB of the RTX 4090 before SGLang starts.
   ASSERT_EQ(j["kv_tokens"]["n"].get<int>(), 23);
-  EXPECT_NEAR(j["kv_tokens"]["median_abs_pct_err"].get<double>(), 0.73, 0.05);
-  EXPECT_LE(j["kv_tokens"]["p90_abs_pct_err"].get<double>(), 6.45);
+  // With the FP32 RoPE tables in the weights (engines/rope_tables.cpp, e.g. 64 MiB for Llama-3.1-8B):
+  // median 0.73% -> 0.79%, p90 6.40% -> 4.61% (xsgl-024 43,731 -> 43,219 vs 38,141; xsgl-009 -1.0%).
+  EXPECT_NEAR(j["kv_tokens"]["median_abs_pct_err"].get<double>(), 0.79, 0.05);
+  EXPECT_LE(j["kv_tokens"]["p90_abs_pct_err"].get<double>(), 4.65);
   // The same pool from the log's own "avail mem" figures: only the 2-decimal rounding is left.
   ASSERT_EQ(j["kv_tokens_given_memory_err"]["n"].get<int>(), 13);
   EXPECT_LE(j["kv_tokens_given_memory_err"]["median_abs_pct_err"].get<double>(), 0.03);
@@ -102,7 +104,10 @@ TEST(ExtraSglang, ReplayMetricsPinned) {
   ASSERT_EQ(j["weights_gib"]["n"].get<int>(), 19);
   // 1.77% -> 1.82% with the Gemma-4 k_eq_v V slot SGLang allocates and fills with k_proj
   // (gemma4_causal.py load_weights should_dup_k_to_v): xsgl-022 48.07 -> 48.09 GiB (logged 47.23).
-  EXPECT_NEAR(j["weights_gib"]["median_abs_pct_err"].get<double>(), 1.82, 0.05);
+  // 1.82% -> 1.41% with the RoPE cos/sin tables SGLang keeps in FP32 on CUDA (srt/layers/
+  // rotary_embedding.py): xsgl-024 (Llama-3.1-8B) 14.96 -> 15.02 GiB as logged, xsgl-013 (Qwen3.5-9B TP2)
+  // 8.81 -> 8.87 vs 8.85; xsgl-022 48.09 -> 48.84 (Gemma-4's two 262,144-row tables, 768 MiB).
+  EXPECT_NEAR(j["weights_gib"]["median_abs_pct_err"].get<double>(), 1.41, 0.05);
   ASSERT_EQ(j["post_weights_avail"]["n"].get<int>(), 21);
   EXPECT_NEAR(j["post_weights_avail"]["median_abs_pct_err"].get<double>(), 0.56, 0.05);
   // CUDA-graph memory ("Capture ... end ... mem usage", decode + prefill graphs summed): the
@@ -140,7 +145,10 @@ TEST(ExtraSglang, ReplayMetricsPinned) {
   // xsgl-022, Gemma-4 26B-A4B on a DGX Spark: free memory after the weights is 121.69 - 8.4 (host
   // share, GUESS from this log's 113.28 GiB before weights) - 48.09 = 65.20 GiB (logged 66.05; 48.07
   // and 65.22 before the k_eq_v V slot); it was 73.07 with the 0.55 GiB CUDA context of a discrete GPU.
-  EXPECT_NEAR(case_row(j, "xsgl-022")["predicted"]["post_weights_avail_gib"].get<double>(), 65.20, 0.01);
+  // The RoPE tables (262,144 x (512 + 256) x 4 B = 0.75 GiB) take it to 64.45 GiB: this log's weights
+  // figure (47.23) is below the checkpoint, so its unified-memory accounting is not what a discrete
+  // GPU's is (see above); the tables are kept as the source builds them.
+  EXPECT_NEAR(case_row(j, "xsgl-022")["predicted"]["post_weights_avail_gib"].get<double>(), 64.45, 0.01);
   // xsgl-023, Qwen3-30B-A3B TP8 (PR #8258, 2025-07-22, before PR #8579): 51 graphs each keep their
   // own fp32 logits, (1+2+4+8 + 16..256 step 8 + 272..512 step 16 = 10,503) x 151,936 x 4 B = 5.94 GiB,
   // plus 4947 captured all-reduces ("Registering 4947 cuda graph addresses") at 150 KiB: 7.11 GiB

@@ -45,11 +45,17 @@ TEST(WeightsPerRank, Llama70B_Tp8_Exact) {
   // MLP 3 x 28672 x 8192 / 8 x 2 B = 176,160,768; 2 norms replicated 32,768.
   // Vocab 128256 (a multiple of 64) / 8 = 16032 rows x 8192 x 2 B = 262,668,288 for embed and lm_head.
   // 80 x 213,942,272 + 2 x 262,668,288 + 16,384 (final norm) = 17,640,734,720.
+  // Plus the RoPE cos/sin table on every rank (engines/rope_tables.cpp): 131,072 positions x 128 in
+  // BF16 on vLLM (33,554,432), FP32 on SGLang (67,108,864).
   auto m = load_model("meta-llama/Llama-3.1-70B-Instruct");
   for (EngineKind e : {EngineKind::SGLang, EngineKind::VLLM}) {
     auto ranks = weights_per_rank(*m, e, tp(8));
     ASSERT_EQ(ranks.size(), 8u);
-    for (const auto& r : ranks) EXPECT_EQ(r.bytes, 17'640'734'720);
+    const int64_t rope = e == EngineKind::VLLM ? 33'554'432 : 67'108'864;
+    for (const auto& r : ranks) {
+      EXPECT_EQ(r.bytes, 17'640'734'720 + rope);
+      EXPECT_EQ(component(r, "rope_tables"), rope);
+    }
   }
 }
 
@@ -102,7 +108,9 @@ TEST(WeightsPerRank, PipelineStagesSplitLayersEmbeddingAndHead) {
   EXPECT_EQ(component(r[0], "lm_head"), 0);
   EXPECT_EQ(component(r[1], "embedding"), 0);
   EXPECT_GT(component(r[1], "lm_head"), 0);
-  EXPECT_EQ(r[0].bytes + r[1].bytes, m->checkpoint_bytes);  // 32 layers split 16/16, nothing replicated at TP1
+  // 32 layers split 16/16, nothing replicated at TP1 but the RoPE table each stage builds
+  // (131,072 x 128 x 2 B on vLLM).
+  EXPECT_EQ(r[0].bytes + r[1].bytes, m->checkpoint_bytes + 2 * 33'554'432);
 }
 
 TEST(WeightsPerRank, VocabPaddedToMultipleOf64) {
@@ -179,8 +187,10 @@ TEST(WeightsPerRank, Gemma4KEqVLayersGetAVSlotInVllmAndSglang) {
   auto m = load_model("google/gemma-4-26B-A4B");
   auto v = weights_per_rank(*m, EngineKind::VLLM, tp(1));
   auto s = weights_per_rank(*m, EngineKind::SGLang, tp(1));
-  EXPECT_EQ(s[0].bytes, m->checkpoint_bytes + 28'835'840);
-  EXPECT_EQ(v[0].bytes, m->checkpoint_bytes + 28'835'840);
+  // Plus the RoPE tables (engines/rope_tables.cpp): full layers' proportional table 262,144 x 512 and
+  // sliding layers' 262,144 x 256, BF16 on vLLM (402,653,184), FP32 on SGLang (805,306,368).
+  EXPECT_EQ(s[0].bytes, m->checkpoint_bytes + 28'835'840 + 805'306'368);
+  EXPECT_EQ(v[0].bytes, m->checkpoint_bytes + 28'835'840 + 402'653'184);
 }
 
 TEST(KvPerToken, MiMoV2FlashSlidingLayersHaveMoreKvHeads) {

@@ -138,7 +138,8 @@ TEST(ModelCli, JsonContractKeys) {
   EXPECT_EQ(j["params_total"].get<int64_t>(), 70'553'706'496);
   EXPECT_EQ(j["checkpoint_bytes"].get<int64_t>(), 2 * 70'553'706'496);
   ASSERT_EQ(j["ranks"].size(), 8u);
-  EXPECT_EQ(j["ranks"][0]["weight_bytes"].get<int64_t>(), 17'640'734'720);
+  // Checkpoint share 17,640,734,720 + SGLang's FP32 RoPE table 131,072 x 128 x 4 B = 67,108,864.
+  EXPECT_EQ(j["ranks"][0]["weight_bytes"].get<int64_t>(), 17'640'734'720 + 67'108'864);
   EXPECT_EQ(j["ranks"][0]["kv_bytes_per_token"].get<int64_t>(), 40'960);
   EXPECT_TRUE(j.contains("params_active"));
   EXPECT_TRUE(j.contains("bytes_by_component"));

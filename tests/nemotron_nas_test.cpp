@@ -80,14 +80,15 @@ TEST(NemotronNas, Super49BParameterCountMatchesPublished) {
 TEST(NemotronNas, WeightsPerRankSplitEverythingButNorms) {
   // 130 RMSNorm weights (final + 49 input_layernorm + 80 post_attention_layernorm) = 2,129,920 B stay
   // replicated; everything else divides evenly (vocab 128256 is a multiple of 64, 8 KV heads >= tp).
+  // The RoPE table (131,072 x 128 x 2 B = 33,554,432, engines/rope_tables.cpp) is on every rank too.
   auto m = super49b();
-  const int64_t norms = 130 * 8192 * 2, rest = 2 * 49'867'145'216LL - norms;
+  const int64_t norms = 130 * 8192 * 2 + 33'554'432, rest = 2 * 49'867'145'216LL - 130 * 8192 * 2;
   for (int n : {1, 2, 4, 8}) {
     auto w = weights_per_rank(*m, EngineKind::VLLM, tp(n));
     ASSERT_EQ(w.size(), static_cast<size_t>(n));
     EXPECT_EQ(w.front().bytes, rest / n + norms) << "tp " << n;
   }
-  EXPECT_EQ(weights_per_rank(*m, EngineKind::VLLM, tp(2)).front().bytes, 49'868'210'176LL);
+  EXPECT_EQ(weights_per_rank(*m, EngineKind::VLLM, tp(2)).front().bytes, 49'901'764'608LL);
 }
 
 TEST(NemotronNas, KvBytesPerTokenPerEngine) {
@@ -113,7 +114,8 @@ TEST(NemotronNas, KvBytesPerTokenPerEngine) {
 }
 
 TEST(NemotronNas, VllmTwoH100Tp2Plan) {
-  // vLLM 0.11 on 2 x H100 TP2, --max-model-len 32768: weights 49,868,210,176 B per rank (46.44 GiB),
+  // vLLM 0.11 on 2 x H100 TP2, --max-model-len 32768: weights 49,868,210,176 B per rank + the 32 MiB
+  // RoPE table = 49,901,764,608 B (46.47 GiB),
   // KV pool pages of 16 tokens x 100,352 B.
   Forecast f = run({"--engine", "vllm@0.11.0", "--model", kId, "--gpu", "h100", "--tp", "2", "--max-model-len", "32768"});
   ASSERT_FALSE(f.ranks.empty());
@@ -123,7 +125,7 @@ TEST(NemotronNas, VllmTwoH100Tp2Plan) {
       if (st.name == "weights" && it.what.find("weights") != std::string::npos) weights += it.bytes;
       if (st.name == "kv_pool" && it.what.find("KV cache") != std::string::npos) kv += it.bytes;
     }
-  EXPECT_EQ(weights, 49'868'210'176LL);
+  EXPECT_EQ(weights, 49'901'764'608LL);
   ASSERT_GT(f.kv_tokens, 0);
   // (80 GiB x 0.9 - 46.44 GiB - activations/NCCL) ~ 20 GiB of KV at 100,352 B/token: 150k-230k tokens.
   EXPECT_GT(f.kv_tokens, 150'000);

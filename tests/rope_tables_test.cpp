@@ -28,7 +28,9 @@ TEST(RopeTables, Llama31_8B) {
   // (corpus vllm-021 / vllm-055) against 14.96 GiB of checkpoint tensors before this term.
   auto m = load_model("meta-llama/Llama-3.1-8B-Instruct");
   EXPECT_EQ(m->config.rotary_dim, 128);
-  EXPECT_EQ(rope_table_bytes(m->config, EngineKind::VLLM, 0, 32).bytes, 33'554'432);
+  const auto v = rope_table_bytes(m->config, EngineKind::VLLM, 0, 32);
+  EXPECT_EQ(v.bytes, 33'554'432);
+  EXPECT_NE(v.what.find("rotary_embedding/base.py"), std::string::npos) << v.what;
   // SGLang keeps the table FP32 on CUDA: 64 MiB.
   EXPECT_EQ(rope_table_bytes(m->config, EngineKind::SGLang, 0, 32).bytes, 67'108'864);
   EXPECT_EQ(rope_table_bytes(m->config, EngineKind::TRTLLM, 0, 32).bytes, 0);
