@@ -2,7 +2,11 @@
 // from the catalog configs and the engines' rotary_embedding sources; logged weights in comments.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "engines/rope_tables.h"
+#include "headroom/error.h"
 #include "headroom/layout.h"
 #include "headroom/model.h"
 
@@ -92,4 +96,23 @@ TEST(RopeTables, MultimodalRopeIsFourTimesLongerOnVllm) {
   EXPECT_TRUE(m->config.rope_mrope);
   EXPECT_EQ(rope_table_bytes(m->config, EngineKind::VLLM, 0, 36).bytes, 268'435'456);
   EXPECT_EQ(rope_table_bytes(m->config, EngineKind::SGLang, 0, 36).bytes, 134'217'728);
+}
+
+TEST(RopeTables, ConfigRotaryWidthAndBadFactor) {
+  // A Llama-shaped config with partial_rotary_factor 0.5 (GLM-4.5 style, top level): head_dim 64 ->
+  // rotary_dim 32; 4,096 positions x 32 x 2 B = 262,144 B on vLLM. A factor above 1 is refused, as
+  // vLLM's get_rope refuses it ("must be between 0.0 and 1.0").
+  const std::string dir = ::testing::TempDir() + "/rope_partial";
+  std::filesystem::create_directories(dir);
+  auto write = [&](const std::string& factor) {
+    std::ofstream(dir + "/config.json") << R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 512, "num_hidden_layers": 2,
+      "vocab_size": 1024, "num_attention_heads": 8, "num_key_value_heads": 8, "intermediate_size": 1024,
+      "max_position_embeddings": 4096, "torch_dtype": "bfloat16", "partial_rotary_factor": )" << factor << "}";
+  };
+  write("0.5");
+  auto m = load_model(dir);
+  EXPECT_EQ(m->config.rotary_dim, 32);
+  EXPECT_EQ(rope_table_bytes(m->config, EngineKind::VLLM, 0, 2).bytes, 262'144);
+  write("1.5");
+  EXPECT_THROW(load_model(dir), InputError);
 }
