@@ -68,12 +68,13 @@ TEST(ExtraVllm, EstimatedMaxModelLenForecastIsAKnownMiss) {
   // ~3.6 GiB of this 0.11.0 A100 start are not explained (Qwen3.5-9B on 0.18, xvllm-034, still has
   // about 0.48 GiB less KV than forecast after the same term). With the tower's fp32 pixel values and
   // the kept encoder output (a 1.89 GiB tower above 1.38 + 0.25 GiB of text side and output with its three
-  // deepstack mergers) it is +40.1%, M 123,104.
+  // deepstack mergers) it is +40.1%, M 123,104; with the RoPE tables in the weights (src/engines/
+  // rope_tables.cpp: Qwen3-VL's 4 x MRoPE rows) +37.0%, M 120,384.
   // Pinned so that a fix shows and a regression fails.
   const auto& m = extra()["max_model_len"];
   EXPECT_EQ(m["n"].get<int>(), 2);
-  EXPECT_LE(m["median_abs_pct_err"].get<double>(), 22.1);  // (4.0 + 40.1) / 2
-  EXPECT_LE(m["p90_abs_pct_err"].get<double>(), 36.6);
+  EXPECT_LE(m["median_abs_pct_err"].get<double>(), 20.6);  // (4.0 + 37.0) / 2
+  EXPECT_LE(m["p90_abs_pct_err"].get<double>(), 33.8);
 }
 
 TEST(ExtraVllm, KvTokensGivenTheLoggedMemoryAreExact) {
@@ -167,10 +168,12 @@ TEST(ExtraVllm, ForecastErrorsStayWhereTheyAre) {
   // ~0.3 GiB, which the source does not explain; its card is INFERRED) and xvllm-020 +4.5% ->
   // +11.7% (the chunk-state term, which the profile run does not run, had covered part of ~8.5 GiB
   // this unified-memory start holds beyond the torch peak). 28 cases: median 1.62%, p90 11.51%.
+  // RoPE cos/sin tables in the weights (src/engines/rope_tables.cpp): median 1.47%, p90 7.81%
+  // (xvllm-034 exact, 331,584 tokens).
   const auto& kv = extra()["kv_tokens"];
   EXPECT_EQ(kv["n"].get<int>(), 28);
-  EXPECT_LE(kv["median_abs_pct_err"].get<double>(), 1.63);
-  EXPECT_LE(kv["p90_abs_pct_err"].get<double>(), 11.52);
+  EXPECT_LE(kv["median_abs_pct_err"].get<double>(), 1.48);
+  EXPECT_LE(kv["p90_abs_pct_err"].get<double>(), 7.82);
   // weights ("Model loading took" / "Loading model weights took"): 16 cases, median 0.15% (0.09%
   // over the 14 before xvllm-020, whose NVFP4 checkpoint loads 19.78 GiB against 21.33 derived).
   // Round 3: 26 cases, median 0.21%, p90 0.96%. gpt-oss on H100 at 0.11.0 takes vLLM's Triton MXFP4
@@ -182,10 +185,11 @@ TEST(ExtraVllm, ForecastErrorsStayWhereTheyAre) {
   // Round 4: 29 cases, median 0.24%, p90 1.20%; the three new ones log more than the checkpoint's
   // tensors: Qwen3.5-9B 17.66 vs 17.53, Qwen3.5-4B 8.61 vs 8.46, Qwen2.5-7B 14.29 vs 14.19 GiB; with
   // xvllm-038 (Qwen3-0.6B 1.12 vs 1.11) and xvllm-040 (8.61 vs 8.46 again): 31 cases, median 0.25%,
-  // p90 1.80%.
+  // p90 1.80%. The RoPE tables vLLM registers as buffers (bf16, one per distinct rope; Qwen3.5's
+  // MRoPE 4 x rows) close most of those gaps: Qwen3.5-9B 17.65 vs 17.66: median 0.02%, p90 0.63%.
   EXPECT_EQ(extra()["weights_gib"]["n"].get<int>(), 31);
-  EXPECT_LE(extra()["weights_gib"]["median_abs_pct_err"].get<double>(), 0.26);
-  EXPECT_LE(extra()["weights_gib"]["p90_abs_pct_err"].get<double>(), 1.81);
+  EXPECT_LE(extra()["weights_gib"]["median_abs_pct_err"].get<double>(), 0.03);
+  EXPECT_LE(extra()["weights_gib"]["p90_abs_pct_err"].get<double>(), 0.64);
   // graph ("Graph capturing finished ... took"): 8 cases, median 44.81%, p90 91.71% (7 cases,
   // 38.94% / 97.01% before xvllm-019: 8 x L40S TP8 0.10.2 took 3.45 GiB against 1.18 forecast --
   // NCCL collectives captured in graphs over PCIe, not modelled). The 0.19.x logs are misses too: Qwen3-8B 2.44 GiB on an A100-40GB and Qwen2.5-72B TP4 2.62 GiB on four
