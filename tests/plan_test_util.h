@@ -2,6 +2,8 @@
 // catch the one-line InputError a bad command line gives.
 #pragma once
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,17 @@ inline const Item* rank0_item(const Forecast& f, const std::string& prefix) {
     for (const auto& it : st.items)
       if (it.what.rfind(prefix, 0) == 0) return &it;
   return nullptr;
+}
+
+// The number right after `head` on the first predicted log line that starts with it ("Estimated
+// CUDA graph memory: ", "Graph capturing finished, took "), or NAN when no line has it.
+inline double number_after(const Forecast& f, const std::string& head) {
+  for (const auto& l : f.log)
+    if (l.rfind(head, 0) == 0) {
+      double v = NAN;
+      if (std::sscanf(l.c_str() + head.size(), "%lf", &v) == 1) return v;
+    }
+  return NAN;
 }
 
 // A dense toy config for vLLM's profile-run sampler tests (vllm_plan_test.cpp, vllm_pcie_test.cpp):

@@ -19,13 +19,8 @@ using headroom::test::run;
 namespace {
 // The GiB figure of the forecast's capture line; -1 when the plan prints none.
 double graph_took_gib(const Forecast& f) {
-  const std::string head = "Graph capturing finished, took ";
-  for (const auto& l : f.log)
-    if (l.rfind(head, 0) == 0) {
-      double v = -1;
-      if (std::sscanf(l.c_str() + head.size(), "%lf", &v) == 1) return v;
-    }
-  return -1;
+  const double v = headroom::test::number_after(f, "Graph capturing finished, took ");
+  return std::isnan(v) ? -1 : v;
 }
 }  // namespace
 

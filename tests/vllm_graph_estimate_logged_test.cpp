@@ -20,15 +20,7 @@ using headroom::test::run;
 
 namespace {
 // The GiB figure of the forecast's "Estimated CUDA graph memory" line; NAN when none is printed.
-double estimate_gib(const Forecast& f) {
-  const std::string head = "Estimated CUDA graph memory: ";
-  for (const auto& l : f.log)
-    if (l.rfind(head, 0) == 0) {
-      double v = NAN;
-      if (std::sscanf(l.c_str() + head.size(), "%lf", &v) == 1) return v;
-    }
-  return NAN;
-}
+double estimate_gib(const Forecast& f) { return headroom::test::number_after(f, "Estimated CUDA graph memory: "); }
 
 struct Logged {
   const char* id;
