@@ -323,6 +323,10 @@ Settings resolve_settings(const Deployment& d) {
   }
   if (auto v = get("--block-size")) {
     s.block_size = plain_int("--block-size", *v);
+    // Only non-positive sizes are refused: `vllm serve`'s argparse offers the BlockSize Literal's
+    // choices (1 .. 256), but CacheConfig.block_size is SkipValidation, so the Python API and the
+    // engine itself take any size (hybrid models run at e.g. 544, the size their logs print and
+    // reports quote as the flag: corpus vllm-048).
     if (s.block_size <= 0)
       fail_input("vllm serve", "--block-size", fmt::format("argument --block-size: invalid choice: {} (choose from 1, 8, 16, 32, 64, 128)", *v));
     s.block_size_given = true;
