@@ -74,25 +74,30 @@ TEST(ExtraTrtllm, ReplayMetricsPinned) {
   auto j = validate_corpus(std::string(HEADROOM_TEST_DATA) + "/extra/trtllm.jsonl");
   std::cout << "extra trtllm: kv " << j["kv_tokens"].dump() << ", weights " << j["weights_gib"].dump() << ", outcome " << j["outcome"].dump()
             << ", doctor " << j["doctor_stage"].dump() << "\n";
-  EXPECT_EQ(j["cases"].get<int>(), 18);
-  EXPECT_EQ(j["covered"].get<int>(), 12);
+  // Fourth pass (2026-12-01, later): xtrt-019, a 0.8.0 engine under Triton on an RTX 3090 whose device held
+  // ~4 GiB more than the 15.3 GiB engine before the pool was sized (31,616 tokens logged, 60,160
+  // forecast: the engine's activation memory from build settings the post does not show), and
+  // xtrt-020, gpt-oss-120b in MLPerf's scale-out script failing to create its KV cache with 200 GiB
+  // free (spec-decode resources, not a memory budget: an outcome miss).
+  EXPECT_EQ(j["cases"].get<int>(), 20);
+  EXPECT_EQ(j["covered"].get<int>(), 14);
 
   // Pool size: n and median |err| (%) of the forecast's tokens against "Allocated ... (N)".
-  ASSERT_EQ(j["kv_tokens"]["n"].get<int>(), 10);
-  // 1.73% measured (the middle two of 10: xtrt-015 0.84%, xtrt-007 2.61%; 3.01% before the PyTorch
-  // executor overhead term, 5.14% over the 9 cases of the second pass); allowed up to 1.8%.
-  EXPECT_LE(j["kv_tokens"]["median_abs_pct_err"].get<double>(), 1.8);
+  ASSERT_EQ(j["kv_tokens"]["n"].get<int>(), 11);
+  // 2.61% measured (the middle of 11, xtrt-007; 1.73% over the 10 before xtrt-019's +90%; 3.01%
+  // before the PyTorch executor overhead term, 5.14% over the 9 cases of the second pass).
+  EXPECT_LE(j["kv_tokens"]["median_abs_pct_err"].get<double>(), 2.62);
   // Weights per rank and free memory after them (GiB figures the logs print).
   ASSERT_EQ(j["weights_gib"]["n"].get<int>(), 2);
   EXPECT_LE(j["weights_gib"]["median_abs_pct_err"].get<double>(), 4.3);  // 4.24% measured
   ASSERT_EQ(j["post_weights_avail"]["n"].get<int>(), 1);
   EXPECT_LE(j["post_weights_avail"]["median_abs_pct_err"].get<double>(), 0.9);  // 0.82% measured
   // Outcome agreement (fits, or the failing stage).
-  ASSERT_EQ(j["outcome"]["n"].get<int>(), 12);
-  EXPECT_GE(j["outcome"]["agreement"].get<double>(), 0.833 - 1e-9);  // 10/12 measured (the JSON rounds to 0.833)
-  // Doctor on the two crash logs.
-  ASSERT_EQ(j["doctor_stage"]["n"].get<int>(), 2);
-  EXPECT_GE(j["doctor_stage"]["agreement"].get<double>(), 1.0 - 1e-9);  // 2/2 measured
+  ASSERT_EQ(j["outcome"]["n"].get<int>(), 14);
+  EXPECT_GE(j["outcome"]["agreement"].get<double>(), 0.786 - 1e-9);  // 11/14 measured (the JSON rounds to 0.786)
+  // Doctor on the three crash logs.
+  ASSERT_EQ(j["doctor_stage"]["n"].get<int>(), 3);
+  EXPECT_GE(j["doctor_stage"]["agreement"].get<double>(), 1.0 - 1e-9);  // 3/3 measured
 }
 
 TEST(ExtraTrtllm, SecondPassCasesReplayed) {
