@@ -1,5 +1,5 @@
 // Calibration on real vLLM startup logs from outside the visible corpus: validate_corpus() on
-// tests/data/extra/vllm.jsonl (44 cases: public-code index files, blog pages, vllm#17469 and vllm#44376, each
+// tests/data/extra/vllm.jsonl (51 cases: public-code index files, blog pages, vllm#17469 and vllm#44376, each
 // with its source and what was inferred in `notes`; V0 0.6.6 to 0.31, T4 and L4 to A100/H100/L40S/RTX 5090/
 // RTX PRO 6000/DGX Spark/GH200, TP 1-8, PP 4, EP), with the achieved metrics pinned so that a change
 // to the vLLM model that makes these unseen cases worse fails here.
@@ -40,8 +40,11 @@ TEST(ExtraVllm, CoversTheCasesWithAKnownGpu) {
   // at 4096) and the same checkpoint failing to load on one L4, both covered; google/gemma-4-31B-it
   // bf16 from hf-mem#61 (GPU not named, so not covered). (The myoceane.fr gemma-4-26B-A4B A100 run is
   // the visible corpus's vllm-033, not repeated here.)
-  EXPECT_EQ(extra()["cases"].get<int>(), 44);
-  EXPECT_EQ(extra()["covered"].get<int>(), 41);
+  // Refusal round (xvllm-053..059, all covered): six "estimated maximum model length" refusals
+  // (RTX 3090 0.9.1, 4 x A800 MiniMax-M2 0.13, an A10G with LoRA 0.26, an H100 2026-01, 8 x H20
+  // DP8 + EP 0.10.1 at u = 0.9 and 0.95) and a 0.8.3 refusal on 4 x RTX 4090 (no M clause yet).
+  EXPECT_EQ(extra()["cases"].get<int>(), 51);
+  EXPECT_EQ(extra()["covered"].get<int>(), 48);
 }
 
 TEST(ExtraVllm, EstimatedMaxModelLenGivenTheLoggedMemory) {
@@ -51,8 +54,9 @@ TEST(ExtraVllm, EstimatedMaxModelLenGivenTheLoggedMemory) {
   // (the printed figure is rounded; see vllm_dsv4_legacy_test.cpp). xvllm-022 (Qwen3-VL-30B-A3B,
   // A100 80GB, 0.11.0): 8.04 GiB / 96 KiB per token at block 16 -> 87,808 against the logged 87,840
   // (0.04%: the 2-decimal GiB figure is 0.005 GiB wide, 53 tokens).
+  // xvllm-054 (MiniMax-M2 TP4 on A800, 0.13): 9.38 GiB -> 158,624 against the logged 158,560.
   const auto& m = extra()["max_model_len_given_memory"];
-  EXPECT_EQ(m["n"].get<int>(), 2);
+  EXPECT_EQ(m["n"].get<int>(), 3);
   EXPECT_LE(m["median_abs_pct_err"].get<double>(), 0.05);
   EXPECT_LE(m["p90_abs_pct_err"].get<double>(), 0.05);
 }
@@ -70,11 +74,18 @@ TEST(ExtraVllm, EstimatedMaxModelLenForecastIsAKnownMiss) {
   // the kept encoder output (a 1.89 GiB tower above 1.38 + 0.25 GiB of text side and output with its three
   // deepstack mergers) it is +40.1%, M 123,104; with the RoPE tables in the weights (src/engines/
   // rope_tables.cpp: Qwen3-VL's 4 x MRoPE rows) +37.0%, M 120,384.
+  // Refusal round: xvllm-053 (Qwen3-8B shapes, RTX 3090, 0.9.1) 32,000 vs 32,560 (-1.7%);
+  // xvllm-054 (MiniMax-M2 TP4, A800) 152,608 vs 158,560 (-3.8%); xvllm-057 / -058 (DP8 + EP on
+  // 8 x H20, 0.10.1) 200,464 vs 205,728 (-2.6%) and 230,016 vs 235,296 (-2.2%) -- +7.8% / +6.8%
+  // until a DP replica took the multi-GPU NCCL figures (vllm_plan.cpp comm_tp); xvllm-055 (Qwen3-14B-FP8
+  // with a rank-64 LoRA slot on an A10G, 0.26.0) 10,272 vs 6,864 (+49.7%; +132% before the LoRA slots,
+  // Marlin's FP8 scales and the V1 runner LoRA keeps were modelled, vllm_load_extras.cpp; ~0.5 GiB of
+  // its profile is still unexplained). Seven: median 3.8%, p90 42.1%.
   // Pinned so that a fix shows and a regression fails.
   const auto& m = extra()["max_model_len"];
-  EXPECT_EQ(m["n"].get<int>(), 2);
-  EXPECT_LE(m["median_abs_pct_err"].get<double>(), 20.6);  // (4.0 + 37.0) / 2
-  EXPECT_LE(m["p90_abs_pct_err"].get<double>(), 33.8);
+  EXPECT_EQ(m["n"].get<int>(), 7);
+  EXPECT_LE(m["median_abs_pct_err"].get<double>(), 3.8);
+  EXPECT_LE(m["p90_abs_pct_err"].get<double>(), 42.1);
 }
 
 TEST(ExtraVllm, KvTokensGivenTheLoggedMemoryAreExact) {
@@ -187,9 +198,11 @@ TEST(ExtraVllm, ForecastErrorsStayWhereTheyAre) {
   // xvllm-038 (Qwen3-0.6B 1.12 vs 1.11) and xvllm-040 (8.61 vs 8.46 again): 31 cases, median 0.25%,
   // p90 1.80%. The RoPE tables vLLM registers as buffers (bf16, one per distinct rope; Qwen3.5's
   // MRoPE 4 x rows) close most of those gaps: Qwen3.5-9B 17.65 vs 17.66: median 0.02%, p90 0.63%.
-  EXPECT_EQ(extra()["weights_gib"]["n"].get<int>(), 31);
+  // Refusal round: xvllm-055's "16.07 GiB" with a LoRA slot on an A10G: 15.88 (-1.2%; 15.22, -5.3%,
+  // before the LoRA slots and Marlin's FP8 scales): 32 cases, median 0.02%, p90 0.67%.
+  EXPECT_EQ(extra()["weights_gib"]["n"].get<int>(), 32);
   EXPECT_LE(extra()["weights_gib"]["median_abs_pct_err"].get<double>(), 0.03);
-  EXPECT_LE(extra()["weights_gib"]["p90_abs_pct_err"].get<double>(), 0.64);
+  EXPECT_LE(extra()["weights_gib"]["p90_abs_pct_err"].get<double>(), 0.67);
   // graph ("Graph capturing finished ... took"): 8 cases, median 44.81%, p90 91.71% (7 cases,
   // 38.94% / 97.01% before xvllm-019: 8 x L40S TP8 0.10.2 took 3.45 GiB against 1.18 forecast --
   // NCCL collectives captured in graphs over PCIe, not modelled). The 0.19.x logs are misses too: Qwen3-8B 2.44 GiB on an A100-40GB and Qwen2.5-72B TP4 2.62 GiB on four
@@ -223,6 +236,9 @@ TEST(ExtraVllm, ForecastErrorsStayWhereTheyAre) {
   // DeepSeek-V4 forward term (vllm_estimates.cpp dsv4_profile_buffers hc_temporaries, fitted on
   // xvllm-011 and corpus vllm-035): xvllm-011 now refuses, as logged (5.22 GiB forecast vs 5.44):
   // 39 of 40; the one miss left is vllm#17469's oom_graph.
-  EXPECT_EQ(extra()["outcome"]["n"].get<int>(), 40);
-  EXPECT_GE(extra()["outcome"]["agreement"].get<double>(), 0.97);
+  // Refusal round: six of the seven new refusals agree; xvllm-059 (0.8.3 on 4 x RTX 4090) logs
+  // 0.78 GiB of KV where the forecast has 4.86 and then fails in capture: ~4 GiB of its V1 profile
+  // is not explained (corpus vllm-073, 0.8.5 on 4 x A10, shows the same). 45 of 47.
+  EXPECT_EQ(extra()["outcome"]["n"].get<int>(), 47);
+  EXPECT_GE(extra()["outcome"]["agreement"].get<double>(), 0.957 - 1e-9);
 }

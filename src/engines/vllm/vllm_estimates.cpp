@@ -218,7 +218,7 @@ bool model_runner_v2(const Era& era, const ModelConfig& c) {
   // model_runner.py. Later enrolments of MoE models (vllm#49224 comments: DeepSeek-V4 via
   // PR #51768, late 2026-08) are not modelled. Speculative decoding is not a condition (INFERRED:
   // vllm#50159 runs EAGLE on V2 with Gemma-4 on 0.26.0).
-  return !era.v0 && era.version >= 2501 && !c.is_moe() && !c.has_linear_attention();
+  return !era.v0 && era.version >= 2501 && !c.is_moe() && !c.has_linear_attention() && !era.lora;
 }
 
 Estimate non_torch_increase(const Era& era, int tp, int pp, Fabric fabric) {

@@ -39,6 +39,7 @@ struct RankTerms {
   int rank = 0, pp_rank = 0;
   int64_t weights = 0;
   bool padded = false;  // MXFP4 expert padding changed the weights (the item's label says so)
+  int64_t lora = 0, marlin = 0;  // of weights: LoRA slots and Marlin's FP8 scales (vllm_load_extras.h)
   const StageTerms* st = nullptr;
   int64_t avail[3] = {0, 0, 0};  // central, best (estimates low), worst (estimates high)
   // Index of an earlier rank with the same weights on the same stage, or -1: such a rank plays
@@ -370,6 +371,19 @@ void prepare(Prepared& P, const Deployment& d) {
     }
     // The weights item's label: padded when the bytes differ from rank 0's as loaded.
     t.padded = t.weights != raw0 && c.quant.method == QuantMethod::Mxfp4;
+    // Allocated at load beyond the checkpoint's tensors, inside "Model loading took".
+    {
+      auto [l0, l1] = pp_indices(static_cast<int>(c.num_layers), pp, w.pp_rank);
+      const LoadExtra lora = lora_buffers(c, s.lora, tp, l0, l1);
+      const LoadExtra marlin = amd ? LoadExtra{} : fp8_marlin_scales(c, d.gpu, w.fp8_bytes);
+      t.lora = lora.bytes;
+      t.marlin = marlin.bytes;
+      t.weights += t.lora + t.marlin;
+      if (P.ranks.empty()) {
+        if (!lora.what.empty()) P.notes.push_back(lora.what);
+        if (!marlin.what.empty()) P.notes.push_back(marlin.what);
+      }
+    }
     if (w.pp_rank < 0 || w.pp_rank >= pp) fail_input("vllm", "--pp", fmt::format("rank {} lies on pipeline stage {} of {}", w.rank, w.pp_rank, pp));
     StageTerms& st = P.stages[static_cast<size_t>(w.pp_rank)];
     if (!st.built) {
@@ -380,9 +394,14 @@ void prepare(Prepared& P, const Deployment& d) {
       for (int i = l0; i < l1 && i < static_cast<int>(c.layers.size()); ++i)
         if (c.layers[i].attn == AttnKind::Linear) ++linear;
       bool last = w.pp_rank == pp - 1;
-      st.ctx = cuda_context(era, tp, pp, amd, fabric);
-      st.ctx_budget = budget_context(era, tp, pp, amd, fabric);
-      st.nt = non_torch_increase(era, tp, pp, fabric);
+      // NCCL's communicators span the data-parallel ranks too: init_distributed_environment builds
+      // the DP and EP groups over dp x tp x pp processes, and every group of more than one rank gets
+      // a PyNccl device communicator (parallel_state.py GroupCoordinator), so a DP replica on one
+      // GPU carries the multi-GPU context and NCCL figures.
+      const int comm_tp = tp * std::max(1, d.par.dp);
+      st.ctx = cuda_context(era, comm_tp, pp, amd, fabric);
+      st.ctx_budget = budget_context(era, comm_tp, pp, amd, fabric);
+      st.nt = non_torch_increase(era, comm_tp, pp, fabric);
       if (d.gpu.vendor == "nvidia" && shared_sysmem_device(d.gpu.sm)) st.nt = uma_non_torch(st.nt);
       if (dsv4) {
         Dsv4ProfileBuffers b = dsv4_profile_buffers(c, s.max_model_len, N, w.pp_rank, pp);
@@ -406,16 +425,17 @@ void prepare(Prepared& P, const Deployment& d) {
             st.act.basis += "; the larger: " + vit->tower.basis;
           }
         }
-      int64_t pw = static_cast<int64_t>(s.capture.size());
+      int64_t pw = static_cast<int64_t>(s.capture.size()) * s.graph_copies;
+      const int64_t full = s.full_graphs * s.graph_copies;
       st.gact = s.enforce_eager ? Estimate{}
                 : era.graph_outputs_per_size && linear == 0
                     ? cuda_graph_memory_outputs_per_size(c, layers, s.capture, s.model_dtype == DType::F32 ? 4 : 2)
-                    : cuda_graph_memory(era, c, layers, linear, pw, s.full_graphs, tp);
+                    : cuda_graph_memory(era, c, layers, linear, pw, full, tp);
       // The second-largest PIECEWISE size: the graph whose delta vLLM's estimator extrapolates.
       std::vector<int64_t> sizes = s.capture;
       std::sort(sizes.begin(), sizes.end());
       const int64_t second = sizes.size() >= 2 ? sizes[sizes.size() - 2] : 0;
-      st.gest = era.graph_estimate_logged && !s.enforce_eager ? cuda_graph_estimate(era, c, st.gact, layers, pw + s.full_graphs, second) : Estimate{};
+      st.gest = era.graph_estimate_logged && !s.enforce_eager ? cuda_graph_estimate(era, c, st.gact, layers, pw + full, second) : Estimate{};
       st.sampler = last ? sampler_warmup(era, c, std::min(s.max_num_seqs, N), fi) : Estimate{};
       st.built = true;
     }
@@ -650,7 +670,9 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
     bool stop = refusal && refusal->stage == "init";
     if (!stop) {
       sim.begin_stage("weights");
-      sim.alloc(t.padded ? "model weights (incl. MXFP4 expert padding)" : "model weights (Model loading took)", t.weights);
+      sim.alloc(t.padded ? "model weights (incl. MXFP4 expert padding)" : "model weights (Model loading took)", t.weights - t.lora - t.marlin);
+      if (t.marlin > 0) sim.alloc("Marlin FP8 group scales (no FP8 compute)", t.marlin);
+      if (t.lora > 0) sim.alloc("LoRA adapter slots (--enable-lora)", t.lora);
     }
     if (!stop && !sim.failed()) {
       sim.begin_stage("profile_run");

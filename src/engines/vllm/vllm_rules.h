@@ -52,6 +52,11 @@ struct Era {
   // max_concurrent_batches x max_num_batched_tokens beyond the window (PR #47728, opened 2026-07-06;
   // vllm#49878: Gemma-4 on 0.26.0 needs ceil((1023 + 2 x 32768) / 16) + 1 blocks per sliding group).
   bool swa_in_flight = false;
+  // Set by the deployment, not the version: --enable-lora keeps the V1 model runner (Model Runner
+  // V2 has no LoRA CUDA-graph specialization: vllm PR #43084, 2026-05, adds LoRA to
+  // _get_v2_model_runner_unsupported_features so LoRA configs fall back to V1; INFERRED for every
+  // release since V2 became a default).
+  bool lora = false;
 };
 // Reads "0.10.2", "0.11.0rc1", "0.26.1rc1.dev608+g99a10304d", "unknown@2025-07-22",
 // "main@2025-04", "latest@2026-08", "" (newest). Throws InputError when unreadable.

@@ -36,6 +36,7 @@ const std::vector<std::string_view>& vllm_flags() {
       "--disable-hybrid-kv-cache-manager", "--mamba-ssm-cache-dtype", "--enable-sleep-mode",
       "--data-parallel-size-local", "--data-parallel-address", "--data-parallel-rpc-port",
       "--data-parallel-backend", "--api-server-count", "--enable-lora", "--max-lora-rank", "--max-loras",
+      "--fully-sharded-loras", "--lora-dtype",
       "--calculate-kv-scales", "--scheduling-policy", "--long-prefill-token-threshold",
       "--max-num-partial-prefills", "--model-impl", "--tokenizer-mode", "--max-seq-len-to-capture",
       "--gdn-prefill-backend", "--language-model-only", "--performance-mode", "--mamba-cache-mode",
@@ -313,6 +314,26 @@ Settings resolve_settings(const Deployment& d) {
       fail_input("vllm serve", "--speculative-config", "num_speculative_tokens must be between 1 and 64");
   }
 
+  // LoRA (vllm/config/lora.py LoRAConfig: max_lora_rank 16, max_loras 1, lora_dtype auto = the
+  // model dtype; its buffers are sized in vllm_load_extras.cpp).
+  if (auto v = get("--enable-lora")) s.lora.enabled = truthy(*v);
+  if (auto v = get("--max-lora-rank")) {
+    s.lora.max_rank = plain_int("--max-lora-rank", *v);
+    if (s.lora.max_rank <= 0) pydantic("LoRAConfig", "max_lora_rank", "Input should be greater than 0", "greater_than", *v, "int");
+  }
+  if (auto v = get("--max-loras")) {
+    s.lora.max_loras = plain_int("--max-loras", *v);
+    if (s.lora.max_loras <= 0) pydantic("LoRAConfig", "max_loras", "Input should be greater than or equal to 1", "greater_than_equal", *v, "int");
+  }
+  if (auto v = get("--fully-sharded-loras")) s.lora.fully_sharded = truthy(*v);
+  s.lora.elem_bytes = dtype_size(s.model_dtype);
+  s.era.lora = s.lora.enabled;
+  if (auto v = get("--lora-dtype")) {
+    if (*v == "float16" || *v == "bfloat16") s.lora.elem_bytes = 2;
+    else if (*v != "auto")
+      fail_input("vllm serve", "--lora-dtype", fmt::format("argument --lora-dtype: invalid choice: '{}' (choose from 'auto', 'float16', 'bfloat16')", *v));
+  }
+
   // KV cache dtype and block size (CacheConfig; platform / attention-backend fix-ups).
   s.kv = resolve_kv_dtype(era, get("--kv-cache-dtype") ? *get("--kv-cache-dtype") : "auto", s.model_dtype, c.quant, c.mla);
   if (c.mla) {
@@ -361,6 +382,10 @@ Settings resolve_settings(const Deployment& d) {
   if (!s.enforce_eager) {
     s.capture = capture_sizes(era, s.max_num_seqs, s.max_num_batched_tokens, dql, s.max_capture_size);
     s.full_graphs = full_graph_count(era, s.capture, s.max_num_seqs, dql);
+    // CompilationConfig.cudagraph_specialize_lora (default True; printed in 0.11.1 logs of
+    // 2025-11, e.g. public-code 57101392759): the dispatcher keys graphs on has_lora, so with
+    // --enable-lora every size is captured twice (INFERRED cut at 0.11.1).
+    if (s.lora.enabled && !era.v0 && era.version >= 1101) s.graph_copies = 2;
   }
 
   s.table = {
@@ -378,6 +403,11 @@ Settings resolve_settings(const Deployment& d) {
       {"--max-cudagraph-capture-size", s.capture.empty() ? "0" : std::to_string(s.capture.back())},
       {"VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS", s.graph_estimate_on ? "1" : "0"},
   };
+  if (s.lora.enabled) {
+    s.table.push_back({"--enable-lora", "true"});
+    s.table.push_back({"--max-lora-rank", std::to_string(s.lora.max_rank)});
+    s.table.push_back({"--max-loras", std::to_string(s.lora.max_loras)});
+  }
   if (!s.spec_method.empty())
     s.table.push_back({"--speculative-config", fmt::format("method={} num_speculative_tokens={}", s.spec_method, s.num_speculative_tokens)});
   for (const auto& [k, v] : d.flags) {

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "engines/vllm/vllm_load_extras.h"
 #include "engines/vllm/vllm_rules.h"
 #include "headroom/deployment.h"
 
@@ -34,9 +35,13 @@ struct Settings {
   std::string spec_method;           // --speculative-config method ("mtp", "eagle", ...)
   int64_t num_speculative_tokens = 0;
   bool chunked_prefill = true;
+  LoraSettings lora;                 // --enable-lora and its sizes (vllm/config/lora.py LoRAConfig)
   bool graph_estimate_on = false;    // VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS in force
   std::vector<int64_t> capture;      // capture sizes (empty with enforce_eager)
   int64_t full_graphs = 0;
+  // Copies of each captured graph: 2 with LoRA under CompilationConfig.cudagraph_specialize_lora
+  // (default True from 0.11.1: one graph per size with and without active adapters).
+  int64_t graph_copies = 1;
   std::vector<std::pair<std::string, std::string>> table;  // flag -> value in force (for the report)
   std::vector<std::string> notes;
 };
