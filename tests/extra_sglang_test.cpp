@@ -87,29 +87,37 @@ TEST(ExtraSglang, ReplayMetricsPinned) {
   auto j = validate_corpus(std::string(HEADROOM_TEST_DATA) + "/extra/sglang.jsonl");
   std::cout << "extra sglang: kv " << j["kv_tokens"].dump() << ", given memory " << j["kv_tokens_given_memory_err"].dump() << ", weights "
             << j["weights_gib"].dump() << ", post-weights " << j["post_weights_avail"].dump() << ", outcome " << j["outcome"].dump() << "\n";
-  EXPECT_EQ(j["cases"].get<int>(), 24);
-  EXPECT_EQ(j["covered"].get<int>(), 24);
+  // Fifth pass (xsgl-025..028, 2026-12-01): Qwen2.5-0.5B on a shared H100 NVL (0.5.10.post1: 36.54 of
+  // 93 GiB free at start, which no forecast of the deployment knows: +158%), DeepSeek-V4-Pro TP16 on
+  // H800 refused (as forecast), and DeepSeek-V4-Flash-FP8 on MI300X (2026-05-12) and H200 (2026-05-08,
+  // EAGLE): their pools follow the first DSv4 configurator (c128 state with the SWA pool,
+  // legacy_dsv4_pool), xsgl-027 exact from its own figures (529,408), +5.7% from the forecast's
+  // free memory; xsgl-028 -8.2% (+130% with the later configurator's sizes).
+  EXPECT_EQ(j["cases"].get<int>(), 28);
+  EXPECT_EQ(j["covered"].get<int>(), 28);
   // Pool size: forecast tokens against "max_total_num_tokens" / "#tokens". The p90 is xsgl-024's
   // +14.7%: a Windows desktop (Docker Desktop/WSL2) holds 1.25 GiB of the RTX 4090 before SGLang starts.
-  ASSERT_EQ(j["kv_tokens"]["n"].get<int>(), 23);
+  ASSERT_EQ(j["kv_tokens"]["n"].get<int>(), 26);
   // With the FP32 RoPE tables in the weights (engines/rope_tables.cpp, e.g. 64 MiB for Llama-3.1-8B):
   // median 0.73% -> 0.79%, p90 6.40% -> 4.61% (xsgl-024 43,731 -> 43,219 vs 38,141; xsgl-009 -1.0%).
-  EXPECT_NEAR(j["kv_tokens"]["median_abs_pct_err"].get<double>(), 0.79, 0.05);
-  EXPECT_LE(j["kv_tokens"]["p90_abs_pct_err"].get<double>(), 4.65);
+  // Fifth pass: median 1.24%, p90 7.32% (n 26; xsgl-025's shared card and the two DSv4 builds).
+  EXPECT_NEAR(j["kv_tokens"]["median_abs_pct_err"].get<double>(), 1.24, 0.05);
+  EXPECT_LE(j["kv_tokens"]["p90_abs_pct_err"].get<double>(), 7.35);
   // The same pool from the log's own "avail mem" figures: only the 2-decimal rounding is left.
-  ASSERT_EQ(j["kv_tokens_given_memory_err"]["n"].get<int>(), 13);
+  ASSERT_EQ(j["kv_tokens_given_memory_err"]["n"].get<int>(), 15);
   EXPECT_LE(j["kv_tokens_given_memory_err"]["median_abs_pct_err"].get<double>(), 0.03);
   EXPECT_LE(j["kv_tokens_given_memory_err"]["p90_abs_pct_err"].get<double>(), 0.2);
   // Weights per rank ("mem usage" at Load weight end) and free memory after them.
-  ASSERT_EQ(j["weights_gib"]["n"].get<int>(), 19);
+  ASSERT_EQ(j["weights_gib"]["n"].get<int>(), 21);
   // 1.77% -> 1.82% with the Gemma-4 k_eq_v V slot SGLang allocates and fills with k_proj
   // (gemma4_causal.py load_weights should_dup_k_to_v): xsgl-022 48.07 -> 48.09 GiB (logged 47.23).
   // 1.82% -> 1.41% with the RoPE cos/sin tables SGLang keeps in FP32 on CUDA (srt/layers/
   // rotary_embedding.py): xsgl-024 (Llama-3.1-8B) 14.96 -> 15.02 GiB as logged, xsgl-013 (Qwen3.5-9B TP2)
   // 8.81 -> 8.87 vs 8.85; xsgl-022 48.09 -> 48.84 (Gemma-4's two 262,144-row tables, 768 MiB).
   EXPECT_NEAR(j["weights_gib"]["median_abs_pct_err"].get<double>(), 1.41, 0.05);
-  ASSERT_EQ(j["post_weights_avail"]["n"].get<int>(), 21);
-  EXPECT_NEAR(j["post_weights_avail"]["median_abs_pct_err"].get<double>(), 0.56, 0.05);
+  ASSERT_EQ(j["post_weights_avail"]["n"].get<int>(), 24);
+  // 0.56% -> 0.82% with the fifth pass (xsgl-025's shared card, the MI300X DSv4 start's 109.2 vs 114.9).
+  EXPECT_NEAR(j["post_weights_avail"]["median_abs_pct_err"].get<double>(), 0.82, 0.05);
   // CUDA-graph memory ("Capture ... end ... mem usage", decode + prefill graphs summed): the
   // per-mechanism estimate of graph_capture() (largest batch's activations and bf16 logits in the
   // pool, kernel nodes, 150 KiB per captured all-reduce) against 13 logged figures.
@@ -117,7 +125,7 @@ TEST(ExtraSglang, ReplayMetricsPinned) {
   EXPECT_NEAR(j["graph_gib"]["median_abs_pct_err"].get<double>(), 10.21, 0.1);
   EXPECT_LE(j["graph_gib"]["p90_abs_pct_err"].get<double>(), 30.7);
   // Outcome agreement (every case with a known outcome started).
-  ASSERT_EQ(j["outcome"]["n"].get<int>(), 20);
+  ASSERT_EQ(j["outcome"]["n"].get<int>(), 22);
   EXPECT_DOUBLE_EQ(j["outcome"]["agreement"].get<double>(), 1.0);
 
   // xsgl-004, GLM-5-FP8 on 8 x MI355X (v0.5.8.post1, --kv-cache-dtype fp8_e4m3): rest = 193.92 -

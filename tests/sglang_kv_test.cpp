@@ -74,9 +74,9 @@ TEST(SglangKvCell, Gemma4GlobalLayersUseTheirOwnHeads) {
 //        = 2569.6 + 3066 + 91.25 + 693 + 1344 = 7763.85 B
 TEST(SglangKvCell, DeepSeekV4FlashBytesPerFullToken) {
   auto m = load_model("deepseek-ai/DeepSeek-V4-Flash");
-  EXPECT_NEAR(sglang::dsv4_bytes_per_full_token(m->config, 0.1, false), 7763.85, 1e-6);
+  EXPECT_NEAR(sglang::dsv4_bytes_per_full_token(m->config, 0.1, false, false), 7763.85, 1e-6);
   // speculative: c4 ring 16 -> state term 2688; x 45/44: (2569.6 + 3066 + 91.25 + 693 + 2688) * 45/44
-  EXPECT_NEAR(sglang::dsv4_bytes_per_full_token(m->config, 0.1, true), 9107.85 * 45.0 / 44.0, 1e-6);
+  EXPECT_NEAR(sglang::dsv4_bytes_per_full_token(m->config, 0.1, true, false), 9107.85 * 45.0 / 44.0, 1e-6);
   // One latent head replicated on every rank: the same at TP 1 and TP 8 (rounded).
   EXPECT_EQ(cell("deepseek-ai/DeepSeek-V4-Flash", 1, "auto"), 7764);
   EXPECT_EQ(cell("deepseek-ai/DeepSeek-V4-Flash", 8, "fp8_e4m3"), 7764);
@@ -86,12 +86,27 @@ TEST(SglangKvCell, DeepSeekV4FlashBytesPerFullToken) {
   EXPECT_EQ(sglang::dsv4_c128_state_fixed_bytes(m->config, false, 64, 1), 681'574'400);
 }
 
+TEST(SglangKvCell, DeepSeekV4FlashLegacyPoolOfMay2026) {
+  // Builds before sglang PR #28612 (2026-06) sized both compress-state pools off the SWA pages:
+  // c4_state = swa // 128 x 16 rows, c128_state = swa // 128 x 256 rows of 2*512*4 = 4096 B.
+  // At swa_full_tokens_ratio 0.8:
+  //   0.8*584*44 + 3066 + 91.25 + 693 + 0.8*(16/128)*10240*21 + 0.8*(256/128)*4096*20
+  //   = 20556.8 + 3850.25 + 21504 + 131072 = 176983.05 B,
+  // what the real log prints: "DSv4 memory calculation: bytes_per_full_token=176983.05,
+  // available_bytes=87.26 GB, full_token=529408" (DeepSeek-V4-Flash-FP8, MI300X TP4 DP4,
+  // 0.5.11.dev20260512; tests/data/extra/sglang.jsonl xsgl-027).
+  auto m = load_model("deepseek-ai/DeepSeek-V4-Flash");
+  EXPECT_NEAR(sglang::dsv4_bytes_per_full_token(m->config, 0.8, false, true), 176983.05, 1e-6);
+  // At the DSV4 override 0.1 (the Hopper image of 2026-05-08, xsgl-028): 2569.6 + 3850.25 + 2688 + 16384.
+  EXPECT_NEAR(sglang::dsv4_bytes_per_full_token(m->config, 0.1, false, true), 25491.85, 1e-6);
+}
+
 TEST(SglangKvCell, DeepSeekV4ProBytesPerFullToken) {
   // Pro lists 62 entries (61 layers + MTP 0): 30 x 4, 31 x 128.
   //   0.1*584*62 + 584*30/4 + 584*31/128 + 132*30/4 + 0.1*(8/128)*10240*30
   //   = 3620.8 + 4380 + 141.4375 + 990 + 1920 = 11052.2375 B
   auto m = load_model("deepseek-ai/DeepSeek-V4-Pro");
-  EXPECT_NEAR(sglang::dsv4_bytes_per_full_token(m->config, 0.1, false), 11052.2375, 1e-6);
+  EXPECT_NEAR(sglang::dsv4_bytes_per_full_token(m->config, 0.1, false, false), 11052.2375, 1e-6);
   EXPECT_EQ(sglang::dsv4_c128_state_fixed_bytes(m->config, false, 0, 1), int64_t{2049} * 128 * 4096 * 31);
 }
 

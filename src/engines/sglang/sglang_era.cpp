@@ -60,4 +60,10 @@ bool legacy_piecewise_graph(const EraInfo& era) {
   return false;  // newest (no version): the current rules
 }
 
+bool legacy_dsv4_pool(const EraInfo& era) {
+  if (era.build_date > 0) return era.build_date < 20260620;
+  if (era.release > 0) return era.release < 515;
+  return false;
+}
+
 }  // namespace headroom::sglang

@@ -25,7 +25,7 @@ namespace sglang {
 //   bytes_per_full_token = r*kv*L + kv*L_c4/4 + kv*L_c128/128 + idx*L_c4/4
 //                          + r*(ring_c4/window)*(2*2*(nope+rope)*4 + 2*2*index_head_dim*4)*L_c4
 //   x (L+1)/L with speculative decoding (one draft layer).
-double dsv4_bytes_per_full_token(const ModelConfig& c, double swa_ratio, bool speculative) {
+double dsv4_bytes_per_full_token(const ModelConfig& c, double swa_ratio, bool speculative, bool legacy_pool) {
   const double kv = static_cast<double>(c.qk_nope_head_dim + 2 * c.qk_rope_head_dim + 8);
   const double idx = static_cast<double>(c.index_head_dim + c.index_head_dim / 128 * 4);
   const double L = static_cast<double>(c.compress_ratios.size());
@@ -38,8 +38,20 @@ double dsv4_bytes_per_full_token(const ModelConfig& c, double swa_ratio, bool sp
   const double idx_state = 2.0 * 2.0 * static_cast<double>(c.index_head_dim) * 4.0;
   const double ring_c4 = speculative ? 16.0 : 8.0;
   const double window = static_cast<double>(c.sliding_window > 0 ? c.sliding_window : 128);
-  double b = swa_ratio * kv * L + kv * c4 / 4.0 + kv * c128 / 128.0 + idx * c4 / 4.0 +
-             swa_ratio * (ring_c4 / window) * (state + idx_state) * c4;
+  double b = swa_ratio * kv * L + kv * c4 / 4.0 + kv * c128 / 128.0 + idx * c4 / 4.0;
+  if (legacy_pool) {
+    // Builds before the request-scoped c128 state (see legacy_dsv4_pool): both compress-state pools
+    // hang off the SWA pages, c4_state = swa // window x 16 and c128_state = swa // window x 256
+    // rows (2 x 2 x (nope+rope) x 4 B and 2 x (nope+rope) x 4 B each), whether or not a draft runs.
+    // Real log, DeepSeek-V4-Flash-FP8 on MI300X, 0.5.11.dev20260512 (tests/data/extra xsgl-027):
+    // "bytes_per_full_token=176983.05" at swa_full_tokens_ratio 0.8 = 20,556.8 + 3,066 + 91.25 + 693
+    // + 21,504 + 131,072 here, and "c4_state_pool_size=52928 c128_state_pool_size=846848" = 3,308
+    // SWA pages x 16 / x 256.
+    const double state128 = 2.0 * static_cast<double>(c.qk_nope_head_dim + c.qk_rope_head_dim) * 4.0;
+    b += swa_ratio * (16.0 / window) * (state + idx_state) * c4 + swa_ratio * (256.0 / window) * state128 * c128;
+  } else {
+    b += swa_ratio * (ring_c4 / window) * (state + idx_state) * c4;
+  }
   if (speculative && L > 0) b *= (L + 1.0) / L;
   return b;
 }
@@ -72,7 +84,7 @@ KvPerToken sglang_kv_per_token(const ModelConfig& c, const Parallel& par, std::s
     // per-token figure is bytes_per_full_token at SGLang's DSV4 default --swa-full-tokens-ratio 0.1
     // (the plan recomputes it with the ratio in force and subtracts the fixed c128 state first).
     // The pools keep their own layout (FP8 NoPE + BF16 RoPE) whatever --kv-cache-dtype says.
-    k.full_bytes = static_cast<int64_t>(std::llround(sglang::dsv4_bytes_per_full_token(c, 0.1, false)));
+    k.full_bytes = static_cast<int64_t>(std::llround(sglang::dsv4_bytes_per_full_token(c, 0.1, false, false)));
     auto [first, last] = pp_layer_range(static_cast<int>(c.num_layers), par.pp, pp_rank, EngineKind::SGLang);
     k.full_layers = last - first;
     return k;

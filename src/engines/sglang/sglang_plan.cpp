@@ -260,10 +260,20 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   // --- KV cell (pool_configurator / model_runner_kv_cache_mixin) ---------------------------
   const KvPerToken kv = sglang_kv_per_token(c, par, kv_flag, d.gpu.sm, 0);
   const bool hybrid_swa = uses_hybrid_swa_pool(c, era.era);
-  const double swa_ratio = fl.num("--swa-full-tokens-ratio", 0.0, 1.0, true).value_or(dsv4 ? 0.1 : 0.8);  // DSV4 model override 0.1
+  const bool dsv4_legacy = dsv4 && legacy_dsv4_pool(era);
+  // DSV4 model override 0.1 (apply_deepseek_v4_defaults). The first ROCm DSv4 build did not apply it:
+  // 0.5.11.dev20260512 on MI300X prints swa_full_tokens_ratio=0.8 (xsgl-027), while the Hopper image
+  // of 2026-05-08 sized its pool at 0.1 (xsgl-028) -- INFERRED from those two logs.
+  const double swa_ratio =
+      fl.num("--swa-full-tokens-ratio", 0.0, 1.0, true).value_or(dsv4 && !(dsv4_legacy && d.gpu.vendor == "amd") ? 0.1 : 0.8);
   // DeepSeek-V4: bytes per full-pool token over all sub-pools (draft inflation included) and the fixed c128 state.
-  const double dsv4_bpft = dsv4 ? dsv4_bytes_per_full_token(c, swa_ratio, spec) : 0.0;
-  const int64_t dsv4_fixed = dsv4 ? dsv4_c128_state_fixed_bytes(c, spec, max_running_user.value_or(0), par.dp_attention ? par.dp : 1) : 0;
+  const double dsv4_bpft = dsv4 ? dsv4_bytes_per_full_token(c, swa_ratio, spec, dsv4_legacy) : 0.0;
+  const int64_t dsv4_fixed =
+      dsv4 && !dsv4_legacy ? dsv4_c128_state_fixed_bytes(c, spec, max_running_user.value_or(0), par.dp_attention ? par.dp : 1) : 0;
+  if (dsv4_legacy)
+    out.notes.push_back(fmt::format("DeepSeek-V4 pools of builds before sglang PR #28612 (2026-06): swa_full_tokens_ratio {} and the c128 "
+                                    "compress state sized with the SWA pool ({:.0f} B per full token in all)",
+                                    swa_ratio, dsv4_bpft));
   int64_t full_cell = dsv4 ? static_cast<int64_t>(std::llround(dsv4_bpft)) : kv.full_bytes + (hybrid_swa ? 0 : kv.swa_bytes);
   // The cell the pool is SIZED with, when it differs from the one it is allocated with: SGLang on
   // ROCm divides the budget by the plain latent (kv_lora_rank + qk_rope_head_dim = 576 B FP8 per

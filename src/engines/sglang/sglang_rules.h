@@ -37,6 +37,11 @@ EraInfo era_for_version(const std::string& version);
 // 0.5.13 and main@2026-05-24 logs print the piecewise lines, 0.5.17 and main@2026-07-21 the
 // "Capture target prefill/decode CUDA graph" ones).
 bool legacy_piecewise_graph(const EraInfo& era);
+// True for the first DeepSeek-V4 builds, whose pool configurator sized the c128 compress state
+// with the token pool (sglang PR #28612, "Optimize C128 state pool allocation using request state
+// pool", opened 2026-06-18, made it request-scoped). Builds of main dated before 2026-06-20,
+// releases before 0.5.15 (both cuts INFERRED from that PR's date).
+bool legacy_dsv4_pool(const EraInfo& era);
 
 // Inputs SGLang's server_args reads to resolve its defaults.
 struct DefaultInputs {
@@ -76,7 +81,7 @@ int64_t forced_page_size(const ModelConfig& c, const std::string& attention_back
 
 // DeepSeek-V4 pools (DSV4PoolConfigurator, sglang_kv.cpp): bytes per full-pool token over all
 // sub-pools, and the fixed c128 compress-state bytes subtracted from the budget first.
-double dsv4_bytes_per_full_token(const ModelConfig& c, double swa_ratio, bool speculative);
+double dsv4_bytes_per_full_token(const ModelConfig& c, double swa_ratio, bool speculative, bool legacy_pool);
 int64_t dsv4_c128_state_fixed_bytes(const ModelConfig& c, bool speculative, int64_t max_running_requests, int dp);
 
 // --kv-cache-dtype as SGLang resolves "auto" for this model and GPU; throws InputError with
