@@ -43,8 +43,11 @@ TEST(ExtraVllm, CoversTheCasesWithAKnownGpu) {
   // Refusal round (xvllm-053..059, all covered): six "estimated maximum model length" refusals
   // (RTX 3090 0.9.1, 4 x A800 MiniMax-M2 0.13, an A10G with LoRA 0.26, an H100 2026-01, 8 x H20
   // DP8 + EP 0.10.1 at u = 0.9 and 0.95) and a 0.8.3 refusal on 4 x RTX 4090 (no M clause yet).
-  EXPECT_EQ(extra()["cases"].get<int>(), 51);
-  EXPECT_EQ(extra()["covered"].get<int>(), 48);
+  // Newest-release round (xvllm-060..063, all covered): Qwen3.5-27B-FP8 TP2 on 2 x RTX 4090
+  // (0.30.0), Qwen2.5-7B TP2 on 2 x T4 (0.28.0), Qwen2.5-7B on an RTX 4090 under WSL2 (0.27.1) and
+  // Qwen3-8B-FP8 with a Qwen3-0.6B draft model on an L4 (0.29.0).
+  EXPECT_EQ(extra()["cases"].get<int>(), 55);
+  EXPECT_EQ(extra()["covered"].get<int>(), 52);
 }
 
 TEST(ExtraVllm, EstimatedMaxModelLenGivenTheLoggedMemory) {
@@ -105,8 +108,10 @@ TEST(ExtraVllm, KvTokensGivenTheLoggedMemoryAreExact) {
   // Gemma-4 round: xvllm-052, google/gemma-4-31B-it bf16 (hf-mem#61, 0.20-era report): 24.54 GiB in
   // 10 tensors of 262,144 B pages -> 10,049..10,053 blocks -> // 6 groups x 16 = 26,784..26,800,
   // logged 26,800 (the catalog derives this id from NVIDIA's NVFP4 copy: same layer geometry).
-  EXPECT_EQ(m["n"].get<int>(), 25);
-  EXPECT_DOUBLE_EQ(m["agreement"].get<double>(), 1.0);
+  // 27 of 28: xvllm-063's 6.12 GiB holds its Qwen3-0.6B draft model's KV beside the target's
+  // (256 KiB per token = 144 + 112), which the layout leaves out (+77.7%).
+  EXPECT_EQ(m["n"].get<int>(), 28);
+  EXPECT_GE(m["agreement"].get<double>(), 0.964 - 1e-9);
   EXPECT_LE(extra()["kv_tokens_given_memory_err"]["median_abs_pct_err"].get<double>(), 0.02);
   // The reference figure: the GPU-less Qwen2.5-0.5B case, 11.71 GiB / 12 KiB per token at block 16,
   // the interval [1,022,784, 1,023,664] holds the logged 1,022,896.
@@ -181,10 +186,16 @@ TEST(ExtraVllm, ForecastErrorsStayWhereTheyAre) {
   // this unified-memory start holds beyond the torch peak). 28 cases: median 1.62%, p90 11.51%.
   // RoPE cos/sin tables in the weights (src/engines/rope_tables.cpp): median 1.47%, p90 7.81%
   // (xvllm-034 exact, 331,584 tokens).
+  // Newest-release round: xvllm-060 -1.6% and xvllm-061 -10.8% (both TP2 over PCIe; -42% / -44%
+  // with the TP4 figure of 1.7 GiB for consumed - weights and, on the 0.30 dense hybrid, the
+  // MoE-hybrid graph figure, both replaced: vllm_estimates.cpp non_torch_increase / cuda_graph_memory),
+  // xvllm-062 +32% (a WSL2 desktop card with the PyTorch sampler forced; nothing in the log breaks
+  // it down), xvllm-063 +156% (its draft model's weights and KV are not modelled). 32 cases:
+  // median 1.83%, p90 12.33%.
   const auto& kv = extra()["kv_tokens"];
-  EXPECT_EQ(kv["n"].get<int>(), 28);
-  EXPECT_LE(kv["median_abs_pct_err"].get<double>(), 1.48);
-  EXPECT_LE(kv["p90_abs_pct_err"].get<double>(), 7.82);
+  EXPECT_EQ(kv["n"].get<int>(), 32);
+  EXPECT_LE(kv["median_abs_pct_err"].get<double>(), 1.84);
+  EXPECT_LE(kv["p90_abs_pct_err"].get<double>(), 12.34);
   // weights ("Model loading took" / "Loading model weights took"): 16 cases, median 0.15% (0.09%
   // over the 14 before xvllm-020, whose NVFP4 checkpoint loads 19.78 GiB against 21.33 derived).
   // Round 3: 26 cases, median 0.21%, p90 0.96%. gpt-oss on H100 at 0.11.0 takes vLLM's Triton MXFP4
@@ -200,9 +211,10 @@ TEST(ExtraVllm, ForecastErrorsStayWhereTheyAre) {
   // MRoPE 4 x rows) close most of those gaps: Qwen3.5-9B 17.65 vs 17.66: median 0.02%, p90 0.63%.
   // Refusal round: xvllm-055's "16.07 GiB" with a LoRA slot on an A10G: 15.88 (-1.2%; 15.22, -5.3%,
   // before the LoRA slots and Marlin's FP8 scales): 32 cases, median 0.02%, p90 0.67%.
-  EXPECT_EQ(extra()["weights_gib"]["n"].get<int>(), 32);
+  // Newest-release round: xvllm-061's 7.16 GiB (fp16 on a T4) against 7.10: 33 cases, p90 0.80%.
+  EXPECT_EQ(extra()["weights_gib"]["n"].get<int>(), 33);
   EXPECT_LE(extra()["weights_gib"]["median_abs_pct_err"].get<double>(), 0.03);
-  EXPECT_LE(extra()["weights_gib"]["p90_abs_pct_err"].get<double>(), 0.67);
+  EXPECT_LE(extra()["weights_gib"]["p90_abs_pct_err"].get<double>(), 0.80);
   // graph ("Graph capturing finished ... took"): 8 cases, median 44.81%, p90 91.71% (7 cases,
   // 38.94% / 97.01% before xvllm-019: 8 x L40S TP8 0.10.2 took 3.45 GiB against 1.18 forecast --
   // NCCL collectives captured in graphs over PCIe, not modelled). The 0.19.x logs are misses too: Qwen3-8B 2.44 GiB on an A100-40GB and Qwen2.5-72B TP4 2.62 GiB on four
@@ -222,9 +234,12 @@ TEST(ExtraVllm, ForecastErrorsStayWhereTheyAre) {
   // Round 4 adds three captures that follow the flat cost: Qwen3.5-9B 0.53 vs 0.65 (-18%),
   // Qwen3.5-4B 0.53 vs 0.55, Qwen2.5-7B 0.30 vs 0.31, and Qwen3.5-4B at 54 graphs 0.34 vs 0.35
   // (xvllm-040): 17 cases, median 38.94%, p90 99.67%.
-  EXPECT_EQ(extra()["graph_gib"]["n"].get<int>(), 17);
-  EXPECT_LE(extra()["graph_gib"]["median_abs_pct_err"].get<double>(), 39.0);
-  EXPECT_LE(extra()["graph_gib"]["p90_abs_pct_err"].get<double>(), 99.7);
+  // Newest-release round: three "CUDAGraph memory" figures of the total_consumed line: xvllm-060
+  // 0.37 vs 0.12, xvllm-061 (T4) 0.46 vs 1.12, xvllm-063 0.59 vs 0.77: 20 cases, median 40.83%,
+  // p90 136.91%.
+  EXPECT_EQ(extra()["graph_gib"]["n"].get<int>(), 20);
+  EXPECT_LE(extra()["graph_gib"]["median_abs_pct_err"].get<double>(), 40.9);
+  EXPECT_LE(extra()["graph_gib"]["p90_abs_pct_err"].get<double>(), 137.0);
   // outcome: 16 of 18 agree (other_error cases are not scored). The misses: vllm#17469's oom_graph,
   // and xvllm-011 (DeepSeek-V4-Flash TP2 on GH200, v0.22), forecast to start with 13.02 GiB of KV
   // where the log has 5.44 GiB and a refusal: V4's own profile-run memory is not estimated (the
@@ -239,6 +254,6 @@ TEST(ExtraVllm, ForecastErrorsStayWhereTheyAre) {
   // Refusal round: six of the seven new refusals agree; xvllm-059 (0.8.3 on 4 x RTX 4090) logs
   // 0.78 GiB of KV where the forecast has 4.86 and then fails in capture: ~4 GiB of its V1 profile
   // is not explained (corpus vllm-073, 0.8.5 on 4 x A10, shows the same). 45 of 47.
-  EXPECT_EQ(extra()["outcome"]["n"].get<int>(), 47);
-  EXPECT_GE(extra()["outcome"]["agreement"].get<double>(), 0.957 - 1e-9);
+  EXPECT_EQ(extra()["outcome"]["n"].get<int>(), 51);
+  EXPECT_GE(extra()["outcome"]["agreement"].get<double>(), 0.961 - 1e-9);  // 49 of 51 with the four starts of the newest round
 }

@@ -118,6 +118,15 @@ TEST(VllmPlan, FlagErrorsInVllmWords) {
             std::string::npos);
 }
 
+TEST(VllmPlan, StoreTrueFlagsTakeNoValue) {
+  // A pasted `vllm serve` line puts store_true flags before other flags (`--enable-auto-tool-choice
+  // --tool-call-parser hermes`); each must parse bare, not swallow or demand a value.
+  Forecast f = run({"--engine", "vllm", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--enable-auto-tool-choice", "--tool-call-parser",
+                    "hermes", "--disable-log-requests", "--language-model-only", "--enable-lora", "--max-lora-rank", "16"});
+  EXPECT_EQ(f.verdict, Verdict::Fits);
+  EXPECT_NE(rank0_item(f, "LoRA adapter slots"), nullptr);
+}
+
 TEST(VllmPlan, MaxModelLenAutoFitsTheLongestContext) {
   // 2026 --max-model-len auto: the largest L whose one request fits; the log line names it.
   Forecast f = run({"--engine", "vllm@0.26.0", "--model", "Qwen/Qwen3-8B", "--gpu", "rtx-4090", "--max-model-len", "auto",

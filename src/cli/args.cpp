@@ -12,7 +12,7 @@ namespace headroom {
 namespace {
 // Flags that take no value: headroom's own and the engines' store_true flags, spelled as the
 // engines spell them (SGLang server_args.py, vLLM EngineArgs).
-constexpr std::array<std::string_view, 45> kBooleanFlags{
+constexpr std::array<std::string_view, 55> kBooleanFlags{
     "--json", "--help", "--version", "--enable-dp-attention", "--disable-cuda-graph",
     "--enforce-eager", "--enable-torch-compile", "--trust-remote-code", "--disable-radix-cache",
     "--enable-expert-parallel", "--disable-cuda-graph-padding", "--enable-memory-saver",
@@ -24,7 +24,10 @@ constexpr std::array<std::string_view, 45> kBooleanFlags{
     "--no-color", "--enable-mtp", "--disable-log-stats", "--enable-eplb",
     // vLLM
     "--skip-mm-profiling", "--disable-hybrid-kv-cache-manager", "--no-async-scheduling", "--enable-sleep-mode",
-    "--calculate-kv-scales", "--enable-lora", "--fully-sharded-loras",
+    "--calculate-kv-scales", "--enable-lora", "--fully-sharded-loras", "--language-model-only",
+    "--enable-auto-tool-choice", "--disable-log-requests", "--enable-log-requests", "--no-enable-log-requests",
+    "--disable-cascade-attn", "--enable-prompt-tokens-details", "--enable-force-include-usage",
+    "--disable-uvicorn-access-log", "--enable-dbo",
     // TensorRT-LLM (trtllm-serve spelling)
     "--trust_remote_code", "--enable_attention_dp", "--disable_cuda_graph", "--enable_block_reuse",
     "--enable_chunked_prefill", "--fail_fast_on_attention_window_too_large"};

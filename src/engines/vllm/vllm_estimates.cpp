@@ -269,7 +269,13 @@ Estimate non_torch_increase(const Era& era, int tp, int pp, Fabric fabric) {
     // vllm-071 (dated 2026-08-14, so read as 0.27 by the release table) still prints the L18a
     // "for non-torch memory" form (0.13 GiB): its build predates the total_consumed rewrite, and
     // this term overstates its non-torch by ~1.6 GiB (the era table's date cut is INFERRED).
-    return range(1.7 * GiB, 0.1, 1.6, "consumed - weights (total_consumed accounting, 0.26.1+: non-torch growth + persistent non-weight torch), multi-GPU (logged 1.70 at TP4)");
+    // Two-GPU logs since: 0.38 (2 x T4, 0.28.0: 7.54 consumed - 7.16 weights, xvllm-061) and ~0.07
+    // (2 x RTX 4090, 0.30.0: 14.39 consumed against 14.32 of checkpoint, xvllm-060). Three and four
+    // ranks hold several times more (NCCL's per-peer channel buffers; no per-peer figure is logged):
+    // 0.25 GiB at TP2, 1.6 beyond (ESTIMATE, n = 4 hosts, two per size).
+    if (world <= 2)
+      return range(0.25 * GiB, 0.2, 2.0, "consumed - weights (total_consumed accounting, 0.26.1+), 2 GPUs: logged 0.07 .. 0.38 GiB (ESTIMATE, n=2)");
+    return range(1.6 * GiB, 0.1, 1.7, "consumed - weights (total_consumed accounting, 0.26.1+: non-torch growth + persistent non-weight torch), 3+ GPUs (logged 1.70 at TP4, ~1.5 at TP3)");
   }
   // Eras A and C: growth after NCCL init only. Logged in 0.11+ ("non-torch forward increase
   // memory" / "for non-torch memory"): 0.54 and 0.55 GiB at TP2 on H100 (Qwen3-32B, Llama-3.3-
@@ -672,9 +678,11 @@ Estimate graph_memory(const ModelConfig& c, int64_t layers, int64_t linear_layer
   // empty_cache()) and vllm#52872 ("max-num-batched-tokens also sizes the CUDA-graph pool").
   // Its size per model is not known from the logs at hand (vllm-009: 3 graphs, 0.46 GiB at
   // max_num_batched_tokens 2048; vllm-085: Qwen3.5-4B on a B200 at 8192 holds ~1.5 GiB less KV
-  // than the MoE figure's 3.9 GiB leaves), so 0.26+ dense hybrids keep the MoE figure, which
-  // undershoots it there (GUESS).
-  // Logs read since (2026-12), checked against this rule, not fitted -- they do not settle it:
+  // than the MoE figure's 3.9 GiB leaves), so 0.26+ dense hybrids kept the MoE figure until a
+  // 2026-12 log at 2048 tokens (xvllm-060) showed it 3x too high: they now take the flat cost plus
+  // a transient per batched token above 4096 (cuda_graph_memory below; vllm-085's record omits
+  // flags its run had, so it does not decide the rate).
+  // Logs read since (2026-12), checked against the MoE-figure rule, not fitted:
   //  - The estimator (profile_cudagraph_memory, public-code 52016549297) is max over modes of the
   //    first (largest) capture + the second one's delta x (graphs - 1), and the FULL warm-up of
   //    the first capture decodes min(max_model_len, max_num_batched_tokens // size) tokens of
@@ -692,7 +700,7 @@ Estimate graph_memory(const ModelConfig& c, int64_t layers, int64_t linear_layer
   //    0.52 GiB at max_num_batched_tokens 2048 .. 4096, 0.89 at 8192. Per context token of the
   //    warm-up these are ~8 KiB (0.23) and ~60 .. 130 KiB (0.26+), while vllm-085 (Qwen3.5-4B, a
   //    2026 build on a B200) needs ~7 GiB at 8192 if its activation peak is the ~1.6 GiB that its
-  //    sibling vllm-087 leaves. No one per-token rate fits both model sizes, so the rule stands.
+  //    sibling vllm-087 leaves. No one per-token rate fits both model sizes.
   //  - MoE hybrids at TP1 (the 1/tp scaling is from TP2 and TP4 logs): Qwen3.5-35B-A3B-FP8 on a
   //    DGX Spark, 0.18.1, 86 graphs at 2048, estimate 1.65 GiB against 5.0 forecast (xvllm-021);
   //    RedHatAI/Qwen3.6-35B-A3B-NVFP4, 0.19.2rc1, 11 + 7 graphs, estimate 1.21 against 1.04
@@ -722,11 +730,32 @@ Estimate cuda_graph_memory(const ModelConfig& c, int64_t layers, int64_t linear_
 }
 
 Estimate cuda_graph_memory(const Era& era, const ModelConfig& c, int64_t layers, int64_t linear_layers, int64_t piecewise, int64_t full,
-                           int tp) {
-  // Dense hybrids' GDN layers at the attention-layer cost in V1 builds before the 0.26 warm-up
-  // transient (logged on 0.19.0 and 0.22.0; vllm#50780 measured 0.5 GiB on 0.23.1 where 0.26.1
-  // took 4 GiB). The cut is the issue's "since v0.26.0" (INFERRED).
-  return graph_memory(c, layers, linear_layers, piecewise, full, tp, !era.v0 && era.version < 2600);
+                           int tp, int64_t max_num_batched_tokens) {
+  // Dense hybrids' GDN layers at the attention-layer cost (logged on 0.19.0 and 0.22.0). From 0.26
+  // (vllm#50780, "since v0.26.0") the FULL warm-up adds a transient that grows with
+  // max_num_batched_tokens. Until 2026-12 the 0.26+ dense hybrids took the MoE-hybrid figure
+  // instead, which the logs since read put 3-5x too high at 2048-8192 tokens:
+  //   Qwen3.5-27B-FP8 TP2 on 2 x RTX 4090, 0.30.0, 19 sizes at 2048: vLLM's estimate ~0.43 GiB (its
+  //     utilization advisory 0.90 ~ 0.8819 x 23.6 GiB; xvllm-060) -- flat 0.47, MoE figure 1.43;
+  //   a 64-layer (48 GDN) hybrid on an RTX 5090, vllm#52872: graph pool 0.52 GiB at 2048..4096,
+  //     0.89 at 8192;
+  //   Qwen3.8-27B, 0.27.1, DGX Spark, 86 graphs at 8192: estimate 1.56 GiB, flat 1.06, MoE figure
+  //     7.85 (public-code 61316607224).
+  // So: the flat cost, plus for FULL captures 0.11 GiB per 1,024 batched tokens above 4,096, per 48
+  // GDN layers (both 8192-token figures: +0.37 and +0.50 over the 2048..4096 level). ESTIMATE,
+  // n = 3 logs of 48-GDN-layer models; the scaling with the GDN layer count is a GUESS.
+  // vllm#50780's "4 GiB on 0.26.1" (its batch size is not in the thread's excerpt) is not fitted.
+  const bool dense_hybrid = !era.v0 && !c.is_moe() && linear_layers > 0;
+  Estimate e = graph_memory(c, layers, linear_layers, piecewise, full, tp, dense_hybrid);
+  if (dense_hybrid && era.version >= 2600 && full > 0 && max_num_batched_tokens > 4096) {
+    const double t = 0.11 * GiB * static_cast<double>(max_num_batched_tokens - 4096) / 1024.0 * static_cast<double>(linear_layers) / 48.0;
+    e.central += static_cast<int64_t>(t);
+    e.low += static_cast<int64_t>(t * 0.5);
+    e.high += static_cast<int64_t>(t * 2.0);
+    e.basis += fmt::format("; + {:.2f} GiB FULL warm-up transient at max_num_batched_tokens {} (0.26+ dense hybrids, ESTIMATE n=3)", t / GiB,
+                           max_num_batched_tokens);
+  }
+  return e;
 }
 
 Estimate cuda_graph_estimate(const Era& era, const ModelConfig& c, const Estimate& capture, int64_t layers, int64_t graphs,
@@ -768,7 +797,7 @@ Estimate cuda_graph_estimate(const Era& era, const ModelConfig& c, const Estimat
     // Not modelled either: captures far above the flat cost (xvllm-010 A100-40GB 2.35 GiB, xvllm-017
     // 4 x L40S 2.73), where the extrapolated part is small beside the first capture (estimate /
     // actual 0.96, 1.04).
-    const bool flat = !c.has_linear_attention() || (!c.is_moe() && era.version < 2600);
+    const bool flat = !c.has_linear_attention() || !c.is_moe();
     const bool large_second = static_cast<double>(second_size) * static_cast<double>(c.hidden_size) * 2.0 > static_cast<double>(MiB);
     if (!flat || !large_second || capture.central <= static_cast<int64_t>(16 * MiB)) return capture;
     const double fixed = 16.0 * MiB;

@@ -430,7 +430,7 @@ void prepare(Prepared& P, const Deployment& d) {
       st.gact = s.enforce_eager ? Estimate{}
                 : era.graph_outputs_per_size && linear == 0
                     ? cuda_graph_memory_outputs_per_size(c, layers, s.capture, s.model_dtype == DType::F32 ? 4 : 2)
-                    : cuda_graph_memory(era, c, layers, linear, pw, full, tp);
+                    : cuda_graph_memory(era, c, layers, linear, pw, full, tp, N);
       // The second-largest PIECEWISE size: the graph whose delta vLLM's estimator extrapolates.
       std::vector<int64_t> sizes = s.capture;
       std::sort(sizes.begin(), sizes.end());

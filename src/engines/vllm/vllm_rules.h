@@ -247,7 +247,7 @@ Estimate cuda_graph_memory(const ModelConfig& c, int64_t layers_on_rank, int64_t
                            int64_t piecewise_graphs, int64_t full_graphs, int tp);
 // The same by era: dense hybrids' GDN layers cost as attention layers before 0.26 (vllm_estimates.cpp).
 Estimate cuda_graph_memory(const Era& era, const ModelConfig& c, int64_t layers_on_rank, int64_t linear_layers_on_rank,
-                           int64_t piecewise_graphs, int64_t full_graphs, int tp);
+                           int64_t piecewise_graphs, int64_t full_graphs, int tp, int64_t max_num_batched_tokens);
 // Model Runner V2 (vllm/v1/worker/gpu/) runs the deployment: dense models from 0.25.1 (vllm_estimates.cpp).
 bool model_runner_v2(const Era& era, const ModelConfig& c);
 // What profile_cudagraph_memory() returns, given the capture forecast: on the V1 runner the capture,
