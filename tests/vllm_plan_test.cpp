@@ -127,6 +127,27 @@ TEST(VllmPlan, StoreTrueFlagsTakeNoValue) {
   EXPECT_NE(rank0_item(f, "LoRA adapter slots"), nullptr);
 }
 
+TEST(VllmPlan, DraftModelWeightsAndKv) {
+  // xvllm-063 (vLLM 0.29.0 on an L4, Akamas study): Qwen3-8B-FP8 with method draft_model and
+  // Qwen/Qwen3-0.6B, 2 tokens. The drafter's 28 attention layers (8 KV heads x 128, the target's
+  // page) join the target's 36 in one group: 6.12 GiB logged = 25,072 tokens = 256 KiB per token =
+  // 64 layers x 4 KiB. Its weights (the author's safetensors sum: 1.11 GiB) load with the target's.
+  Forecast f = run({"--engine", "vllm@0.29.0", "--model", "Qwen/Qwen3-8B-FP8", "--gpu", "l4", "--gpu-memory-utilization", "0.88",
+                    "--max-model-len", "4096", "--max-num-seqs", "128", "--speculative-config",
+                    R"({"method":"draft_model","model":"Qwen/Qwen3-0.6B","num_speculative_tokens":2})"});
+  const Item* draft = rank0_item(f, "draft model weights");
+  ASSERT_NE(draft, nullptr);
+  EXPECT_NEAR(static_cast<double>(draft->bytes) / GiB, 1.11, 0.02 * 1.11);
+  const Item* kv = rank0_item(f, "KV cache (");
+  ASSERT_NE(kv, nullptr);
+  EXPECT_NE(kv->what.find("x 64 tensors x 65536 B"), std::string::npos) << kv->what;
+  // A drafter the catalog lacks is named as not modelled, not silently dropped.
+  Forecast g = run({"--engine", "vllm@0.29.0", "--model", "Qwen/Qwen3-8B-FP8", "--gpu", "l4", "--speculative-config",
+                    R"({"method":"draft_model","model":"someone/unknown-drafter","num_speculative_tokens":2})"});
+  EXPECT_EQ(rank0_item(g, "draft model weights"), nullptr);
+  EXPECT_TRUE(std::any_of(g.notes.begin(), g.notes.end(), [](const std::string& n) { return n.find("not in the catalog") != std::string::npos; }));
+}
+
 TEST(VllmPlan, MaxModelLenAutoFitsTheLongestContext) {
   // 2026 --max-model-len auto: the largest L whose one request fits; the log line names it.
   Forecast f = run({"--engine", "vllm@0.26.0", "--model", "Qwen/Qwen3-8B", "--gpu", "rtx-4090", "--max-model-len", "auto",

@@ -592,6 +592,30 @@ int64_t kv_tokens(const Era& era, const KvLayout& l, int64_t blocks, int64_t L, 
   return blocks / l.num_groups * min_b;
 }
 
+int64_t draft_model_kv_layers(const ModelConfig& target, const ModelConfig& draft, const Parallel& par, const KvDtype& kv,
+                              std::string& why) {
+  // vllm/v1/spec_decode/draft_model.py: the drafter is built in the same vllm_config, so its
+  // Attention layers register KV cache specs beside the target's; layers with the same spec share
+  // the target's full-attention group (one page per token per layer). Real log: Qwen3-8B-FP8 with a
+  // Qwen3-0.6B draft model on an L4, 0.29.0: 6.12 GiB = 25,072 tokens = 256 KiB per token = 36 + 28
+  // layers x 4 KiB (tests/data/extra/vllm.jsonl xvllm-063).
+  Parallel one_stage = par;
+  one_stage.pp = 1;
+  const std::vector<LayerSpec> t = layer_specs(target, one_stage, kv, 0, 0, MambaCache{});
+  const std::vector<LayerSpec> dr = layer_specs(draft, one_stage, kv, 0, 0, MambaCache{});
+  const auto full = std::find_if(t.begin(), t.end(), [](const LayerSpec& s) { return s.kind == SpecKind::Full; });
+  if (full == t.end() || dr.empty()) {
+    why = "the target has no full-attention layer to share a page with";
+    return 0;
+  }
+  for (const LayerSpec& s : dr)
+    if (s.kind != SpecKind::Full || s.bytes_per_token != full->bytes_per_token) {
+      why = fmt::format("its layers' KV page ({} B per token) differs from the target's ({} B)", s.bytes_per_token, full->bytes_per_token);
+      return 0;
+    }
+  return static_cast<int64_t>(dr.size());
+}
+
 int64_t draft_kv_layers(const ModelConfig& c, const std::string& spec_method) {
   // MTP drafters (deepseek_mtp / qwen3_next_mtp / "mtp") register their attention layers in the
   // same vllm_config, so the KV cache config gets num_nextn_predict_layers more full-attention
@@ -661,7 +685,7 @@ int64_t in_flight_batches(const Deployment& d, const Settings& s) {
 
 KvLayout stage_kv_layout(const Deployment& d, const Settings& s, int pp_rank) {
   const ModelConfig& c = d.model->config;
-  KvLayout l = kv_layout(layer_specs(c, d.par, s.kv, pp_rank, draft_kv_layers(c, s.spec_method), mamba_cache_for(d, s)), s.block_size,
+  KvLayout l = kv_layout(layer_specs(c, d.par, s.kv, pp_rank, draft_kv_layers(c, s.spec_method) + s.draft_layers, mamba_cache_for(d, s)), s.block_size,
                          s.block_size_given, s.era);
   if (!l.packed) l.in_flight_batches = in_flight_batches(d, s);  // 0.26+ sliding admission
   return l;

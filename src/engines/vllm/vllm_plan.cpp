@@ -40,6 +40,7 @@ struct RankTerms {
   int64_t weights = 0;
   bool padded = false;  // MXFP4 expert padding changed the weights (the item's label says so)
   int64_t lora = 0, marlin = 0;  // of weights: LoRA slots and Marlin's FP8 scales (vllm_load_extras.h)
+  int64_t draft = 0;             // of weights: a draft model's shard (--speculative-config model)
   const StageTerms* st = nullptr;
   int64_t avail[3] = {0, 0, 0};  // central, best (estimates low), worst (estimates high)
   // Index of an earlier rank with the same weights on the same stage, or -1: such a rank plays
@@ -344,8 +345,20 @@ void prepare(Prepared& P, const Deployment& d) {
   std::vector<RankWeights> ws = cached_weights_per_rank(d.model, EngineKind::VLLM, d.par);
   int64_t extra_layers = draft_kv_layers(c, s.spec_method);  // MTP drafters' attention layers (vllm_kv.cpp)
   bool mtp = extra_layers > 0;
-  if (!s.spec_method.empty() && !mtp)
+  // A draft model (method draft_model) loads inside load_model's window, each TP rank its shard
+  // (draft_tensor_parallel_size defaults to the target's): its weights join "Model loading took".
+  std::vector<RankWeights> draft_ws;
+  if (s.draft) {
+    Parallel dp = d.par;
+    dp.pp = 1;
+    dp.ep = 1;
+    draft_ws = weights_per_rank(*s.draft, EngineKind::VLLM, dp);
+    P.notes.push_back(fmt::format("draft model {}: its weights ({} on rank 0) and {} attention layers of KV are modelled; its dummy run in "
+                                  "profile_run is not (smaller than the target's)",
+                                  s.spec_model, draft_ws.empty() ? std::string("0 B") : human_bytes(draft_ws.front().bytes), s.draft_layers));
+  } else if (!s.spec_method.empty() && !mtp) {
     P.notes.push_back(fmt::format("speculative method '{}': the draft model's weights and KV are not modelled", s.spec_method));
+  }
 
   // ---- per-stage and per-rank terms
   P.stages.assign(static_cast<size_t>(pp), StageTerms{});
@@ -378,7 +391,9 @@ void prepare(Prepared& P, const Deployment& d) {
       const LoadExtra marlin = amd ? LoadExtra{} : fp8_marlin_scales(c, d.gpu, w.fp8_bytes);
       t.lora = lora.bytes;
       t.marlin = marlin.bytes;
-      t.weights += t.lora + t.marlin;
+      const int pp_last = pp - 1;
+      t.draft = !draft_ws.empty() && w.pp_rank == pp_last ? draft_ws[static_cast<size_t>(w.tp_rank) % draft_ws.size()].bytes : 0;
+      t.weights += t.lora + t.marlin + t.draft;
       if (P.ranks.empty()) {
         if (!lora.what.empty()) P.notes.push_back(lora.what);
         if (!marlin.what.empty()) P.notes.push_back(marlin.what);
@@ -670,7 +685,8 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
     bool stop = refusal && refusal->stage == "init";
     if (!stop) {
       sim.begin_stage("weights");
-      sim.alloc(t.padded ? "model weights (incl. MXFP4 expert padding)" : "model weights (Model loading took)", t.weights - t.lora - t.marlin);
+      sim.alloc(t.padded ? "model weights (incl. MXFP4 expert padding)" : "model weights (Model loading took)", t.weights - t.lora - t.marlin - t.draft);
+      if (t.draft > 0) sim.alloc("draft model weights (--speculative-config model)", t.draft);
       if (t.marlin > 0) sim.alloc("Marlin FP8 group scales (no FP8 compute)", t.marlin);
       if (t.lora > 0) sim.alloc("LoRA adapter slots (--enable-lora)", t.lora);
     }

@@ -127,6 +127,11 @@ KvDtype resolve_kv_dtype(const Era& era, const std::string& flag, DType model_dt
 // heads, MLA latent replicated). extra_full_layers: draft/MTP layers that get their own KV.
 std::vector<LayerSpec> layer_specs(const ModelConfig& c, const Parallel& par, const KvDtype& kv, int pp_rank,
                                    int64_t extra_full_layers = 0, const MambaCache& mamba = {});
+// A separate draft model's attention layers that join the target's KV cache config: all of its
+// layers when each is a full-attention layer with the target's page (same KV heads per rank and
+// head size, e.g. Qwen3-0.6B drafting for Qwen3-8B); else 0, with `why` saying what differs.
+int64_t draft_model_kv_layers(const ModelConfig& target, const ModelConfig& draft, const Parallel& par, const KvDtype& kv,
+                              std::string& why);
 // vLLM's pipeline split (vllm/distributed/utils.py get_pp_indices): remainder layers go to the
 // stages before the last, from the second-to-last backwards.
 std::pair<int, int> pp_indices(int num_layers, int pp, int pp_rank);

@@ -312,6 +312,20 @@ Settings resolve_settings(const Deployment& d) {
       s.num_speculative_tokens = j["num_speculative_tokens"].get<int64_t>();
     if (s.num_speculative_tokens < 0 || s.num_speculative_tokens > 64)
       fail_input("vllm serve", "--speculative-config", "num_speculative_tokens must be between 1 and 64");
+    if (j.contains("model") && j["model"].is_string()) s.spec_model = j["model"].get<std::string>();
+  }
+
+  // A separate draft model (SpeculativeConfig method "draft_model", the method vLLM infers for a
+  // "model" that is neither an EAGLE head nor an MTP module): loaded beside the target inside
+  // load_model (DraftModelProposer), with its own attention layers in the KV cache config.
+  if (!s.spec_model.empty() && (s.spec_method == "draft_model" || s.spec_method.empty())) {
+    s.spec_method = "draft_model";
+    try {
+      s.draft = load_model(s.spec_model);
+    } catch (const InputError&) {
+      s.notes.push_back(fmt::format("draft model {}: not in the catalog (pass a local folder or config.json); its weights and KV are not modelled",
+                                    s.spec_model));
+    }
   }
 
   // LoRA (vllm/config/lora.py LoRAConfig: max_lora_rank 16, max_loras 1, lora_dtype auto = the
@@ -336,6 +350,12 @@ Settings resolve_settings(const Deployment& d) {
 
   // KV cache dtype and block size (CacheConfig; platform / attention-backend fix-ups).
   s.kv = resolve_kv_dtype(era, get("--kv-cache-dtype") ? *get("--kv-cache-dtype") : "auto", s.model_dtype, c.quant, c.mla);
+  if (s.draft) {
+    std::string why;
+    s.draft_layers = draft_model_kv_layers(c, s.draft->config, d.par, s.kv, why);
+    if (s.draft_layers == 0)
+      s.notes.push_back(fmt::format("draft model {}: its KV is not modelled ({})", s.spec_model, why));
+  }
   if (c.mla) {
     // MLA backends need their own block size: FlashMLA (Hopper) 64, CUTLASS MLA (Blackwell
     // sm100) 128, Triton MLA 16 (vllm/platforms/cuda.py check_and_update_config).

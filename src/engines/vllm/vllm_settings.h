@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <array>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,6 +35,11 @@ struct Settings {
   std::optional<int64_t> num_gpu_blocks_override;
   std::string spec_method;           // --speculative-config method ("mtp", "eagle", ...)
   int64_t num_speculative_tokens = 0;
+  std::string spec_model;            // --speculative-config model (the drafter's checkpoint)
+  // method draft_model with a checkpoint headroom can read: the drafter loaded at load_model, and
+  // how many attention layers it adds to the KV cache config (0 when its page differs).
+  std::shared_ptr<const Model> draft;
+  int64_t draft_layers = 0;
   bool chunked_prefill = true;
   LoraSettings lora;                 // --enable-lora and its sizes (vllm/config/lora.py LoRAConfig)
   bool graph_estimate_on = false;    // VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS in force
