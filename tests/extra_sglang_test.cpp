@@ -93,16 +93,23 @@ TEST(ExtraSglang, ReplayMetricsPinned) {
   // EAGLE): their pools follow the first DSv4 configurator (c128 state with the SWA pool,
   // legacy_dsv4_pool), xsgl-027 exact from its own figures (529,408), +5.7% from the forecast's
   // free memory; xsgl-028 -8.2% (+130% with the later configurator's sizes).
-  EXPECT_EQ(j["cases"].get<int>(), 28);
-  EXPECT_EQ(j["covered"].get<int>(), 28);
+  // Sixth pass (xsgl-029..038): DeepSeek-V4 pools across builds -- Flash-Base on 8 x H20
+  // (main@2026-05-15, not in the catalog: uncovered), V4-Pro on 8 x MI355X DP8 (0.5.13 and a
+  // 0.5.15.post1 mem-fraction sweep), Flash on 8 x B300 with EAGLE (0.5.12.post1, +0.45%). The
+  // MI355X V4-Pro starts forecast +15..19%: the per-token cost is within 0.6% of the logged
+  // bytes_per_full_token, the budget before the pool ~19 GiB too large (the ROCm load takes ~130 GB
+  // per rank against 118 GiB of weights forecast).
+  EXPECT_EQ(j["cases"].get<int>(), 38);
+  EXPECT_EQ(j["covered"].get<int>(), 36);
   // Pool size: forecast tokens against "max_total_num_tokens" / "#tokens". The p90 is xsgl-024's
   // +14.7%: a Windows desktop (Docker Desktop/WSL2) holds 1.25 GiB of the RTX 4090 before SGLang starts.
-  ASSERT_EQ(j["kv_tokens"]["n"].get<int>(), 26);
+  ASSERT_EQ(j["kv_tokens"]["n"].get<int>(), 34);
   // With the FP32 RoPE tables in the weights (engines/rope_tables.cpp, e.g. 64 MiB for Llama-3.1-8B):
   // median 0.73% -> 0.79%, p90 6.40% -> 4.61% (xsgl-024 43,731 -> 43,219 vs 38,141; xsgl-009 -1.0%).
-  // Fifth pass: median 1.24%, p90 7.32% (n 26; xsgl-025's shared card and the two DSv4 builds).
-  EXPECT_NEAR(j["kv_tokens"]["median_abs_pct_err"].get<double>(), 1.24, 0.05);
-  EXPECT_LE(j["kv_tokens"]["p90_abs_pct_err"].get<double>(), 7.35);
+  // Fifth pass: median 1.24%, p90 7.32% (n 26; xsgl-025's shared card and the two DSv4 builds);
+  // sixth: median 2.01%, p90 16.82% (n 34; the seven MI355X V4-Pro starts).
+  EXPECT_NEAR(j["kv_tokens"]["median_abs_pct_err"].get<double>(), 2.01, 0.05);
+  EXPECT_LE(j["kv_tokens"]["p90_abs_pct_err"].get<double>(), 16.85);
   // The same pool from the log's own "avail mem" figures: only the 2-decimal rounding is left.
   ASSERT_EQ(j["kv_tokens_given_memory_err"]["n"].get<int>(), 15);
   EXPECT_LE(j["kv_tokens_given_memory_err"]["median_abs_pct_err"].get<double>(), 0.03);
@@ -125,7 +132,7 @@ TEST(ExtraSglang, ReplayMetricsPinned) {
   EXPECT_NEAR(j["graph_gib"]["median_abs_pct_err"].get<double>(), 10.21, 0.1);
   EXPECT_LE(j["graph_gib"]["p90_abs_pct_err"].get<double>(), 30.7);
   // Outcome agreement (every case with a known outcome started).
-  ASSERT_EQ(j["outcome"]["n"].get<int>(), 22);
+  ASSERT_EQ(j["outcome"]["n"].get<int>(), 25);
   EXPECT_DOUBLE_EQ(j["outcome"]["agreement"].get<double>(), 1.0);
 
   // xsgl-004, GLM-5-FP8 on 8 x MI355X (v0.5.8.post1, --kv-cache-dtype fp8_e4m3): rest = 193.92 -

@@ -46,8 +46,11 @@ TEST(ExtraVllm, CoversTheCasesWithAKnownGpu) {
   // Newest-release round (xvllm-060..063, all covered): Qwen3.5-27B-FP8 TP2 on 2 x RTX 4090
   // (0.30.0), Qwen2.5-7B TP2 on 2 x T4 (0.28.0), Qwen2.5-7B on an RTX 4090 under WSL2 (0.27.1) and
   // Qwen3-8B-FP8 with a Qwen3-0.6B draft model on an L4 (0.29.0).
-  EXPECT_EQ(extra()["cases"].get<int>(), 55);
-  EXPECT_EQ(extra()["covered"].get<int>(), 52);
+  // Consumed-memory round (xvllm-064..067, all covered): Qwen3.6-27B-FP8 TP4 on H100 (a 2026-07-14
+  // Model Runner V2 build that died in its sampler warm-up), Qwen3.5-9B on one and two RTX 5090
+  // (0.20.0, `vllm bench latency`), GLM-5.2-NVFP4 TP4 + EP on GB200 (0.26.0).
+  EXPECT_EQ(extra()["cases"].get<int>(), 59);
+  EXPECT_EQ(extra()["covered"].get<int>(), 56);
 }
 
 TEST(ExtraVllm, EstimatedMaxModelLenGivenTheLoggedMemory) {
@@ -110,7 +113,9 @@ TEST(ExtraVllm, KvTokensGivenTheLoggedMemoryAreExact) {
   // logged 26,800 (the catalog derives this id from NVIDIA's NVFP4 copy: same layer geometry).
   // 28 of 28: xvllm-063's 6.12 GiB holds its Qwen3-0.6B draft model's KV beside the target's
   // (256 KiB per token = 144 + 112): -0.06% with the drafter's layers in the layout (+77.7% without).
-  EXPECT_EQ(m["n"].get<int>(), 28);
+  // Consumed-memory round: 31 of 31; GLM-5.2's 50.62 GiB gives 1,139,456 tokens exactly once the
+  // DSA indexer keys of its 21 indexer layers join the 78 latent caches (vllm_kv.cpp; +6.2% without).
+  EXPECT_EQ(m["n"].get<int>(), 31);
   EXPECT_DOUBLE_EQ(m["agreement"].get<double>(), 1.0);
   EXPECT_LE(extra()["kv_tokens_given_memory_err"]["median_abs_pct_err"].get<double>(), 0.02);
   // The reference figure: the GPU-less Qwen2.5-0.5B case, 11.71 GiB / 12 KiB per token at block 16,
@@ -194,9 +199,14 @@ TEST(ExtraVllm, ForecastErrorsStayWhereTheyAre) {
   // without; ~1.1 GiB of its "consumed" 11.36 GiB is still unexplained). 32 cases:
   // median 1.83%, p90 12.33%.
   const auto& kv = extra()["kv_tokens"];
-  EXPECT_EQ(kv["n"].get<int>(), 32);
-  EXPECT_LE(kv["median_abs_pct_err"].get<double>(), 1.84);
-  EXPECT_LE(kv["p90_abs_pct_err"].get<double>(), 12.34);
+  // Consumed-memory round: xvllm-065 / -066 (Qwen3.5-9B, one and two RTX 5090) +6.9% / +7.3%
+  // (0.45 and 1.1 GiB of non-KV memory short, exact from their own KV figures), xvllm-067
+  // (GLM-5.2-NVFP4 on GB200) +17.5% (activation 6.31 GiB logged vs 2.16, graph estimate 4.99 vs
+  // 1.48: the log captures FULL graphs to 512 where the forecast stops at 256). 35 cases: median
+  // 2.69%, p90 15.46%.
+  EXPECT_EQ(kv["n"].get<int>(), 35);
+  EXPECT_LE(kv["median_abs_pct_err"].get<double>(), 2.70);
+  EXPECT_LE(kv["p90_abs_pct_err"].get<double>(), 15.47);
   // weights ("Model loading took" / "Loading model weights took"): 16 cases, median 0.15% (0.09%
   // over the 14 before xvllm-020, whose NVFP4 checkpoint loads 19.78 GiB against 21.33 derived).
   // Round 3: 26 cases, median 0.21%, p90 0.96%. gpt-oss on H100 at 0.11.0 takes vLLM's Triton MXFP4
@@ -213,9 +223,11 @@ TEST(ExtraVllm, ForecastErrorsStayWhereTheyAre) {
   // Refusal round: xvllm-055's "16.07 GiB" with a LoRA slot on an A10G: 15.88 (-1.2%; 15.22, -5.3%,
   // before the LoRA slots and Marlin's FP8 scales): 32 cases, median 0.02%, p90 0.67%.
   // Newest-release round: xvllm-061's 7.16 GiB (fp16 on a T4) against 7.10: 33 cases, p90 0.80%.
-  EXPECT_EQ(extra()["weights_gib"]["n"].get<int>(), 33);
-  EXPECT_LE(extra()["weights_gib"]["median_abs_pct_err"].get<double>(), 0.03);
-  EXPECT_LE(extra()["weights_gib"]["p90_abs_pct_err"].get<double>(), 0.80);
+  // Consumed-memory round: 7.27 vs 7.39 (Qwen3.6-27B-FP8 TP4), 105.91 vs 106.69 (GLM-5.2-NVFP4),
+  // the Qwen3.5-9B pair within 0.2%: 37 cases, median 0.04%, p90 0.96%.
+  EXPECT_EQ(extra()["weights_gib"]["n"].get<int>(), 37);
+  EXPECT_LE(extra()["weights_gib"]["median_abs_pct_err"].get<double>(), 0.04);
+  EXPECT_LE(extra()["weights_gib"]["p90_abs_pct_err"].get<double>(), 0.96);
   // graph ("Graph capturing finished ... took"): 8 cases, median 44.81%, p90 91.71% (7 cases,
   // 38.94% / 97.01% before xvllm-019: 8 x L40S TP8 0.10.2 took 3.45 GiB against 1.18 forecast --
   // NCCL collectives captured in graphs over PCIe, not modelled). The 0.19.x logs are misses too: Qwen3-8B 2.44 GiB on an A100-40GB and Qwen2.5-72B TP4 2.62 GiB on four
@@ -238,9 +250,11 @@ TEST(ExtraVllm, ForecastErrorsStayWhereTheyAre) {
   // Newest-release round: three "CUDAGraph memory" figures of the total_consumed line: xvllm-060
   // 0.37 vs 0.12, xvllm-061 (T4) 0.46 vs 1.12, xvllm-063 0.59 vs 0.77: 20 cases, median 40.83%,
   // p90 136.91%.
-  EXPECT_EQ(extra()["graph_gib"]["n"].get<int>(), 20);
-  EXPECT_LE(extra()["graph_gib"]["median_abs_pct_err"].get<double>(), 40.9);
-  EXPECT_LE(extra()["graph_gib"]["p90_abs_pct_err"].get<double>(), 137.0);
+  // Consumed-memory round: 1.04 vs 2.04 (V2 runner, TP4 H100), 1.26 vs 4.13 (GLM-5.2, FULL to 512):
+  // 22 cases, median 45.94%, p90 123.95%.
+  EXPECT_EQ(extra()["graph_gib"]["n"].get<int>(), 22);
+  EXPECT_LE(extra()["graph_gib"]["median_abs_pct_err"].get<double>(), 46.0);
+  EXPECT_LE(extra()["graph_gib"]["p90_abs_pct_err"].get<double>(), 124.0);
   // outcome: 16 of 18 agree (other_error cases are not scored). The misses: vllm#17469's oom_graph,
   // and xvllm-011 (DeepSeek-V4-Flash TP2 on GH200, v0.22), forecast to start with 13.02 GiB of KV
   // where the log has 5.44 GiB and a refusal: V4's own profile-run memory is not estimated (the
@@ -255,6 +269,8 @@ TEST(ExtraVllm, ForecastErrorsStayWhereTheyAre) {
   // Refusal round: six of the seven new refusals agree; xvllm-059 (0.8.3 on 4 x RTX 4090) logs
   // 0.78 GiB of KV where the forecast has 4.86 and then fails in capture: ~4 GiB of its V1 profile
   // is not explained (corpus vllm-073, 0.8.5 on 4 x A10, shows the same). 45 of 47.
-  EXPECT_EQ(extra()["outcome"]["n"].get<int>(), 51);
-  EXPECT_GE(extra()["outcome"]["agreement"].get<double>(), 0.961 - 1e-9);  // 49 of 51 with the four starts of the newest round
+  // 52 of 55: the consumed-memory round adds xvllm-064's sampler warm-up OOM on a V2-runner dev
+  // build (forecast to start).
+  EXPECT_EQ(extra()["outcome"]["n"].get<int>(), 55);
+  EXPECT_GE(extra()["outcome"]["agreement"].get<double>(), 0.945 - 1e-9);
 }

@@ -96,9 +96,14 @@ TEST(SglangKvCell, DeepSeekV4FlashLegacyPoolOfMay2026) {
   // available_bytes=87.26 GB, full_token=529408" (DeepSeek-V4-Flash-FP8, MI300X TP4 DP4,
   // 0.5.11.dev20260512; tests/data/extra/sglang.jsonl xsgl-027).
   auto m = load_model("deepseek-ai/DeepSeek-V4-Flash");
-  EXPECT_NEAR(sglang::dsv4_bytes_per_full_token(m->config, 0.8, false, true), 176983.05, 1e-6);
-  // At the DSV4 override 0.1 (the Hopper image of 2026-05-08, xsgl-028): 2569.6 + 3850.25 + 2688 + 16384.
-  EXPECT_NEAR(sglang::dsv4_bytes_per_full_token(m->config, 0.1, false, true), 25491.85, 1e-6);
+  // (That early ROCm image kept the draft-sized rings 16 / 256 without a draft: wide_rings.)
+  EXPECT_NEAR(sglang::dsv4_bytes_per_full_token(m->config, 0.8, false, true, true), 176983.05, 1e-6);
+  // With a draft (the Hopper image of 2026-05-08 with EAGLE, xsgl-028) at the DSV4 override 0.1:
+  // (2569.6 + 3850.25 + 2688 + 16384) x 45/44 for the draft layer.
+  EXPECT_NEAR(sglang::dsv4_bytes_per_full_token(m->config, 0.1, true, true), 25491.85 * 45.0 / 44.0, 1e-6);
+  // Without a draft the rings are 8 / 128: "bytes_per_full_token=15955.85" (DeepSeek-V4-Flash-Base,
+  // 8 x H20, main@2026-05-15, xsgl-029; Flash-Base has Flash's shapes) = 7763.85 + 0.1 x 4096 x 20.
+  EXPECT_NEAR(sglang::dsv4_bytes_per_full_token(m->config, 0.1, false, true), 15955.85, 1e-6);
 }
 
 TEST(SglangKvCell, DeepSeekV4ProBytesPerFullToken) {

@@ -568,3 +568,17 @@ TEST(VllmKv, MambaCacheModeFlagIsReadAsVllmReadsIt) {
     EXPECT_NE(std::string(e.what()).find("invalid choice: 'sometimes'"), std::string::npos) << e.what();
   }
 }
+
+TEST(VllmKvLayout, DsaIndexerKeysJoinTheLatentGroup) {
+  // GLM-5.2-NVFP4 (78 MLA layers, fp8 latent 512 + 64 = 576 B; indexer_types "full" on 21 layers,
+  // "shared" on the rest), TP4 + EP on GB200, vLLM 0.26.0 (tests/data/extra xvllm-067): every layer
+  // caches its latent, the 21 indexer layers also their keys, 128 + 128/128 x 4 = 132 B, all in one
+  // UniformTypeKVCacheSpecs group. One block of 128 tokens: 128 x (78 x 576 + 21 x 132) = 6,105,600 B.
+  // Logged "Available KV cache memory: 50.62 GiB" -> "GPU KV cache size: 1,139,456 tokens":
+  // 50.62 GiB = 54,352,874,004 B // 6,105,600 = 8,902 blocks x 128 = 1,139,456.
+  KvSizing k = sizing({"--engine", "vllm@0.26.0", "--model", "nvidia/GLM-5.2-NVFP4", "--gpu", "gb200", "--tp", "4", "--ep", "4",
+                       "--enable-expert-parallel", "--max-model-len", "819200"});
+  ASSERT_EQ(k.stages.size(), 1u);
+  EXPECT_EQ(k.stages[0].bytes_per_block_all(), 6105600);
+  EXPECT_EQ(kv_tokens_for_memory(k, static_cast<int64_t>(50.62 * 1073741824.0)), 1139456);
+}

@@ -25,7 +25,7 @@ namespace sglang {
 //   bytes_per_full_token = r*kv*L + kv*L_c4/4 + kv*L_c128/128 + idx*L_c4/4
 //                          + r*(ring_c4/window)*(2*2*(nope+rope)*4 + 2*2*index_head_dim*4)*L_c4
 //   x (L+1)/L with speculative decoding (one draft layer).
-double dsv4_bytes_per_full_token(const ModelConfig& c, double swa_ratio, bool speculative, bool legacy_pool) {
+double dsv4_bytes_per_full_token(const ModelConfig& c, double swa_ratio, bool speculative, bool legacy_pool, bool wide_rings) {
   const double kv = static_cast<double>(c.qk_nope_head_dim + 2 * c.qk_rope_head_dim + 8);
   const double idx = static_cast<double>(c.index_head_dim + c.index_head_dim / 128 * 4);
   const double L = static_cast<double>(c.compress_ratios.size());
@@ -41,14 +41,20 @@ double dsv4_bytes_per_full_token(const ModelConfig& c, double swa_ratio, bool sp
   double b = swa_ratio * kv * L + kv * c4 / 4.0 + kv * c128 / 128.0 + idx * c4 / 4.0;
   if (legacy_pool) {
     // Builds before the request-scoped c128 state (see legacy_dsv4_pool): both compress-state pools
-    // hang off the SWA pages, c4_state = swa // window x 16 and c128_state = swa // window x 256
-    // rows (2 x 2 x (nope+rope) x 4 B and 2 x (nope+rope) x 4 B each), whether or not a draft runs.
-    // Real log, DeepSeek-V4-Flash-FP8 on MI300X, 0.5.11.dev20260512 (tests/data/extra xsgl-027):
-    // "bytes_per_full_token=176983.05" at swa_full_tokens_ratio 0.8 = 20,556.8 + 3,066 + 91.25 + 693
-    // + 21,504 + 131,072 here, and "c4_state_pool_size=52928 c128_state_pool_size=846848" = 3,308
-    // SWA pages x 16 / x 256.
+    // hang off the SWA pages, c4_state = swa // window x ring_c4 and c128_state = swa // window x
+    // ring_c128 rows (2 x 2 x (nope+rope) x 4 B and 2 x (nope+rope) x 4 B each), the rings 8 / 128
+    // (16 / 256 with a draft). Real logs:
+    //  - DeepSeek-V4-Flash-Base, 8 x H20, main@2026-05-15 (xsgl-029): "bytes_per_full_token=15955.85"
+    //    at 0.1 = 7,763.85 + 0.1 x (128/128) x 4,096 x 20;
+    //  - DeepSeek-V4-Pro on MI355X, 0.5.13 (xsgl-036/037): c4_state = swa // 128 x 8, c128_state = swa;
+    //  - the early ROCm image (DeepSeek-V4-Flash-FP8 on MI300X, 0.5.11.dev20260512, xsgl-027) used the
+    //    wide rings without a draft: "bytes_per_full_token=176983.05" at 0.8 = 20,556.8 + 3,066 +
+    //    91.25 + 693 + 21,504 + 131,072 here, "c4_state_pool_size=52928 c128_state_pool_size=846848"
+    //    = 3,308 SWA pages x 16 / x 256 (wide_rings).
     const double state128 = 2.0 * static_cast<double>(c.qk_nope_head_dim + c.qk_rope_head_dim) * 4.0;
-    b += swa_ratio * (16.0 / window) * (state + idx_state) * c4 + swa_ratio * (256.0 / window) * state128 * c128;
+    const bool wide = speculative || wide_rings;
+    const double r4 = wide ? 16.0 : 8.0, r128 = wide ? 256.0 : 128.0;
+    b += swa_ratio * (r4 / window) * (state + idx_state) * c4 + swa_ratio * (r128 / window) * state128 * c128;
   } else {
     b += swa_ratio * (ring_c4 / window) * (state + idx_state) * c4;
   }
@@ -84,7 +90,7 @@ KvPerToken sglang_kv_per_token(const ModelConfig& c, const Parallel& par, std::s
     // per-token figure is bytes_per_full_token at SGLang's DSV4 default --swa-full-tokens-ratio 0.1
     // (the plan recomputes it with the ratio in force and subtracts the fixed c128 state first).
     // The pools keep their own layout (FP8 NoPE + BF16 RoPE) whatever --kv-cache-dtype says.
-    k.full_bytes = static_cast<int64_t>(std::llround(sglang::dsv4_bytes_per_full_token(c, 0.1, false, false)));
+    k.full_bytes = static_cast<int64_t>(std::llround(sglang::dsv4_bytes_per_full_token(c, 0.1, false, false, false)));
     auto [first, last] = pp_layer_range(static_cast<int>(c.num_layers), par.pp, pp_rank, EngineKind::SGLang);
     k.full_layers = last - first;
     return k;

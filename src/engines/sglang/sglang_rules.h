@@ -81,7 +81,7 @@ int64_t forced_page_size(const ModelConfig& c, const std::string& attention_back
 
 // DeepSeek-V4 pools (DSV4PoolConfigurator, sglang_kv.cpp): bytes per full-pool token over all
 // sub-pools, and the fixed c128 compress-state bytes subtracted from the budget first.
-double dsv4_bytes_per_full_token(const ModelConfig& c, double swa_ratio, bool speculative, bool legacy_pool);
+double dsv4_bytes_per_full_token(const ModelConfig& c, double swa_ratio, bool speculative, bool legacy_pool, bool wide_rings = false);
 int64_t dsv4_c128_state_fixed_bytes(const ModelConfig& c, bool speculative, int64_t max_running_requests, int dp);
 
 // --kv-cache-dtype as SGLang resolves "auto" for this model and GPU; throws InputError with

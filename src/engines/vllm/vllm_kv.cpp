@@ -233,6 +233,16 @@ std::vector<LayerSpec> layer_specs(const ModelConfig& c, const Parallel& par, co
       }
     }
     out.push_back(s);
+    // DSA sparse attention (DeepSeek-V3.2, GLM-5): a layer with its own indexer also caches the
+    // indexer keys, DeepseekV32IndexerCache's MLAAttentionSpec of uint8 [index_head_dim +
+    // index_head_dim / 128 x 4] (FP8 keys + fp32 scales per 128). GLM-5.x layers whose
+    // indexer_types entry is "shared" reuse an earlier layer's indexer and cache nothing.
+    if (li && li->indexer && c.index_head_dim > 0 && c.mla) {
+      LayerSpec ix;
+      ix.kind = SpecKind::Mla;
+      ix.bytes_per_token = c.index_head_dim + c.index_head_dim / 128 * 4;
+      out.push_back(ix);
+    }
   }
   // Draft / MTP layers (speculative decoding) get full-attention KV on the last stage.
   if (pp_rank == std::max(1, par.pp) - 1)
@@ -456,6 +466,25 @@ KvLayout kv_layout(const std::vector<LayerSpec>& specs, int64_t block_size, bool
     if (attn_page != mamba_page && mamba_page > 0)
       l.notes.push_back(fmt::format("Padding mamba page size by {:.2f}% to ensure that mamba page size and attention page size are exactly equal.",
                                     100.0 * static_cast<double>(attn_page - mamba_page) / static_cast<double>(mamba_page)));
+  }
+  // MLA layers of different sizes (the latent and the DSA indexer keys): UniformTypeKVCacheSpecs
+  // (kv_cache_utils.py, 0.11+): one group, every layer its own page at the common block size, and
+  // num_blocks = available // the sum of the pages -- kept here as one "tensor" whose page is that
+  // sum. Real log: GLM-5.2-NVFP4 TP4 on GB200, 0.26.0 (xvllm-067): 50.62 GiB // (78 x 576 + 21 x
+  // 132 B) per token = 1,139,456 tokens, as logged.
+  if (buckets.size() > 1 && std::all_of(buckets.begin(), buckets.end(), [](const auto& b) { return b.first.kind == SpecKind::Mla; })) {
+    int64_t sum = 0, layers = 0;
+    for (const auto& [s, n] : buckets) {
+      sum += l.block_size * s.bytes_per_token * n;
+      layers += n;
+    }
+    l.uniform = true;
+    l.page_bytes = sum;
+    l.tensors = 1;
+    l.num_groups = 1;
+    l.groups.push_back({SpecKind::Mla, l.block_size, 0, 1, 1});
+    (void)layers;
+    return l;
   }
   // Per-bucket page sizes at the (possibly raised) block size.
   std::vector<int64_t> page(buckets.size()), blk(buckets.size(), l.block_size);
