@@ -236,7 +236,11 @@ TEST(VllmDefaults, CaptureSizesByVersion) {
   auto s = capture_sizes(e11, 1024, 8192, 1, 0);
   EXPECT_EQ(s.size(), 51u);
   EXPECT_EQ(s.back(), 512);
-  EXPECT_EQ(full_graph_count(e11, s, 1024, 1), 35);  // logged "FULL=35 (largest=256)"
+  // FULL decode graphs: the capture sizes up to max_num_seqs x query length (cudagraph_dispatcher.py):
+  // all 51 at 1,024 sequences (GLM-5.2 on GB200, xvllm-067: "FULL=51 (largest=512)"), 35 at 256
+  // (the A100 / sub-70 GiB logs: "FULL=35 (largest=256)", e.g. corpus vllm-029).
+  EXPECT_EQ(full_graph_count(e11, s, 1024, 1), 51);
+  EXPECT_EQ(full_graph_count(e11, s, 256, 1), 35);
   EXPECT_EQ(capture_sizes(e11, 128, 8192, 1, 0).size(), 35u);  // max 256: 3 + 31 + 1
   EXPECT_EQ(capture_sizes(e11, 32, 8192, 1, 0).size(), 11u);    // max 64: 3 + 8
   // 0.10: [1,2,4] + range(8, 513, 8) = 67 sizes (vllm-019 engine config "67 cudagraph capture sizes").

@@ -327,16 +327,17 @@ TEST(VllmDsv4ProfileBuffers, ShortContextGatherIsTheLarger) {
   EXPECT_EQ(s.workspace, 34078720LL);
 }
 
-TEST(VllmDsv4ProfileBuffers, HyperConnectionTermIsSevenPointTwoFp32RowsPerToken) {
-  // ESTIMATE (vllm_estimates.cpp): 7.2 x N x hc_mult x hidden x 4 B. Fitted on two logs whose KV
+TEST(VllmDsv4ProfileBuffers, HyperConnectionTermIsSevenFp32RowsPerToken) {
+  // ESTIMATE (vllm_estimates.cpp): 7.05 x N x hc_mult x hidden x 4 B. Fitted on two logs whose KV
   // pools were short of the plan by 6.98 GiB at N = 16,384 (xvllm-011) and 4.02 GiB at 8,192
   // (vllm-035 with MTP 1): least squares 460 KiB per token = 7.2 x 64 KiB (V4-Flash: hc_mult 4,
-  // hidden 4,096). At N = 16,384: 16,384 x 16,384 x 4 = 1 GiB of rows, x 7.2 = 7,730,941,132 B.
+  // hidden 4,096), 7.05 once those 1,024-sequence hosts' 51 FULL graphs were counted (35 before).
+  // At N = 16,384: 16,384 x 16,384 x 4 = 1 GiB of rows, x 7.05 = 7,569,879,859 B.
   ModelConfig c = dsv4_flash_shapes();
   c.hc_mult = 4;
   c.hidden_size = 4096;
-  EXPECT_EQ(vllm::dsv4_profile_buffers(c, 30000, 16384, 0, 1).hc_temporaries, 7730941132LL);
-  EXPECT_EQ(vllm::dsv4_profile_buffers(c, 30000, 8192, 0, 1).hc_temporaries, 3865470566LL);
+  EXPECT_EQ(vllm::dsv4_profile_buffers(c, 30000, 16384, 0, 1).hc_temporaries, 7569879859LL);
+  EXPECT_EQ(vllm::dsv4_profile_buffers(c, 30000, 8192, 0, 1).hc_temporaries, 3784939929LL);
   c.hc_mult = 0;  // a config without hyper-connections gets no term
   EXPECT_EQ(vllm::dsv4_profile_buffers(c, 30000, 8192, 0, 1).hc_temporaries, 0);
 }
@@ -346,6 +347,7 @@ TEST(VllmDsv4ProfileBuffers, Xvllm011RefusesWithTheLoggedMaxModelLenWithinFivePe
   // max_num_batched_tokens 16,384, 2026-06-03 build: "6.66 GiB KV cache is needed, which is larger
   // than the available KV cache memory (5.44 GiB) ... the estimated maximum model length is 13528".
   // With the hyper-connection term the plan refuses too: 5.22 GiB available, M 12,984 (-4.0 %).
+  // (The term's factor was refit from 7.2 to 7.05 when the FULL graph count rose to 51, which keeps both.)
   Forecast f = run({"--engine", "vllm@unknown@2026-06-03", "--model", "deepseek-ai/DeepSeek-V4-Flash", "--gpu", "gh200", "--tp", "2",
                     "--enable-expert-parallel", "--gpu-memory-utilization", "0.95", "--max-model-len", "30000", "--block-size", "256",
                     "--kv-cache-dtype", "fp8", "--max-num-batched-tokens", "16384", "--enable-prefix-caching"});

@@ -63,9 +63,12 @@ std::vector<int64_t> capture_sizes(const Era& era, int64_t max_num_seqs, int64_t
 int64_t full_graph_count(const Era& era, const std::vector<int64_t>& sizes, int64_t max_num_seqs,
                          int64_t decode_query_len) {
   if (!era.full_and_piecewise) return 0;
-  // FULL decode graphs only for uniform-decode batches: sizes <= max_num_seqs * decode_query_len,
-  // and (INFERRED from logs "PIECEWISE=51 (largest=512), FULL=35 (largest=256)") at most 256.
-  int64_t lim = std::min<int64_t>(max_num_seqs * decode_query_len, 256);
+  // FULL decode graphs only for uniform-decode batches (vllm/v1/cudagraph_dispatcher.py
+  // initialize_cudagraph_keys): capture sizes with decode_query_len <= size <= max_num_seqs x
+  // decode_query_len. The logs that print "FULL=35 (largest=256)" ran with 256 sequences (cards
+  // under 70 GiB, A100s); GLM-5.2 on GB200 with the 1,024-sequence default prints "FULL=51
+  // (largest=512)" (tests/data/extra xvllm-067). (Until 2026-12 a cap of 256 was INFERRED here.)
+  int64_t lim = max_num_seqs * decode_query_len;
   return std::count_if(sizes.begin(), sizes.end(), [&](int64_t s) { return s <= lim; });
 }
 
