@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <map>
 #include <numeric>
 
@@ -473,17 +474,18 @@ KvLayout kv_layout(const std::vector<LayerSpec>& specs, int64_t block_size, bool
   // sum. Real log: GLM-5.2-NVFP4 TP4 on GB200, 0.26.0 (xvllm-067): 50.62 GiB // (78 x 576 + 21 x
   // 132 B) per token = 1,139,456 tokens, as logged.
   if (buckets.size() > 1 && std::all_of(buckets.begin(), buckets.end(), [](const auto& b) { return b.first.kind == SpecKind::Mla; })) {
-    int64_t sum = 0, layers = 0;
+    int64_t sum = 0;
+    std::vector<std::string> parts;
     for (const auto& [s, n] : buckets) {
       sum += l.block_size * s.bytes_per_token * n;
-      layers += n;
+      parts.push_back(fmt::format("{} x {} B", n, s.bytes_per_token));
     }
+    l.composition = fmt::format("per token {} in one UniformTypeKVCacheSpecs group", fmt::join(parts, " + "));
     l.uniform = true;
     l.page_bytes = sum;
     l.tensors = 1;
     l.num_groups = 1;
     l.groups.push_back({SpecKind::Mla, l.block_size, 0, 1, 1});
-    (void)layers;
     return l;
   }
   // Per-bucket page sizes at the (possibly raised) block size.
@@ -735,6 +737,7 @@ KvSizing kv_sizing(const Deployment& d) {
   k.summary = l.attention_free ? std::string("attention-free")
                                : fmt::format("{} KV, block {}, page {} B, {} tensor(s), {} group(s){}", s.kv.name, l.block_size, commas(l.page_bytes),
                                              l.tensors, l.num_groups, l.packed ? " (packed)" : l.hybrid ? " (hybrid)" : "");
+  if (!l.composition.empty()) k.summary += " (" + l.composition + ")";
   if (l.in_flight_batches > 1 && std::any_of(l.groups.begin(), l.groups.end(), [](const KvLayout::Group& g) {
         return g.kind == SpecKind::Sliding || g.kind == SpecKind::Chunked;
       }))

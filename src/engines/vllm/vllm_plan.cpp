@@ -182,7 +182,10 @@ void notes(Forecast& f, const Deployment& d, const Settings& s, const RankTerms&
   f.notes.push_back("ESTIMATED: " + t0.st->nt.basis);
   if (!s.enforce_eager) f.notes.push_back("ESTIMATED: " + t0.st->gact.basis);
   f.notes.push_back(fmt::format("KV layout: block size {}, page {} B, {} tensor(s), {} group(s){}", t0.st->layout.block_size, t0.st->layout.page_bytes,
-                                t0.st->layout.tensors, t0.st->layout.num_groups, t0.st->layout.hybrid ? " (hybrid KV cache manager)" : ""));
+                                t0.st->layout.tensors, t0.st->layout.num_groups,
+                                t0.st->layout.hybrid ? " (hybrid KV cache manager)"
+                                : t0.st->layout.composition.empty() ? ""
+                                                                     : " (" + t0.st->layout.composition + ")"));
   if (d.par.dp > 1) f.notes.push_back(fmt::format("data parallel {}: each engine replica plans the same; KV tokens are per replica", d.par.dp));
 }
 

@@ -160,6 +160,7 @@ struct KvLayout {
   std::vector<Group> groups;
   std::vector<std::string> notes; // L21 lines etc.
   bool attention_free = false;
+  std::string composition;        // what one block holds when page_bytes sums several layer pages ("78 latent + 21 indexer-key caches")
   // DeepSeek-V4 packed layout (kv_cache_utils.py _get_kv_cache_config_packed): page_bytes is the
   // whole block (every page-size bucket), tensors 1. v4: the groups as vLLM makes them.
   struct V4Group { bool full; int64_t block; int64_t window; int64_t page_sum; int64_t layers; int64_t tuples; };
