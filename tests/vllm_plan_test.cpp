@@ -145,7 +145,7 @@ TEST(VllmPlan, DraftModelWeightsAndKv) {
   Forecast g = run({"--engine", "vllm@0.29.0", "--model", "Qwen/Qwen3-8B-FP8", "--gpu", "l4", "--speculative-config",
                     R"({"method":"draft_model","model":"someone/unknown-drafter","num_speculative_tokens":2})"});
   EXPECT_EQ(rank0_item(g, "draft model weights"), nullptr);
-  EXPECT_TRUE(std::any_of(g.notes.begin(), g.notes.end(), [](const std::string& n) { return n.find("not in the catalog") != std::string::npos; }));
+  EXPECT_TRUE(std::any_of(g.notes.begin(), g.notes.end(), [](const std::string& n) { return n.find("someone/unknown-drafter: not read") != std::string::npos; }));
 }
 
 TEST(VllmPlan, MaxModelLenAutoFitsTheLongestContext) {

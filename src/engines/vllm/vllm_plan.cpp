@@ -359,7 +359,7 @@ void prepare(Prepared& P, const Deployment& d) {
     P.notes.push_back(fmt::format("draft model {}: its weights ({} on rank 0) and {} attention layers of KV are modelled; its dummy run in "
                                   "profile_run is not (smaller than the target's)",
                                   s.spec_model, draft_ws.empty() ? std::string("0 B") : human_bytes(draft_ws.front().bytes), s.draft_layers));
-  } else if (!s.spec_method.empty() && !mtp) {
+  } else if (!s.spec_method.empty() && !mtp && !(s.spec_method == "draft_model" && !s.spec_model.empty())) {  // else settled in resolve_settings
     P.notes.push_back(fmt::format("speculative method '{}': the draft model's weights and KV are not modelled", s.spec_method));
   }
 

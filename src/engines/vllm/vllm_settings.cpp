@@ -322,9 +322,8 @@ Settings resolve_settings(const Deployment& d) {
     s.spec_method = "draft_model";
     try {
       s.draft = load_model(s.spec_model);
-    } catch (const InputError&) {
-      s.notes.push_back(fmt::format("draft model {}: not in the catalog (pass a local folder or config.json); its weights and KV are not modelled",
-                                    s.spec_model));
+    } catch (const InputError& e) {
+      s.notes.push_back(fmt::format("draft model {}: not read ({}); its weights and KV are not modelled", s.spec_model, e.what()));
     }
   }
 
