@@ -202,11 +202,12 @@ TEST(ExtraVllm, ForecastErrorsStayWhereTheyAre) {
   // Consumed-memory round: xvllm-065 / -066 (Qwen3.5-9B, one and two RTX 5090) +6.9% / +7.3%
   // (0.45 and 1.1 GiB of non-KV memory short, exact from their own KV figures), xvllm-067
   // (GLM-5.2-NVFP4 on GB200) +17.5% (activation 6.31 GiB logged vs 2.16, graph estimate 4.99 vs
-  // 1.48: the log captures FULL graphs to 512 where the forecast stops at 256). 35 cases: median
-  // 2.69%, p90 15.46%.
+  // 1.48: the log captures FULL graphs to 512 where the forecast stopped at 256). 35 cases: median
+  // 2.69%, p90 15.46%. With the FULL graphs to max_num_seqs and the DSA indexer's 4.03 GiB prefill
+  // buffer (vllm_estimates.cpp dsa_profile_buffers) xvllm-067 is +8.9%: p90 12.06%.
   EXPECT_EQ(kv["n"].get<int>(), 35);
   EXPECT_LE(kv["median_abs_pct_err"].get<double>(), 2.70);
-  EXPECT_LE(kv["p90_abs_pct_err"].get<double>(), 15.47);
+  EXPECT_LE(kv["p90_abs_pct_err"].get<double>(), 12.07);
   // weights ("Model loading took" / "Loading model weights took"): 16 cases, median 0.15% (0.09%
   // over the 14 before xvllm-020, whose NVFP4 checkpoint loads 19.78 GiB against 21.33 derived).
   // Round 3: 26 cases, median 0.21%, p90 0.96%. gpt-oss on H100 at 0.11.0 takes vLLM's Triton MXFP4

@@ -367,9 +367,27 @@ TEST(VllmDsv4ProfileBuffers, PlanKeepsTheWorkspaceOutOfTheKvPool) {
   bool seen = false;
   for (const auto& st : f.ranks.front().stages)
     for (const auto& it : st.items)
-      if (it.what == "DeepSeek-V4 sparse-attention workspace (kept)") {
+      if (it.what == "sparse-attention workspace (kept)") {
         seen = true;
         EXPECT_EQ(it.bytes, 1205057536LL);
       }
   EXPECT_TRUE(seen);
+}
+
+TEST(VllmDsaProfileBuffers, IndexerPrefillBufferOfGlm52) {
+  // mla/indexer.py get_max_prefill_buffer_size = max_model_len x 40 entries of 128 fp8 + 4 scale
+  // bytes, plus the 1 MiB radix top-k workspace: at 819,200 tokens T = 32,768,000 ->
+  // 4,194,304,000 + 131,072,000 + 1,048,576 = 4,326,424,576 B kept, and the 512 MiB logits
+  // reservation in the forward. GLM-5.2-NVFP4 on GB200 (xvllm-067) logs "6.31 GiB for peak
+  // activation": 4.03 GiB of this buffer over a ~2.2 GiB sampler-bound peak.
+  auto m = load_model("nvidia/GLM-5.2-NVFP4");
+  const vllm::Dsv4ProfileBuffers b = vllm::dsa_profile_buffers(m->config, 819200);
+  EXPECT_EQ(b.workspace, 4326424576LL);
+  EXPECT_EQ(b.logits, 536870912LL);
+  EXPECT_EQ(b.hc_temporaries, 0);
+  Forecast f = run({"--engine", "vllm@0.26.0", "--model", "nvidia/GLM-5.2-NVFP4", "--gpu", "gb200", "--tp", "4", "--ep", "4",
+                    "--enable-expert-parallel", "--max-model-len", "819200"});
+  const Item* ws = rank0_item(f, "sparse-attention workspace (kept)");
+  ASSERT_NE(ws, nullptr);
+  EXPECT_EQ(ws->bytes, 4326424576LL);
 }

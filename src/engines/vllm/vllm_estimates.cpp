@@ -448,6 +448,27 @@ FlashInferSampler flashinfer_sampler_env(const Deployment& d, const Era& era, st
   return nonzero ? FlashInferSampler::On : FlashInferSampler::Off;
 }
 
+Dsv4ProfileBuffers dsa_profile_buffers(const ModelConfig& c, int64_t L) {
+  // DeepSeek-V3.2 / GLM-5 (DSA: MLA with a lightning indexer, no compression): the same dummy branch
+  // of layers/sparse_attn_indexer.py as V4's C4A layers, with T = get_max_prefill_buffer_size =
+  // max_model_len x 40 entries (mla/indexer.py: "Each entry is 128 fp8 bytes and 4 scale bytes for a
+  // total of 132 bytes. For DeepSeek-V3.2, the max_model_len is 163840. 40 * 163840 * 132 = 865075200
+  // bytes = 825 MB"): (T, index_head_dim) fp8 + (T, 4) scales + the 1 MiB radix top-k workspace, kept
+  // by the WorkspaceManager; then the 512 MiB logits reservation, freed at once. DERIVED. Real log:
+  // GLM-5.2-NVFP4 TP4 on GB200 at max_model_len 819,200, 0.26.0 (tests/data/extra xvllm-067): "6.31 GiB
+  // for peak activation" where the forward / sampler peak is ~2.2 GiB and the buffer 4.03 GiB. The
+  // sparse-MLA backend's own prefill workspace depends on the backend (flashmla_sparse: 5 x
+  // max_model_len x 576 x 2 B) and is not added.
+  Dsv4ProfileBuffers b;
+  auto up256 = [](int64_t x) { return (x + 255) / 256 * 256; };
+  const int64_t ihd = c.index_head_dim > 0 ? c.index_head_dim : 128;
+  const int64_t T = L * 40;
+  b.indexer_ws = up256(T * ihd) + up256(T * 4) + up256(1024 * 1024);
+  b.workspace = b.indexer_ws;
+  b.logits = 512LL * 1024 * 1024;
+  return b;
+}
+
 Dsv4ProfileBuffers dsv4_profile_buffers(const ModelConfig& c, int64_t L, int64_t N, int pp_rank, int pp) {
   // DERIVED from vLLM's DeepSeek-V4 code (0.24+ as read), what the dummy forward of profile_run
   // (attn_metadata is not a dict) reserves per layer, in the one WorkspaceManager buffer of the
@@ -586,7 +607,7 @@ Estimate activation_peak(const Era& era, const ModelConfig& c, const Parallel& p
     e.central += v4->workspace;
     e.low += std::min(v4->workspace, v4->gather_ws);
     e.high += v4->workspace;
-    e.basis += fmt::format("; + DeepSeek-V4 workspace {:.2f} GiB kept (max of indexer K-gather {:.2f}, sparse-MLA prefill gather {:.2f}; "
+    e.basis += fmt::format("; + sparse-attention workspace {:.2f} GiB kept (max of indexer K-gather {:.2f}, sparse-MLA prefill gather {:.2f}; "
                            "DERIVED) with the indexer's {:.0f} MiB logits reservation in the forward",
                            to_gib(v4->workspace), to_gib(v4->indexer_ws), to_gib(v4->gather_ws), static_cast<double>(v4->logits) / MiB);
   }

@@ -31,7 +31,7 @@ struct StageTerms {
   bool built = false;
   Estimate ctx, act, nt, gest, gact, sampler;
   Estimate ctx_budget;  // the part of ctx the whole-GPU budget charges (budget_context)
-  Estimate v4_workspace;  // DeepSeek-V4: the part of act that the WorkspaceManager keeps after profiling
+  Estimate v4_workspace;  // DeepSeek-V4 / DSA models: the part of act that the WorkspaceManager keeps after profiling
   KvLayout layout;
 };
 
@@ -426,6 +426,12 @@ void prepare(Prepared& P, const Deployment& d) {
         st.act = activation_peak(era, c, d.par, N, s.max_num_seqs, last, layers, &b, fi);
         st.v4_workspace.central = st.v4_workspace.high = b.workspace;
         st.v4_workspace.low = std::min(b.workspace, b.gather_ws);  // as activation_peak's low end
+      } else if (c.mla && c.has_indexer() && !era.v0) {
+        // DeepSeek-V3.2 / GLM-5: the sparse indexer's prefill buffer (vllm_estimates.cpp dsa_profile_buffers).
+        Dsv4ProfileBuffers b = dsa_profile_buffers(c, s.max_model_len);
+        st.act = activation_peak(era, c, d.par, N, s.max_num_seqs, last, layers, &b, fi);
+        st.v4_workspace.central = st.v4_workspace.high = b.workspace;
+        st.v4_workspace.low = std::min(b.workspace, b.gather_ws);
       } else {
         st.act = activation_peak(era, c, d.par, N, s.max_num_seqs, last, layers, nullptr, fi);
       }
@@ -695,9 +701,9 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
     }
     if (!stop && !sim.failed()) {
       sim.begin_stage("profile_run");
-      const Estimate& ws = t.st->v4_workspace;  // zero but for DeepSeek-V4
+      const Estimate& ws = t.st->v4_workspace;  // zero but for DeepSeek-V4 and DSA models
       if (ws.central > 0)
-        sim.alloc_estimated("DeepSeek-V4 sparse-attention workspace (kept)", ws.central, ws.low, ws.high);
+        sim.alloc_estimated("sparse-attention workspace (kept)", ws.central, ws.low, ws.high);
       sim.alloc_estimated("profile_run activation peak (torch)", t.st->act.central - ws.central, t.st->act.low - ws.low, t.st->act.high - ws.high);
       sim.alloc_estimated("non-torch memory growth", t.st->nt.central, t.st->nt.low, t.st->nt.high);
       if (t.st->gest.central > 0) {

@@ -241,6 +241,8 @@ struct Dsv4ProfileBuffers {
   int64_t hc_temporaries = 0;             // hyper-connection temporaries of the forward (ESTIMATE, vllm_estimates.cpp)
 };
 Dsv4ProfileBuffers dsv4_profile_buffers(const ModelConfig& c, int64_t max_model_len, int64_t max_num_batched_tokens, int pp_rank, int pp);
+// DeepSeek-V3.2 / GLM-5 (MLA + DSA indexer): the indexer's prefill gather buffer and logits reservation.
+Dsv4ProfileBuffers dsa_profile_buffers(const ModelConfig& c, int64_t max_model_len);
 // v4 (DeepSeek-V4 only): its logits reservation joins the forward, its workspace is added to the
 // peak (a torch allocation of the profile run, never freed).
 Estimate activation_peak(const Era& era, const ModelConfig& c, const Parallel& par, int64_t max_num_batched_tokens,
