@@ -66,4 +66,10 @@ bool legacy_dsv4_pool(const EraInfo& era) {
   return false;
 }
 
+bool early_rocm_dsv4_rings(const EraInfo& era) {
+  if (era.build_date > 0) return era.build_date < 20260601;
+  if (era.release > 0) return era.release < 513;
+  return false;
+}
+
 }  // namespace headroom::sglang

@@ -38,7 +38,9 @@ double dsv4_bytes_per_full_token(const ModelConfig& c, double swa_ratio, bool sp
   const double idx_state = 2.0 * 2.0 * static_cast<double>(c.index_head_dim) * 4.0;
   const double ring_c4 = speculative ? 16.0 : 8.0;
   const double window = static_cast<double>(c.sliding_window > 0 ? c.sliding_window : 128);
-  double b = swa_ratio * kv * L + kv * c4 / 4.0 + kv * c128 / 128.0 + idx * c4 / 4.0;
+  // The c4 state ring doubles with a draft; the first ROCm image's legacy pools doubled it always.
+  const double r4 = (legacy_pool && wide_rings) ? 16.0 : ring_c4;
+  double b = swa_ratio * kv * L + kv * c4 / 4.0 + kv * c128 / 128.0 + idx * c4 / 4.0 + swa_ratio * (r4 / window) * (state + idx_state) * c4;
   if (legacy_pool) {
     // Builds before the request-scoped c128 state (see legacy_dsv4_pool): both compress-state pools
     // hang off the SWA pages, c4_state = swa // window x ring_c4 and c128_state = swa // window x
@@ -52,11 +54,8 @@ double dsv4_bytes_per_full_token(const ModelConfig& c, double swa_ratio, bool sp
     //    91.25 + 693 + 21,504 + 131,072 here, "c4_state_pool_size=52928 c128_state_pool_size=846848"
     //    = 3,308 SWA pages x 16 / x 256 (wide_rings).
     const double state128 = 2.0 * static_cast<double>(c.qk_nope_head_dim + c.qk_rope_head_dim) * 4.0;
-    const bool wide = speculative || wide_rings;
-    const double r4 = wide ? 16.0 : 8.0, r128 = wide ? 256.0 : 128.0;
-    b += swa_ratio * (r4 / window) * (state + idx_state) * c4 + swa_ratio * (r128 / window) * state128 * c128;
-  } else {
-    b += swa_ratio * (ring_c4 / window) * (state + idx_state) * c4;
+    const double r128 = (speculative || wide_rings) ? 256.0 : 128.0;
+    b += swa_ratio * (r128 / window) * state128 * c128;
   }
   if (speculative && L > 0) b *= (L + 1.0) / L;
   return b;

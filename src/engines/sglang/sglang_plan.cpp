@@ -267,10 +267,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   const double swa_ratio =
       fl.num("--swa-full-tokens-ratio", 0.0, 1.0, true).value_or(dsv4 && !(dsv4_legacy && d.gpu.vendor == "amd") ? 0.1 : 0.8);
   // DeepSeek-V4: bytes per full-pool token over all sub-pools (draft inflation included) and the fixed c128 state.
-  // The first ROCm DSv4 image kept the draft-sized state rings without a draft (xsgl-027, 2026-05-12);
-  // the 0.5.13 ROCm builds did not (xsgl-036/037). Cut INFERRED at 2026-06-01 / 0.5.13.
-  const bool wide_rings = dsv4_legacy && d.gpu.vendor == "amd" &&
-                          ((era.build_date > 0 && era.build_date < 20260601) || (era.release > 0 && era.release < 513));
+  const bool wide_rings = dsv4_legacy && d.gpu.vendor == "amd" && early_rocm_dsv4_rings(era);
   const double dsv4_bpft = dsv4 ? dsv4_bytes_per_full_token(c, swa_ratio, spec, dsv4_legacy, wide_rings) : 0.0;
   const int64_t dsv4_fixed =
       dsv4 && !dsv4_legacy ? dsv4_c128_state_fixed_bytes(c, spec, max_running_user.value_or(0), par.dp_attention ? par.dp : 1) : 0;

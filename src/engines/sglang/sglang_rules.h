@@ -42,6 +42,10 @@ bool legacy_piecewise_graph(const EraInfo& era);
 // pool", opened 2026-06-18, made it request-scoped). Builds of main dated before 2026-06-20,
 // releases before 0.5.15 (both cuts INFERRED from that PR's date).
 bool legacy_dsv4_pool(const EraInfo& era);
+// True for the builds whose ROCm DeepSeek-V4 image kept the draft-sized compress-state rings (16 / 256)
+// without a draft: the 2026-05-12 image does (xsgl-027), the 0.5.13 ROCm builds do not (xsgl-036/037).
+// Builds of main dated before 2026-06-01, releases before 0.5.13 (cuts INFERRED between those logs).
+bool early_rocm_dsv4_rings(const EraInfo& era);
 
 // Inputs SGLang's server_args reads to resolve its defaults.
 struct DefaultInputs {

@@ -387,31 +387,27 @@ void prepare(Prepared& P, const Deployment& d) {
     }
     // The weights item's label: padded when the bytes differ from rank 0's as loaded.
     t.padded = t.weights != raw0 && c.quant.method == QuantMethod::Mxfp4;
-    // Allocated at load beyond the checkpoint's tensors, inside "Model loading took".
-    {
-      auto [l0, l1] = pp_indices(static_cast<int>(c.num_layers), pp, w.pp_rank);
-      const LoadExtra lora = lora_buffers(c, s.lora, tp, l0, l1);
-      const LoadExtra marlin = amd ? LoadExtra{} : fp8_marlin_scales(c, d.gpu, w.fp8_bytes);
-      t.lora = lora.bytes;
-      t.marlin = marlin.bytes;
-      const int pp_last = pp - 1;
-      t.draft = !draft_ws.empty() && w.pp_rank == pp_last ? draft_ws[static_cast<size_t>(w.tp_rank) % draft_ws.size()].bytes : 0;
-      t.weights += t.lora + t.marlin + t.draft;
-      if (P.ranks.empty()) {
-        if (!lora.what.empty()) P.notes.push_back(lora.what);
-        if (!marlin.what.empty()) P.notes.push_back(marlin.what);
-      }
-    }
     if (w.pp_rank < 0 || w.pp_rank >= pp) fail_input("vllm", "--pp", fmt::format("rank {} lies on pipeline stage {} of {}", w.rank, w.pp_rank, pp));
+    const auto [l0, l1] = pp_indices(static_cast<int>(c.num_layers), pp, w.pp_rank);
+    const bool last = w.pp_rank == pp - 1;
+    // Allocated at load beyond the checkpoint's tensors, inside "Model loading took".
+    const LoadExtra lora = lora_buffers(c, s.lora, tp, l0, l1);
+    const LoadExtra marlin = amd ? LoadExtra{} : fp8_marlin_scales(c, d.gpu, w.fp8_bytes);
+    t.lora = lora.bytes;
+    t.marlin = marlin.bytes;
+    t.draft = !draft_ws.empty() && last ? draft_ws[static_cast<size_t>(w.tp_rank)].bytes : 0;  // draft_ws: one entry per TP rank
+    t.weights += t.lora + t.marlin + t.draft;
+    if (P.ranks.empty()) {
+      if (!lora.what.empty()) P.notes.push_back(lora.what);
+      if (!marlin.what.empty()) P.notes.push_back(marlin.what);
+    }
     StageTerms& st = P.stages[static_cast<size_t>(w.pp_rank)];
     if (!st.built) {
       st.layout = stage_kv_layout(d, s, w.pp_rank);
-      auto [l0, l1] = pp_indices(static_cast<int>(c.num_layers), pp, w.pp_rank);
       int64_t layers = l1 - l0;
       int64_t linear = 0;
       for (int i = l0; i < l1 && i < static_cast<int>(c.layers.size()); ++i)
         if (c.layers[i].attn == AttnKind::Linear) ++linear;
-      bool last = w.pp_rank == pp - 1;
       // NCCL's communicators span the data-parallel ranks too: init_distributed_environment builds
       // the DP and EP groups over dp x tp x pp processes, and every group of more than one rank gets
       // a PyNccl device communicator (parallel_state.py GroupCoordinator), so a DP replica on one
@@ -421,19 +417,15 @@ void prepare(Prepared& P, const Deployment& d) {
       st.ctx_budget = budget_context(era, comm_tp, pp, amd, fabric);
       st.nt = non_torch_increase(era, comm_tp, pp, fabric);
       if (d.gpu.vendor == "nvidia" && shared_sysmem_device(d.gpu.sm)) st.nt = uma_non_torch(st.nt);
-      if (dsv4) {
-        Dsv4ProfileBuffers b = dsv4_profile_buffers(c, s.max_model_len, N, w.pp_rank, pp);
-        st.act = activation_peak(era, c, d.par, N, s.max_num_seqs, last, layers, &b, fi);
-        st.v4_workspace.central = st.v4_workspace.high = b.workspace;
-        st.v4_workspace.low = std::min(b.workspace, b.gather_ws);  // as activation_peak's low end
-      } else if (c.mla && c.has_indexer() && !era.v0) {
-        // DeepSeek-V3.2 / GLM-5: the sparse indexer's prefill buffer (vllm_estimates.cpp dsa_profile_buffers).
-        Dsv4ProfileBuffers b = dsa_profile_buffers(c, s.max_model_len);
-        st.act = activation_peak(era, c, d.par, N, s.max_num_seqs, last, layers, &b, fi);
-        st.v4_workspace.central = st.v4_workspace.high = b.workspace;
-        st.v4_workspace.low = std::min(b.workspace, b.gather_ws);
-      } else {
-        st.act = activation_peak(era, c, d.par, N, s.max_num_seqs, last, layers, nullptr, fi);
+      // Sparse-attention buffers the WorkspaceManager keeps through the profile run: DeepSeek-V4's,
+      // or DeepSeek-V3.2 / GLM-5's indexer prefill buffer (vllm_estimates.cpp).
+      std::optional<Dsv4ProfileBuffers> sparse;
+      if (dsv4) sparse = dsv4_profile_buffers(c, s.max_model_len, N, w.pp_rank, pp);
+      else if (c.mla && c.has_indexer() && !era.v0) sparse = dsa_profile_buffers(c, s.max_model_len);
+      st.act = activation_peak(era, c, d.par, N, s.max_num_seqs, last, layers, sparse ? &*sparse : nullptr, fi);
+      if (sparse) {
+        st.v4_workspace.central = st.v4_workspace.high = sparse->workspace;
+        st.v4_workspace.low = std::min(sparse->workspace, sparse->gather_ws);  // as activation_peak's low end
       }
       if (w.pp_rank == 0)
         if (auto vit = vision_profile_peak(d, c, tp, N)) {
