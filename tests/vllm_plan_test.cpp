@@ -391,3 +391,23 @@ TEST(VllmDsaProfileBuffers, IndexerPrefillBufferOfGlm52) {
   ASSERT_NE(ws, nullptr);
   EXPECT_EQ(ws->bytes, 4326424576LL);
 }
+
+TEST(VllmPlan, FlagSpellingsVllmAccepts) {
+  // vLLM's FlexibleArgumentParser reads --max_model_len as --max-model-len (underscores in the
+  // name become dashes, vllm/utils argparse_utils.py), and arg_utils.py gives -tp / -pp / -dp / -q
+  // as aliases of the parallel sizes and --quantization: a pasted command line plans the same.
+  const std::vector<std::string> base{"--engine", "vllm@0.11.0", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s"};
+  auto tokens = [&](std::vector<std::string> extra) {
+    auto v = base;
+    v.insert(v.end(), extra.begin(), extra.end());
+    return run(v).kv_tokens;
+  };
+  const int64_t dashed = tokens({"--gpu-memory-utilization", "0.8", "--max-num-seqs", "64", "--tensor-parallel-size", "2", "--enforce-eager"});
+  EXPECT_GT(dashed, 0);
+  EXPECT_EQ(tokens({"--gpu_memory_utilization", "0.8", "--max_num_seqs", "64", "-tp", "2", "--enforce_eager"}), dashed);
+  EXPECT_EQ(tokens({"--gpu_memory_utilization=0.8", "--max_num_seqs=64", "-tp=2", "--enforce_eager"}), dashed);
+  EXPECT_NE(tokens({"--gpu-memory-utilization", "0.8"}), dashed);
+  // SGLang's parser takes names as spelled: an underscore is an unknown option there.
+  EXPECT_NE(input_error({"--engine", "sglang", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s", "--mem_fraction_static", "0.8"}).find("--mem_fraction_static"),
+            std::string::npos);
+}

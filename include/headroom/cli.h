@@ -31,6 +31,8 @@ class Args {
   const std::vector<std::string>& positionals() const { return positionals_; }
   // Options in the order given: (name with leading dashes, value; "true" for bare flags).
   const std::vector<std::pair<std::string, std::string>>& options() const { return options_; }
+  // The same options with each name passed through `rename` (vllm_flag_spelling).
+  Args renamed(std::string (*rename)(std::string_view)) const;
   // Throws InputError for any option not in `allowed` (names with leading dashes).
   void reject_unknown(const std::vector<std::string_view>& allowed, std::string_view verb) const;
 
@@ -40,6 +42,8 @@ class Args {
 };
 
 bool is_boolean_flag(std::string_view name);
+// An option name as vLLM's argument parser reads it: underscores in the name are dashes.
+std::string vllm_flag_spelling(std::string_view name);
 
 using VerbFn = int (*)(const Args& args, std::ostream& out, std::ostream& err);
 struct VerbInfo {

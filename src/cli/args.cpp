@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstddef>
+#include <utility>
 #include <fmt/format.h>
 
 #include "headroom/cli.h"
@@ -31,16 +33,38 @@ constexpr std::array<std::string_view, 55> kBooleanFlags{
     // TensorRT-LLM (trtllm-serve spelling)
     "--trust_remote_code", "--enable_attention_dp", "--disable_cuda_graph", "--enable_block_reuse",
     "--enable_chunked_prefill", "--fail_fast_on_attention_window_too_large"};
+
+// vLLM's single-dash aliases (vllm/engine/arg_utils.py add_cli_args: "--tensor-parallel-size",
+// "-tp"; "-pp", "-dp", "-dpl", "-dpa", "-dpp"; "--quantization", "-q"), read as the long names so
+// a pasted `vllm serve ... -tp 8` line plans as vLLM parses it.
+constexpr std::pair<std::string_view, std::string_view> kShortAliases[] = {
+    {"-tp", "--tensor-parallel-size"},      {"-pp", "--pipeline-parallel-size"}, {"-dp", "--data-parallel-size"},
+    {"-dpl", "--data-parallel-size-local"}, {"-dpa", "--data-parallel-address"}, {"-dpp", "--data-parallel-rpc-port"},
+    {"-q", "--quantization"}};
+
+std::string dashed(std::string_view name) {
+  std::string s(name);
+  std::replace(s.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(2, s.size())), s.end(), '_', '-');
+  return s;
+}
 }  // namespace
 
 bool is_boolean_flag(std::string_view name) {
-  return std::find(kBooleanFlags.begin(), kBooleanFlags.end(), name) != kBooleanFlags.end();
+  // vLLM also takes its store_true flags with underscores (FlexibleArgumentParser: --enforce_eager).
+  const std::string d = dashed(name);
+  return std::find(kBooleanFlags.begin(), kBooleanFlags.end(), name) != kBooleanFlags.end() ||
+         std::find(kBooleanFlags.begin(), kBooleanFlags.end(), std::string_view(d)) != kBooleanFlags.end();
 }
 
 Args Args::parse(const std::vector<std::string>& argv) {
   Args a;
   for (size_t i = 0; i < argv.size(); ++i) {
-    const std::string& t = argv[i];
+    std::string t = argv[i];
+    if (t.size() > 1 && t[0] == '-' && t[1] != '-') {
+      const std::string head = t.substr(0, t.find('='));
+      for (const auto& [alias, name] : kShortAliases)
+        if (head == alias) t = std::string(name) + t.substr(head.size());
+    }
     if (t.size() > 2 && t[0] == '-' && t[1] == '-') {
       auto eq = t.find('=');
       if (eq != std::string::npos) {
@@ -58,6 +82,22 @@ Args Args::parse(const std::vector<std::string>& argv) {
     }
   }
   return a;
+}
+
+Args Args::renamed(std::string (*rename)(std::string_view)) const {
+  Args a = *this;
+  for (auto& o : a.options_) o.first = rename(o.first);
+  return a;
+}
+
+std::string vllm_flag_spelling(std::string_view name) {
+  // vllm/utils FlexibleArgumentParser.parse_args: "--max_model_len" is "--max-model-len" (the
+  // underscores of the name up to its first '.', which starts a JSON-config key path).
+  std::string s(name);
+  if (s.rfind("--", 0) != 0) return s;
+  const size_t end = std::min(s.find('.'), s.size());
+  std::replace(s.begin() + 2, s.begin() + static_cast<std::ptrdiff_t>(end), '_', '-');
+  return s;
 }
 
 bool Args::has(std::string_view name) const {

@@ -142,9 +142,12 @@ std::pair<EngineKind, std::string> parse_engine_spec(std::string_view spec) {
   fail_input("--engine", spec, "unknown engine (expected sglang, vllm or trtllm, optionally @VERSION)");
 }
 
-Deployment parse_deployment(const Args& args, std::string_view default_model, std::string_view default_gpu) {
+Deployment parse_deployment(const Args& given, std::string_view default_model, std::string_view default_gpu) {
   Deployment d;
-  auto [kind, version] = parse_engine_spec(args.get_or("--engine", "sglang"));
+  auto [kind, version] = parse_engine_spec(given.get_or("--engine", "sglang"));
+  // vLLM reads --max_model_len as --max-model-len (FlexibleArgumentParser); SGLang's and
+  // TensorRT-LLM's parsers take names as spelled.
+  const Args args = kind == EngineKind::VLLM ? given.renamed(vllm_flag_spelling) : given;
   d.engine = kind;
   d.engine_version = version;
 
