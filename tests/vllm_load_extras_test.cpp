@@ -105,3 +105,57 @@ TEST(VllmLoadExtras, DataParallelRanksCarryNccl) {
   base.insert(base.end(), {"--gpu-memory-utilization", "0.95"});
   EXPECT_NEAR(M(run(base)), 235296, 0.05 * 235296);
 }
+
+TEST(VllmLoadExtras, OnlineFp8OfQwen3_8B) {
+  // --quantization fp8 on the bf16 Qwen3-8B: the linears of 36 layers (hidden 4096, 32 / 8 heads x
+  // 128, intermediate 12288) = q 16,777,216 + k 4,194,304 + v 4,194,304 + o 16,777,216 + gate/up/down
+  // 3 x 50,331,648 = 192,937,984 elements per layer, 6,945,767,424 in all: one byte each instead of
+  // two. Embeddings, lm_head and norms stay bf16 (quantization/fp8.py; docs fp8.md).
+  const std::vector<std::string> base{"--engine", "vllm@0.20.0", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s"};
+  auto with = [&](std::vector<std::string> extra) {
+    auto v = base;
+    v.insert(v.end(), extra.begin(), extra.end());
+    return run(v);
+  };
+  const Forecast plain = with({});
+  const Item* bf16 = rank0_item(plain, "model weights");
+  const Forecast fp8 = with({"--quantization", "fp8"});
+  const Item* w8 = rank0_item(fp8, "model weights");
+  ASSERT_NE(bf16, nullptr);
+  ASSERT_NE(w8, nullptr);
+  EXPECT_EQ(bf16->bytes - w8->bytes, 6945767424);
+  // From 0.14 (PR #31914) the weights are quantized layer by layer as they load: one layer's bf16
+  // linears on top, 192,937,984 x 2 B (INFERRED, so an estimate).
+  const Item* tr = rank0_item(fp8, "16-bit weights during online FP8 quantization");
+  ASSERT_NE(tr, nullptr);
+  EXPECT_EQ(tr->bytes, 385875968);
+  EXPECT_TRUE(tr->estimated);
+  EXPECT_TRUE(has_prefix(fp8, "Model loading took 8.8 GiB"));
+  // -q is vLLM's alias of --quantization (arg_utils.py "--quantization", "-q").
+  const Forecast short_q = with({"-q", "fp8"});
+  EXPECT_EQ(rank0_item(short_q, "model weights")->bytes, w8->bytes);
+  // An FP8 checkpoint given --quantization fp8 is not quantized twice.
+  const std::vector<std::string> ckpt{"--engine", "vllm@0.20.0", "--model", "Qwen/Qwen3-32B-FP8", "--gpu", "h100"};
+  std::vector<std::string> ckpt_q = ckpt;
+  ckpt_q.insert(ckpt_q.end(), {"--quantization", "fp8"});
+  const Forecast a = run(ckpt_q), b = run(ckpt);
+  EXPECT_EQ(rank0_item(a, "model weights")->bytes, rank0_item(b, "model weights")->bytes);
+}
+
+TEST(VllmLoadExtras, OnlineFp8LoadsTheWhole16BitModelBefore0_14) {
+  // Before PR #31914 (merged 2026-01-07) every 16-bit weight was loaded before any was quantized
+  // (docs fp8.md: "you need enough memory to load the whole model"; vllm#7200 is such an OOM):
+  // Qwen3-32B (61.0 GiB in bf16, 32.0 GiB after) cannot load on a 44.4 GiB L40S in 0.11, and can
+  // in 0.20, where it is quantized layer by layer.
+  const std::vector<std::string> old_build{"--engine", "vllm@0.11.0", "--model", "Qwen/Qwen3-32B", "--gpu", "l40s", "--quantization", "fp8"};
+  Forecast f = run(old_build);
+  EXPECT_EQ(f.verdict, Verdict::Oom);
+  ASSERT_TRUE(f.failure.has_value());
+  EXPECT_EQ(f.failure->stage, "weights");
+  EXPECT_FALSE(has_prefix(f, "Model loading took"));  // printed only once load_model returns
+  std::vector<std::string> new_build = old_build;
+  new_build[1] = "vllm@0.20.0";
+  Forecast g = run(new_build);
+  ASSERT_TRUE(g.failure.has_value());
+  EXPECT_NE(g.failure->stage, "weights");
+}

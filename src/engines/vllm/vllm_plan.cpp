@@ -41,6 +41,7 @@ struct RankTerms {
   bool padded = false;  // MXFP4 expert padding changed the weights (the item's label says so)
   int64_t lora = 0, marlin = 0;  // of weights: LoRA slots and Marlin's FP8 scales (vllm_load_extras.h)
   int64_t draft = 0;             // of weights: a draft model's shard (--speculative-config model)
+  int64_t fp8_transient = 0;     // 16-bit weights held while online FP8 quantization loads (freed)
   const StageTerms* st = nullptr;
   int64_t avail[3] = {0, 0, 0};  // central, best (estimates low), worst (estimates high)
   // Index of an earlier rank with the same weights on the same stage, or -1: such a rank plays
@@ -66,9 +67,11 @@ void log_lines(Forecast& f, const Settings& s, const RankTerms& t0, int64_t F0c,
                bool started_profile, bool kv_done, const std::optional<Failure>& refusal, const std::optional<Failure>& oom, int64_t v0_tokens) {
   const Era& era = s.era;
   const int64_t W0 = t0.weights;
-  if (era.v0) f.log.push_back(fmt::format("Loading model weights took {:.4f} GB", to_gib(W0)));
-  else if (era.format_gib) f.log.push_back(fmt::format("Model loading took {} GiB memory", gib_fmt(W0)));
-  else f.log.push_back(fmt::format("Model loading took {:.4f} GiB", to_gib(W0)));
+  const bool loaded = !(oom && oom->stage == "weights");  // the line comes after load_model returns
+  if (loaded)
+    f.log.push_back(era.v0           ? fmt::format("Loading model weights took {:.4f} GB", to_gib(W0))
+                    : era.format_gib ? fmt::format("Model loading took {} GiB memory", gib_fmt(W0))
+                                     : fmt::format("Model loading took {:.4f} GiB", to_gib(W0)));
 
   if (started_profile) {
     if (!era.v0 && !era.whole_gpu) {
@@ -393,6 +396,12 @@ void prepare(Prepared& P, const Deployment& d) {
     // Allocated at load beyond the checkpoint's tensors, inside "Model loading took".
     const LoadExtra lora = lora_buffers(c, s.lora, tp, l0, l1);
     const LoadExtra marlin = amd ? LoadExtra{} : fp8_marlin_scales(c, d.gpu, w.fp8_bytes);
+    if (s.online_fp8) {
+      const OnlineFp8 o = online_fp8(w, era.version, l1 - l0);
+      t.weights -= o.saved;
+      t.fp8_transient = o.load_transient;
+      if (P.ranks.empty()) P.notes.push_back(o.what);
+    }
     t.lora = lora.bytes;
     t.marlin = marlin.bytes;
     t.draft = !draft_ws.empty() && last ? draft_ws[static_cast<size_t>(w.tp_rank)].bytes : 0;  // draft_ws: one entry per TP rank
@@ -576,7 +585,7 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
   int64_t weights_fail_rank = -1;
   int64_t v0_tokens = 0;
   for (const auto& t : ranks)
-    if (t.weights + t.st->ctx.central > T) { weights_fail_rank = t.rank; break; }
+    if (t.weights + t.fp8_transient + t.st->ctx.central > T) { weights_fail_rank = t.rank; break; }
 
   // --num-gpu-blocks-override (vllm/v1/core/kv_cache_utils.py). Until 0.20 get_num_blocks ->
   // may_override_num_blocks replaces each worker's computed block count after the capacity check,
@@ -686,7 +695,12 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
     bool stop = refusal && refusal->stage == "init";
     if (!stop) {
       sim.begin_stage("weights");
+      // Online FP8's 16-bit weights while loading: exact before 0.14, one layer's linears after (INFERRED).
+      const int64_t tr = t.fp8_transient, tr_hi = era.version < 1400 ? tr : 2 * tr;
+      const char* tr_what = "16-bit weights during online FP8 quantization";
+      if (tr > 0) sim.alloc_estimated(tr_what, tr, era.version < 1400 ? tr : 0, tr_hi);
       sim.alloc(t.padded ? "model weights (incl. MXFP4 expert padding)" : "model weights (Model loading took)", t.weights - t.lora - t.marlin - t.draft);
+      if (tr > 0 && !sim.failed()) sim.release_estimated(tr_what, tr, era.version < 1400 ? tr : 0, tr_hi);
       if (t.draft > 0) sim.alloc("draft model weights (--speculative-config model)", t.draft);
       if (t.marlin > 0) sim.alloc("Marlin FP8 group scales (no FP8 compute)", t.marlin);
       if (t.lora > 0) sim.alloc("LoRA adapter slots (--enable-lora)", t.lora);

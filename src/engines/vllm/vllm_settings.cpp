@@ -229,6 +229,19 @@ Settings resolve_settings(const Deployment& d) {
       fail_input("vllm serve", "--dtype", fmt::format("argument --dtype: invalid choice: '{}' (choose from auto, half, float16, bfloat16, float, float32)", *v));
   }
 
+  // --quantization (-q): a quantized checkpoint's own method is read from its config. "fp8" on an
+  // unquantized 16-bit checkpoint is online dynamic FP8 (vllm/model_executor/layers/quantization/
+  // fp8.py, Fp8Config with is_checkpoint_fp8_serialized False; docs features/quantization/fp8.md
+  // "Online Dynamic Quantization": every Linear but lm_head to FP8 E4M3 with a per-tensor scale).
+  // Other methods on a checkpoint that lacks them fail in vLLM at config time and are not
+  // modelled here: the forecast keeps the checkpoint's own weights and says so.
+  if (auto q = get("--quantization")) {
+    if (*q == "fp8" && c.quant.method == QuantMethod::None && dtype_size(s.model_dtype) == 2)
+      s.online_fp8 = true;
+    else if (c.quant.method == QuantMethod::None && *q != "None" && *q != "none")
+      s.notes.push_back(fmt::format("--quantization {} on an unquantized checkpoint is not modelled: weights are the checkpoint's", *q));
+  }
+
   // The budget flags, checked here as vLLM checks them (after --dtype, before the rest).
   const Budget budget = resolve_budget(d, era);
   s.utilization = budget.utilization;

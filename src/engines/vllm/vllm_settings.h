@@ -30,6 +30,8 @@ struct Settings {
   bool block_size_given = false;
   KvDtype kv;
   DType model_dtype = DType::BF16;
+  // --quantization fp8 on an unquantized 16-bit checkpoint: vLLM's online dynamic FP8.
+  bool online_fp8 = false;
   bool enforce_eager = false;
   int64_t max_capture_size = 0;      // --max-cudagraph-capture-size (0 = default)
   std::optional<int64_t> num_gpu_blocks_override;
