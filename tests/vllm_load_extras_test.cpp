@@ -159,3 +159,26 @@ TEST(VllmLoadExtras, OnlineFp8LoadsTheWhole16BitModelBefore0_14) {
   ASSERT_TRUE(g.failure.has_value());
   EXPECT_NE(g.failure->stage, "weights");
 }
+
+TEST(VllmLoadExtras, CpuOffloadGb) {
+  // --cpu-offload-gb N moves N x 1024^3 B of decoder-layer weights to pinned CPU memory
+  // (models/utils.py maybe_offload_to_cpu): Qwen3-8B's 16,391,956,480 B on the GPU less 4 GiB.
+  const std::vector<std::string> base{"--engine", "vllm@0.11.0", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s"};
+  auto weights = [&](std::vector<std::string> extra) {
+    auto v = base;
+    v.insert(v.end(), extra.begin(), extra.end());
+    const Forecast f = run(v);
+    return rank0_item(f, "model weights")->bytes;
+  };
+  EXPECT_EQ(weights({}), 16391956480);
+  EXPECT_EQ(weights({"--cpu-offload-gb", "4"}), 16391956480 - 4 * 1073741824LL);
+  // At most every layer's linears (6,945,767,424 x 2 B): embeddings, lm_head and norms stay.
+  EXPECT_EQ(weights({"--cpu-offload-gb", "100"}), 16391956480 - 13891534848);
+  EXPECT_NE(input_error({"--engine", "vllm@0.11.0", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s", "--cpu-offload-gb", "-1"})
+                .find("Input should be greater than or equal to 0"),
+            std::string::npos);
+  // Model Runner V2 (dense models from 0.25.1) never installs the offloader (vllm#51396): no effect.
+  const Forecast v2 = run({"--engine", "vllm@0.27.1", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s", "--cpu-offload-gb", "4"});
+  EXPECT_EQ(rank0_item(v2, "model weights")->bytes, 16391956480);
+  EXPECT_TRUE(std::any_of(v2.notes.begin(), v2.notes.end(), [](const std::string& n) { return n.find("vllm#51396") != std::string::npos; }));
+}

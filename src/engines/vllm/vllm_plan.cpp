@@ -396,11 +396,25 @@ void prepare(Prepared& P, const Deployment& d) {
     // Allocated at load beyond the checkpoint's tensors, inside "Model loading took".
     const LoadExtra lora = lora_buffers(c, s.lora, tp, l0, l1);
     const LoadExtra marlin = amd ? LoadExtra{} : fp8_marlin_scales(c, d.gpu, w.fp8_bytes);
+    int64_t fp8_saved = 0;
     if (s.online_fp8) {
       const OnlineFp8 o = online_fp8(w, era.version, l1 - l0);
+      fp8_saved = o.saved;
       t.weights -= o.saved;
       t.fp8_transient = o.load_transient;
       if (P.ranks.empty()) P.notes.push_back(o.what);
+    }
+    if (s.cpu_offload_bytes > 0 && model_runner_v2(era, c)) {
+      // Model Runner V2 never installs the offloader (set_offloader is called by the V1 runner
+      // only): vllm#51396 (2026-08-07, "cpu_offload_gb silently no-ops on Model Runner V2"), fix
+      // PR #48468 not merged. The weights load whole on the GPU.
+      if (P.ranks.empty())
+        P.notes.push_back("--cpu-offload-gb has no effect here: Model Runner V2 (this build's runner for dense models) never installs the "
+                          "CPU offloader (vllm#51396, fix PR #48468 unmerged), so every weight stays on the GPU");
+    } else if (s.cpu_offload_bytes > 0) {
+      const LoadExtra off = cpu_offload(w, s.cpu_offload_bytes, fp8_saved);
+      t.weights -= off.bytes;
+      if (P.ranks.empty()) P.notes.push_back(off.what);
     }
     t.lora = lora.bytes;
     t.marlin = marlin.bytes;

@@ -242,6 +242,14 @@ Settings resolve_settings(const Deployment& d) {
       s.notes.push_back(fmt::format("--quantization {} on an unquantized checkpoint is not modelled: weights are the checkpoint's", *q));
   }
 
+  // --cpu-offload-gb (CacheConfig.cpu_offload_gb: float, ge=0; "the space in GiB to offload to
+  // CPU, per GPU"): model_executor/models/utils.py sets _CPU_OFFLOAD_MAX_BYTES = int(gb x 1024^3).
+  if (auto v = get("--cpu-offload-gb")) {
+    const double gb = plain_float("--cpu-offload-gb", *v);
+    if (gb < 0) pydantic("CacheConfig", "cpu_offload_gb", "Input should be greater than or equal to 0", "greater_than_equal", *v, "float");
+    s.cpu_offload_bytes = static_cast<int64_t>(gb * 1073741824.0);
+  }
+
   // The budget flags, checked here as vLLM checks them (after --dtype, before the rest).
   const Budget budget = resolve_budget(d, era);
   s.utilization = budget.utilization;
