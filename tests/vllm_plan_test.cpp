@@ -411,3 +411,24 @@ TEST(VllmPlan, FlagSpellingsVllmAccepts) {
   EXPECT_NE(input_error({"--engine", "sglang", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s", "--mem_fraction_static", "0.8"}).find("--mem_fraction_static"),
             std::string::npos);
 }
+
+TEST(VllmPlan, MambaStateDtypeFlags) {
+  // Qwen3.5-4B's Gated DeltaNet state per request: conv 3 x (2 x 16 x 128 + 32 x 128) x 2 B = 49,152
+  // + SSM 32 x 128 x 128 in the config's mamba_ssm_dtype float32 = 2,097,152 -> attention block
+  // 2,146,304 / 4,096 B per token rounded up to 16 tokens = 528, page 2,162,688 B. With
+  // --mamba-ssm-cache-dtype bfloat16 the SSM state halves: 1,097,728 -> block 272, page 1,114,112 B;
+  // --mamba-cache-dtype float32 widens the conv state too: 2,195,456 -> block 544.
+  auto layout_note = [](std::vector<std::string> extra) {
+    std::vector<std::string> v{"--engine", "vllm@0.20.0", "--model", "Qwen/Qwen3.5-4B", "--gpu", "l40s"};
+    v.insert(v.end(), extra.begin(), extra.end());
+    const Forecast f = run(v);
+    for (const auto& n : f.notes)
+      if (n.rfind("KV layout:", 0) == 0) return n;
+    return std::string();
+  };
+  EXPECT_NE(layout_note({}).find("block size 528, page 2162688 B"), std::string::npos);
+  EXPECT_NE(layout_note({"--mamba-ssm-cache-dtype", "bfloat16"}).find("block size 272, page 1114112 B"), std::string::npos);
+  EXPECT_NE(layout_note({"--mamba-cache-dtype", "float32"}).find("block size 544, page 2228224 B"), std::string::npos);
+  EXPECT_NE(input_error({"--engine", "vllm", "--model", "Qwen/Qwen3.5-4B", "--gpu", "l40s", "--mamba-ssm-cache-dtype", "fp8"}).find("invalid choice: 'fp8'"),
+            std::string::npos);
+}

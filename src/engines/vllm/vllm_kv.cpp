@@ -213,8 +213,13 @@ std::vector<LayerSpec> layer_specs(const ModelConfig& c, const Parallel& par, co
         s.mamba_mode = mamba.mode;
         s.spec_blocks = mamba.spec_tokens;
         s.mamba_chunk = mamba.mode == MambaCache::All ? c.mamba_chunk_size : 0;
-        int64_t conv_b = c.dtype == DType::F32 ? 4 : 2;
-        int64_t ssm_b = c.mamba_ssm_dtype_given ? dtype_size(c.mamba_ssm_dtype) : conv_b;
+        // --mamba-cache-dtype sets both unless the SSM one is named: vllm/config/cache.py ("if
+        // 'auto', the data type for the ssm state will be determined by mamba_cache_dtype"), the
+        // model's own mamba_ssm_dtype applied to an "auto" --mamba-ssm-cache-dtype
+        // (model_executor/models/config.py), mamba_utils.py MambaStateDtypeCalculator.
+        const int64_t model_b = c.dtype == DType::F32 ? 4 : 2;
+        int64_t conv_b = mamba.conv_bytes > 0 ? mamba.conv_bytes : model_b;
+        int64_t ssm_b = mamba.ssm_bytes > 0 ? mamba.ssm_bytes : c.mamba_ssm_dtype_given ? dtype_size(c.mamba_ssm_dtype) : conv_b;
         if (c.linear_num_value_heads > 0) {
           // Gated DeltaNet (Qwen3-Next / Qwen3.5): conv over q, k, v channels; state Hv x Dk x Dv.
           // gated_delta_net_state_shape: the conv state keeps kernel - 1 + num_spec columns, so
@@ -662,6 +667,15 @@ MambaCache mamba_cache_for(const Deployment& d, const Settings& s) {
   if (!has_mamba) return m;
   // MambaSpec.num_speculative_blocks = speculative_config.num_speculative_tokens (any method).
   if (!s.spec_method.empty()) m.spec_tokens = s.num_speculative_tokens;
+  // CacheConfig.mamba_cache_dtype / mamba_ssm_cache_dtype: MambaDType = Literal["auto",
+  // "float32", "float16", "bfloat16"] (vllm/config/cache.py; older builds offered fewer).
+  for (const char* flag : {"--mamba-cache-dtype", "--mamba-ssm-cache-dtype"}) {
+    const std::string* v = d.flag(flag);
+    if (!v || *v == "auto") continue;
+    const int b = *v == "float32" ? 4 : (*v == "float16" || *v == "bfloat16") ? 2 : 0;
+    if (b == 0) fail_input("vllm serve", flag, fmt::format("argument {}: invalid choice: '{}' (choose from auto, float32, float16, bfloat16)", flag, *v));
+    (std::string_view(flag) == "--mamba-cache-dtype" ? m.conv_bytes : m.ssm_bytes) = b;
+  }
   auto on = [&](const char* flag) {
     const std::string* v = d.flag(flag);
     return v && *v != "false" && *v != "False" && *v != "0";

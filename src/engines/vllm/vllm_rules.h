@@ -110,6 +110,8 @@ struct MambaCache {
   enum Mode { None = 0, Align = 1, All = 2 };
   int mode = None;
   int64_t spec_tokens = 0;
+  // --mamba-cache-dtype / --mamba-ssm-cache-dtype in bytes per element (0 = "auto").
+  int conv_bytes = 0, ssm_bytes = 0;
 };
 
 struct KvDtype {

@@ -33,7 +33,7 @@ const std::vector<std::string_view>& vllm_flags() {
       "--chat-template", "--generation-config", "--hf-overrides", "--mm-processor-kwargs",
       "--skip-mm-profiling", "--mm-encoder-tp-mode", "--moe-backend", "--attention-backend", "--load-format",
       "--download-dir", "--distributed-executor-backend", "--enable-eplb", "--api-key",
-      "--disable-hybrid-kv-cache-manager", "--mamba-ssm-cache-dtype", "--enable-sleep-mode",
+      "--disable-hybrid-kv-cache-manager", "--mamba-ssm-cache-dtype", "--mamba-cache-dtype", "--enable-sleep-mode",
       "--data-parallel-size-local", "--data-parallel-address", "--data-parallel-rpc-port",
       "--data-parallel-backend", "--api-server-count", "--enable-lora", "--max-lora-rank", "--max-loras",
       "--fully-sharded-loras", "--lora-dtype",
