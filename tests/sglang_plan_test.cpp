@@ -3,6 +3,8 @@
 // "avail mem=0.96 GB" at capture begin; the 0.88 launch served with a ~425K-token KV cache.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "headroom/cli.h"
 #include "headroom/deployment.h"
 #include "headroom/engine.h"
@@ -118,4 +120,10 @@ TEST(SglangPlanCorpus, Qwen3_235bFp8OnFourH100) {
   Forecast f = plan(parse_deployment(Args::parse(a)));
   EXPECT_EQ(f.verdict, Verdict::Fits);
   EXPECT_NEAR(static_cast<double>(f.kv_tokens), 367404.0, 0.05 * 367404.0);
+}
+
+TEST(SglangPlan, CudaGraphBsTakesAListAsLaunchServerDoes) {
+  // server_args.py: --cuda-graph-bs nargs="+" ("--cuda-graph-bs 1 2 4 8"): the decode capture list.
+  const Forecast f = plan(parse_deployment(Args::parse({"--engine", "sglang", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s", "--cuda-graph-bs", "1", "2", "4", "8"})));
+  EXPECT_TRUE(std::any_of(f.log.begin(), f.log.end(), [](const std::string& l) { return l.find("bs=[1, 2, 4, 8]") != std::string::npos; }));
 }

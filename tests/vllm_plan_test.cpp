@@ -432,3 +432,29 @@ TEST(VllmPlan, MambaStateDtypeFlags) {
   EXPECT_NE(input_error({"--engine", "vllm", "--model", "Qwen/Qwen3.5-4B", "--gpu", "l40s", "--mamba-ssm-cache-dtype", "fp8"}).find("invalid choice: 'fp8'"),
             std::string::npos);
 }
+
+TEST(VllmPlan, CudaGraphSizesAndModeFlags) {
+  // Capture lists and modes given on the command line (vllm/config/vllm.py _set_cudagraph_sizes,
+  // compilation.py CUDAGraphMode): sizes above max_num_batched_tokens drop out, FULL decode graphs
+  // are the sizes up to max_num_seqs, and the mode picks which kinds are captured.
+  auto graphs_line = [](std::vector<std::string> extra) {
+    std::vector<std::string> v{"--engine", "vllm@0.21.0", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s"};
+    v.insert(v.end(), extra.begin(), extra.end());
+    const Forecast f = run(v);
+    for (const auto& l : f.log)
+      if (l.rfind("Profiling CUDA graph memory: ", 0) == 0) return l.substr(29);
+    return std::string("none");
+  };
+  EXPECT_EQ(graphs_line({}), "PIECEWISE=51 (largest=512), FULL=35 (largest=256)");
+  EXPECT_EQ(graphs_line({"--cudagraph-capture-sizes", "8", "4", "2", "1", "4"}), "PIECEWISE=4 (largest=8), FULL=4 (largest=8)");
+  EXPECT_EQ(graphs_line({"--cuda-graph-sizes", "64"}), "PIECEWISE=11 (largest=64), FULL=11 (largest=64)");  // 1, 2, 4, 8..64
+  EXPECT_EQ(graphs_line({"--compilation-config", R"({"cudagraph_mode": "PIECEWISE"})"}), "PIECEWISE=51 (largest=512)");
+  EXPECT_EQ(graphs_line({"-O", R"({"cudagraph_capture_sizes": [1, 2, 4], "cudagraph_mode": "FULL_DECODE_ONLY"})"}), "FULL=3 (largest=4)");
+  EXPECT_EQ(graphs_line({"--compilation-config", R"({"cudagraph_mode": "NONE"})"}), "none");
+  EXPECT_EQ(graphs_line({"--max-num-batched-tokens", "4", "--max-num-seqs", "4", "--cudagraph-capture-sizes", "1", "2", "4", "8"}),
+            "PIECEWISE=3 (largest=4), FULL=3 (largest=4)");
+  EXPECT_NE(input_error({"--engine", "vllm", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s", "--compilation-config", "{bad"}).find("--compilation-config"),
+            std::string::npos);
+  EXPECT_NE(input_error({"--engine", "vllm", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s", "--cudagraph-capture-sizes", "1", "x"}).find("x"),
+            std::string::npos);
+}

@@ -40,7 +40,12 @@ constexpr std::array<std::string_view, 55> kBooleanFlags{
 constexpr std::pair<std::string_view, std::string_view> kShortAliases[] = {
     {"-tp", "--tensor-parallel-size"},      {"-pp", "--pipeline-parallel-size"}, {"-dp", "--data-parallel-size"},
     {"-dpl", "--data-parallel-size-local"}, {"-dpa", "--data-parallel-address"}, {"-dpp", "--data-parallel-rpc-port"},
-    {"-q", "--quantization"}};
+    {"-q", "--quantization"},               {"-O", "--compilation-config"}};
+
+// Options that take a list of values (argparse nargs="+"), spelled as the engines spell them:
+// SGLang's --cuda-graph-bs 1 2 4 8, vLLM's --cudagraph-capture-sizes / --cuda-graph-sizes. The
+// values are kept as one space-separated string.
+constexpr std::string_view kListFlags[] = {"--cuda-graph-bs", "--cudagraph-capture-sizes", "--cuda-graph-sizes"};
 
 std::string dashed(std::string_view name) {
   std::string s(name);
@@ -64,6 +69,16 @@ Args Args::parse(const std::vector<std::string>& argv) {
       const std::string head = t.substr(0, t.find('='));
       for (const auto& [alias, name] : kShortAliases)
         if (head == alias) t = std::string(name) + t.substr(head.size());
+      // vLLM's -O3 / -O'{"cudagraph_mode": ...}': -O with its value attached.
+      if (t.size() > 2 && t[1] == 'O' && t[2] != '=') t = "--compilation-config=" + t.substr(2);
+    }
+    if (std::find(std::begin(kListFlags), std::end(kListFlags), t) != std::end(kListFlags) && i + 1 < argv.size()) {
+      std::string list;
+      while (i + 1 < argv.size() && !argv[i + 1].empty() && argv[i + 1][0] != '-') list += (list.empty() ? "" : " ") + argv[++i];
+      if (!list.empty()) {
+        a.options_.emplace_back(t, list);
+        continue;
+      }
     }
     if (t.size() > 2 && t[0] == '-' && t[1] == '-') {
       auto eq = t.find('=');

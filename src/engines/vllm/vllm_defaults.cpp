@@ -60,6 +60,16 @@ std::vector<int64_t> capture_sizes(const Era& era, int64_t max_num_seqs, int64_t
   return out;
 }
 
+std::vector<int64_t> explicit_capture_sizes(std::vector<int64_t> sizes, int64_t max_num_batched_tokens, int64_t max_capture_size_flag) {
+  // vllm/config/vllm.py _set_cudagraph_sizes with user sizes: deduplicated, sorted, and the sizes
+  // above max_num_batched_tokens (or a given max_cudagraph_capture_size) dropped.
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  const int64_t cap = max_capture_size_flag > 0 ? std::min(max_capture_size_flag, max_num_batched_tokens) : max_num_batched_tokens;
+  std::erase_if(sizes, [&](int64_t x) { return x > cap; });
+  return sizes;
+}
+
 int64_t full_graph_count(const Era& era, const std::vector<int64_t>& sizes, int64_t max_num_seqs,
                          int64_t decode_query_len) {
   if (!era.full_and_piecewise) return 0;

@@ -86,11 +86,10 @@ void log_lines(Forecast& f, const Settings& s, const RankTerms& t0, int64_t F0c,
                                   to_gib(t0.avail[Central])));
     if (t0.st->gest.central > 0 && !s.kv_cache_memory_bytes) {
       int64_t largest = s.capture.empty() ? 0 : s.capture.back();
-      int64_t full_largest = 0;
-      for (int64_t x : s.capture)
-        if (x <= std::min<int64_t>(s.max_num_seqs * (1 + s.num_speculative_tokens), 256)) full_largest = x;
-      std::string modes = fmt::format("PIECEWISE={} (largest={})", s.capture.size(), largest);
-      if (s.full_graphs > 0) modes += fmt::format(", FULL={} (largest={})", s.full_graphs, full_largest);
+      // FULL graphs take the smallest sizes of the list (full_graph_count, apply_cudagraph_mode).
+      const int64_t full_largest = s.full_graphs > 0 && s.full_graphs <= static_cast<int64_t>(s.capture.size()) ? s.capture[static_cast<size_t>(s.full_graphs - 1)] : 0;
+      std::string modes = s.piecewise_graphs > 0 ? fmt::format("PIECEWISE={} (largest={})", s.piecewise_graphs, largest) : std::string();
+      if (s.full_graphs > 0) modes += fmt::format("{}FULL={} (largest={})", modes.empty() ? "" : ", ", s.full_graphs, full_largest);
       f.log.push_back("Profiling CUDA graph memory: " + modes);
       f.log.push_back(fmt::format("Estimated CUDA graph memory: {:.2f} GiB total", to_gib(t0.st->gest.central)));
     }
@@ -136,7 +135,7 @@ void log_lines(Forecast& f, const Settings& s, const RankTerms& t0, int64_t F0c,
       f.log.push_back(fmt::format("GPU KV cache size: {} tokens", commas(f.kv_tokens)));
       f.log.push_back(fmt::format("Maximum concurrency for {} tokens per request: {:.2f}x", commas(L), f.max_concurrency));
     }
-    if (!s.enforce_eager && !(oom && oom->stage == "kv_pool")) {
+    if (s.cuda_graphs() && !(oom && oom->stage == "kv_pool")) {
       f.log.push_back(fmt::format("Graph capturing finished, took {:.2f} GiB", to_gib(t0.st->gact.central)));
       if (t0.st->gest.central > 0 && s.graph_estimate_on) {
         double diff = to_gib(t0.st->gest.central - t0.st->gact.central);
@@ -183,7 +182,7 @@ void notes(Forecast& f, const Deployment& d, const Settings& s, const RankTerms&
   if (era.v0_context_in_baseline) f.notes.push_back("budget charge: " + t0.st->ctx_budget.basis);
   f.notes.push_back("ESTIMATED: " + t0.st->act.basis);
   f.notes.push_back("ESTIMATED: " + t0.st->nt.basis);
-  if (!s.enforce_eager) f.notes.push_back("ESTIMATED: " + t0.st->gact.basis);
+  if (s.cuda_graphs()) f.notes.push_back("ESTIMATED: " + t0.st->gact.basis);
   f.notes.push_back(fmt::format("KV layout: block size {}, page {} B, {} tensor(s), {} group(s){}", t0.st->layout.block_size, t0.st->layout.page_bytes,
                                 t0.st->layout.tensors, t0.st->layout.num_groups,
                                 t0.st->layout.hybrid ? " (hybrid KV cache manager)"
@@ -464,9 +463,9 @@ void prepare(Prepared& P, const Deployment& d) {
             st.act.basis += "; the larger: " + vit->tower.basis;
           }
         }
-      int64_t pw = static_cast<int64_t>(s.capture.size()) * s.graph_copies;
+      int64_t pw = s.piecewise_graphs * s.graph_copies;
       const int64_t full = s.full_graphs * s.graph_copies;
-      st.gact = s.enforce_eager ? Estimate{}
+      st.gact = !s.cuda_graphs() ? Estimate{}
                 : era.graph_outputs_per_size && linear == 0
                     ? cuda_graph_memory_outputs_per_size(c, layers, s.capture, s.model_dtype == DType::F32 ? 4 : 2)
                     : cuda_graph_memory(era, c, layers, linear, pw, full, tp, N);
@@ -474,7 +473,7 @@ void prepare(Prepared& P, const Deployment& d) {
       std::vector<int64_t> sizes = s.capture;
       std::sort(sizes.begin(), sizes.end());
       const int64_t second = sizes.size() >= 2 ? sizes[sizes.size() - 2] : 0;
-      st.gest = era.graph_estimate_logged && !s.enforce_eager ? cuda_graph_estimate(era, c, st.gact, layers, pw + full, second) : Estimate{};
+      st.gest = era.graph_estimate_logged && s.cuda_graphs() ? cuda_graph_estimate(era, c, st.gact, layers, pw + full, second) : Estimate{};
       st.sampler = last ? sampler_warmup(era, c, std::min(s.max_num_seqs, N), fi) : Estimate{};
       st.built = true;
     }
@@ -739,7 +738,7 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
       sim.begin_stage("kv_pool");
       sim.alloc_estimated(fmt::format("KV cache ({} blocks x {} tensors x {} B)", blocks[Central], t.st->layout.tensors, t.st->layout.page_bytes),
                           blocks[Central] * per_block, blocks[Best] * per_block, blocks[Worst] * per_block);
-      if (!s.enforce_eager && !sim.failed()) {
+      if (s.cuda_graphs() && !sim.failed()) {
         sim.begin_stage("cuda_graph");
         sim.alloc_estimated(fmt::format("CUDA-graph capture ({} sizes)", s.capture.size()), t.st->gact.central, t.st->gact.low, t.st->gact.high);
       }

@@ -78,6 +78,8 @@ BatchDefaults default_batch(const Era& era, int64_t capacity_bytes, const std::s
 std::vector<int64_t> capture_sizes(const Era& era, int64_t max_num_seqs, int64_t max_num_batched_tokens,
                                    int64_t decode_query_len, int64_t max_capture_size_flag);
 // FULL graphs captured (decode-only FULL for FULL_AND_PIECEWISE): sizes <= max_num_seqs * decode_query_len.
+// An explicit capture list as vLLM keeps it (sorted, unique, within max_num_batched_tokens).
+std::vector<int64_t> explicit_capture_sizes(std::vector<int64_t> sizes, int64_t max_num_batched_tokens, int64_t max_capture_size_flag);
 int64_t full_graph_count(const Era& era, const std::vector<int64_t>& sizes, int64_t max_num_seqs, int64_t decode_query_len);
 
 // ---------------------------------------------------------------- KV layout (vllm_kv.cpp)

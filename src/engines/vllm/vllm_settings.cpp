@@ -3,6 +3,7 @@
 #include "engines/vllm/vllm_settings.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cctype>
 #include <cmath>
 #include <fmt/format.h>
@@ -13,6 +14,83 @@
 #include "headroom/units.h"
 
 namespace headroom {
+
+namespace {
+// The CUDA-graph flags a command line gives explicitly (empty / 0 = the era's defaults).
+struct GraphFlags {
+  std::vector<int64_t> sizes;
+  int64_t max_capture_size = 0;
+  std::string mode;  // CompilationConfig.cudagraph_mode, upper case
+};
+
+std::vector<int64_t> size_list(const char* flag, const std::string& text) {
+  // argparse nargs="+" (space-separated) or a JSON list: "1 2 4 8", "[1, 2, 4, 8]", "1,2,4".
+  std::vector<int64_t> out;
+  std::string tok;
+  auto flush = [&] {
+    if (tok.empty()) return;
+    int64_t v = 0;
+    const auto [p, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
+    if (ec != std::errc() || p != tok.data() + tok.size() || v <= 0)
+      fail_input("vllm serve", flag, fmt::format("argument {}: invalid int value: '{}'", flag, tok));
+    out.push_back(v);
+    tok.clear();
+  };
+  for (char ch : text) {
+    if (ch == ' ' || ch == ',' || ch == '[' || ch == ']' || ch == '\t') flush();
+    else tok.push_back(ch);
+  }
+  flush();
+  if (out.empty()) fail_input("vllm serve", flag, fmt::format("argument {}: expected at least one argument", flag));
+  return out;
+}
+
+GraphFlags graph_flags(const Deployment& d) {
+  GraphFlags g;
+  if (const std::string* v = d.flag("--cudagraph-capture-sizes")) g.sizes = size_list("--cudagraph-capture-sizes", *v);
+  if (const std::string* v = d.flag("--cuda-graph-sizes")) {
+    std::vector<int64_t> l = size_list("--cuda-graph-sizes", *v);
+    if (l.size() == 1) g.max_capture_size = l[0];
+    else g.sizes = std::move(l);
+  }
+  if (const std::string* v = d.flag("--compilation-config")) {
+    nlohmann::json j = nlohmann::json::parse(*v, nullptr, false);
+    if (j.is_discarded())
+      fail_input("vllm serve", "--compilation-config", fmt::format("argument --compilation-config: '{}' is not JSON (nor a compilation level)", *v));
+    if (j.is_object()) {  // a bare number is the old compilation level: no graph setting
+      if (auto it = j.find("cudagraph_capture_sizes"); it != j.end()) g.sizes = size_list("--compilation-config", it->dump());
+      for (const char* k : {"max_cudagraph_capture_size", "max_capture_size"})
+        if (auto it = j.find(k); it != j.end() && it->is_number_integer() && it->get<int64_t>() > 0) g.max_capture_size = it->get<int64_t>();
+      if (auto it = j.find("cudagraph_mode"); it != j.end() && it->is_string()) {
+        g.mode = it->get<std::string>();
+        for (char& ch : g.mode) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+        static const char* kModes[] = {"NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE"};
+        if (std::find_if(std::begin(kModes), std::end(kModes), [&](const char* m) { return g.mode == m; }) == std::end(kModes))
+          fail_input("vllm serve", "--compilation-config",
+                     fmt::format("cudagraph_mode '{}' is not one of NONE, PIECEWISE, FULL, FULL_DECODE_ONLY, FULL_AND_PIECEWISE", it->get<std::string>()));
+      }
+    }
+  }
+  return g;
+}
+
+// CompilationConfig.cudagraph_mode (vllm/config/compilation.py CUDAGraphMode): which of the
+// capture list's sizes are captured PIECEWISE and which as FULL graphs.
+void apply_cudagraph_mode(const std::string& mode, vllm::Settings& s) {
+  if (mode.empty() || mode == "FULL_AND_PIECEWISE") return;
+  if (mode == "NONE") {
+    s.piecewise_graphs = s.full_graphs = 0;
+  } else if (mode == "PIECEWISE") {
+    s.full_graphs = 0;
+  } else if (mode == "FULL") {  // every size as one full graph, mixed batches included
+    s.piecewise_graphs = 0;
+    s.full_graphs = static_cast<int64_t>(s.capture.size());
+  } else if (mode == "FULL_DECODE_ONLY") {
+    s.piecewise_graphs = 0;
+  }
+  s.notes.push_back(fmt::format("cudagraph_mode {}: {} PIECEWISE and {} FULL graphs", mode, s.piecewise_graphs, s.full_graphs));
+}
+}  // namespace
 
 const std::vector<std::string_view>& vllm_flags() {
   // `vllm serve` options (vllm/engine/arg_utils.py EngineArgs.add_cli_args and the OpenAI
@@ -417,16 +495,26 @@ Settings resolve_settings(const Deployment& d) {
       s.notes.push_back(fmt::format("environment {}={} is not modelled: the forecast is the same as without it", name, value));
     }
   }
-  s.graph_estimate_on = estimate && !s.enforce_eager;
+  // Capture sizes and CUDA-graph mode given explicitly: --cudagraph-capture-sizes (0.11+,
+  // CompilationConfig.cudagraph_capture_sizes), --cuda-graph-sizes (SchedulerConfig until its
+  // deprecation in 0.11: one value is the largest size, several the list), and the
+  // --compilation-config JSON keys cudagraph_capture_sizes, max_cudagraph_capture_size (older
+  // max_capture_size) and cudagraph_mode.
+  const GraphFlags gf = graph_flags(d);
+  if (gf.max_capture_size > 0) s.max_capture_size = gf.max_capture_size;
   int64_t dql = 1 + s.num_speculative_tokens;
   if (!s.enforce_eager) {
-    s.capture = capture_sizes(era, s.max_num_seqs, s.max_num_batched_tokens, dql, s.max_capture_size);
+    s.capture = gf.sizes.empty() ? capture_sizes(era, s.max_num_seqs, s.max_num_batched_tokens, dql, s.max_capture_size)
+                                 : explicit_capture_sizes(gf.sizes, s.max_num_batched_tokens, s.max_capture_size);
     s.full_graphs = full_graph_count(era, s.capture, s.max_num_seqs, dql);
+    s.piecewise_graphs = static_cast<int64_t>(s.capture.size());
+    apply_cudagraph_mode(gf.mode, s);
     // CompilationConfig.cudagraph_specialize_lora (default True; printed in 0.11.1 logs of
     // 2025-11, e.g. public-code 57101392759): the dispatcher keys graphs on has_lora, so with
     // --enable-lora every size is captured twice (INFERRED cut at 0.11.1).
     if (s.lora.enabled && !era.v0 && era.version >= 1101) s.graph_copies = 2;
   }
+  s.graph_estimate_on = estimate && s.cuda_graphs();
 
   s.table = {
       {"--gpu-memory-utilization", fmt_utilization(s.utilization)},

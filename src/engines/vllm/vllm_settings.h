@@ -47,7 +47,9 @@ struct Settings {
   LoraSettings lora;                 // --enable-lora and its sizes (vllm/config/lora.py LoRAConfig)
   bool graph_estimate_on = false;    // VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS in force
   std::vector<int64_t> capture;      // capture sizes (empty with enforce_eager)
+  int64_t piecewise_graphs = 0;      // PIECEWISE captures (0 under cudagraph_mode FULL / FULL_DECODE_ONLY / NONE)
   int64_t full_graphs = 0;
+  bool cuda_graphs() const { return !enforce_eager && piecewise_graphs + full_graphs > 0; }
   // Copies of each captured graph: 2 with LoRA under CompilationConfig.cudagraph_specialize_lora
   // (default True from 0.11.1: one graph per size with and without active adapters).
   int64_t graph_copies = 1;
