@@ -1,6 +1,7 @@
 // The option parser shared by every verb: "--name value", "--name=value", boolean flags.
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <cstddef>
 #include <utility>
@@ -74,7 +75,9 @@ Args Args::parse(const std::vector<std::string>& argv) {
     }
     if (std::find(std::begin(kListFlags), std::end(kListFlags), t) != std::end(kListFlags) && i + 1 < argv.size()) {
       std::string list;
-      while (i + 1 < argv.size() && !argv[i + 1].empty() && argv[i + 1][0] != '-') list += (list.empty() ? "" : " ") + argv[++i];
+      // Only numbers join the list, so a positional after it (doctor's LOGFILE) stays one.
+      auto numeric = [](const std::string& v) { return !v.empty() && (std::isdigit(static_cast<unsigned char>(v[0])) || v[0] == '['); };
+      while (i + 1 < argv.size() && numeric(argv[i + 1])) list += (list.empty() ? "" : " ") + argv[++i];
       if (!list.empty()) {
         a.options_.emplace_back(t, list);
         continue;
