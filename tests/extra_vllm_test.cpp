@@ -205,9 +205,13 @@ TEST(ExtraVllm, ForecastErrorsStayWhereTheyAre) {
   // 1.48: the log captures FULL graphs to 512 where the forecast stopped at 256). 35 cases: median
   // 2.69%, p90 15.46%. With the FULL graphs to max_num_seqs and the DSA indexer's 4.03 GiB prefill
   // buffer (vllm_estimates.cpp dsa_profile_buffers) xvllm-067 is +8.9%: p90 12.06%.
+  // Text-only serving (2026-12): xvllm-060 (--language-model-only) loads no vision tower, which
+  // moves the two-GPU consumed - weights figure from 0.25 to 0.46 GiB: xvllm-060 -1.6% -> +2.8%,
+  // xvllm-061 -10.8% -> -15.6% (its log subtracted no CUDA-graph estimate, which the forecast
+  // does): median 2.76%, p90 14.34%.
   EXPECT_EQ(kv["n"].get<int>(), 35);
-  EXPECT_LE(kv["median_abs_pct_err"].get<double>(), 2.70);
-  EXPECT_LE(kv["p90_abs_pct_err"].get<double>(), 12.07);
+  EXPECT_LE(kv["median_abs_pct_err"].get<double>(), 2.77);
+  EXPECT_LE(kv["p90_abs_pct_err"].get<double>(), 14.35);
   // weights ("Model loading took" / "Loading model weights took"): 16 cases, median 0.15% (0.09%
   // over the 14 before xvllm-020, whose NVFP4 checkpoint loads 19.78 GiB against 21.33 derived).
   // Round 3: 26 cases, median 0.21%, p90 0.96%. gpt-oss on H100 at 0.11.0 takes vLLM's Triton MXFP4

@@ -209,11 +209,13 @@ TEST(VllmNcclEra, NcclBuffersAreChargedToTheBudgetOnlyBefore011) {
   EXPECT_LE(to_gib(c.low), 0.09);
   EXPECT_GE(to_gib(c.high), 0.95);
   // total_consumed era: consumed - weights, 56.89 - 55.19 = 1.70 GiB (vllm-052, TP4), ~1.5 at TP3
-  // (vllm-080): 1.6 from three ranks; two ranks hold 0.07 .. 0.38 (xvllm-060, xvllm-061): 0.25.
+  // (vllm-080): 1.6 from three ranks; two ranks hold 0.38 .. 0.54 (xvllm-061; xvllm-060 with its
+  // vision tower not built under --language-model-only): 0.46.
   EXPECT_NEAR(to_gib(non_torch_increase(era_for_version("0.27.1"), 4, 1).central), 1.60, 0.01);
-  EXPECT_NEAR(to_gib(non_torch_increase(era_for_version("0.27.1"), 2, 1).central), 0.25, 0.01);
+  EXPECT_NEAR(to_gib(non_torch_increase(era_for_version("0.27.1"), 2, 1).central), 0.46, 0.01);
   EXPECT_GE(to_gib(non_torch_increase(era_for_version("0.27.1"), 4, 1).high), 1.70);
-  EXPECT_LE(to_gib(non_torch_increase(era_for_version("0.27.1"), 2, 1).low), 0.07);
+  EXPECT_LE(to_gib(non_torch_increase(era_for_version("0.27.1"), 2, 1).low), 0.38);
+  EXPECT_GE(to_gib(non_torch_increase(era_for_version("0.27.1"), 2, 1).high), 0.54);
   // One GPU has no NCCL: the same term in every era.
   EXPECT_EQ(non_torch_increase(b, 1, 1).central, non_torch_increase(era_for_version("0.11.0"), 1, 1).central);
 }

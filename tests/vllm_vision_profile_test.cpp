@@ -96,3 +96,32 @@ TEST(VllmVisionProfile, GatedDeltaNetHoldsItsProjectionsNotChunkStates) {
   Forecast f = run(a);
   EXPECT_EQ(activation_bytes(f), 5905580032);
 }
+
+TEST(VllmVisionProfile, TextOnlyServingLoadsNoTower) {
+  // --language-model-only, or image and video limits of 0 (qwen3_vl.py: "if not
+  // multimodal_config.get_limit_per_prompt('image') and not ...('video'): self.visual = None"):
+  // Qwen3-VL-8B's tower is neither loaded nor profiled. Its parameters by hand: 27 blocks x
+  // (qkv 1152 x 3456 + 3456, proj 1152^2 + 1152, fc1 1152 x 4304 + 4304, fc2 4304 x 1152 + 1152,
+  // two LayerNorms 4 x 1152) = 411,466,608; Conv3d patch embed 3 x 2 x 16 x 16 x 1152 + 1152 =
+  // 1,770,624; position table 2304 x 1152 = 2,654,208; merger (LayerNorm 1152, 4608^2 + 4608,
+  // 4608 x 4096 + 4096) = 40,119,040; three deepstack mergers (LayerNorm 4608 and the same two
+  // linears) = 120,377,856 -> 576,388,336 params = 1,152,776,672 B in bf16.
+  auto weights = [](std::vector<std::string> extra, bool* profiled) {
+    std::vector<std::string> v{"--engine", "vllm@0.27.1", "--model", "Qwen/Qwen3-VL-8B-Instruct", "--gpu", "l40s", "--max-model-len", "32768"};
+    v.insert(v.end(), extra.begin(), extra.end());
+    const Forecast f = run(v);
+    *profiled = std::any_of(f.notes.begin(), f.notes.end(), [](const std::string& n) { return n.find("vision tower profile") != std::string::npos; });
+    return rank0_item(f, "model weights")->bytes;
+  };
+  bool profiled = false;
+  const int64_t full = weights({}, &profiled);
+  EXPECT_TRUE(profiled);
+  EXPECT_EQ(full - weights({"--language-model-only"}, &profiled), 1152776672);
+  EXPECT_FALSE(profiled);
+  EXPECT_EQ(full - weights({"--limit-mm-per-prompt", R"({"image": 0, "video": 0})"}, &profiled), 1152776672);
+  EXPECT_EQ(full - weights({"--limit-mm-per-prompt", "image=0,video=0"}, &profiled), 1152776672);
+  EXPECT_EQ(full - weights({"--limit-mm-per-prompt.image", "0", "--limit-mm-per-prompt.video", "0"}, &profiled), 1152776672);
+  // Videos still allowed: the tower stays.
+  EXPECT_EQ(weights({"--limit-mm-per-prompt", R"({"image": 0})"}, &profiled), full);
+  EXPECT_TRUE(profiled);
+}

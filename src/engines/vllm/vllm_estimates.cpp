@@ -269,12 +269,14 @@ Estimate non_torch_increase(const Era& era, int tp, int pp, Fabric fabric) {
     // vllm-071 (dated 2026-08-14, so read as 0.27 by the release table) still prints the L18a
     // "for non-torch memory" form (0.13 GiB): its build predates the total_consumed rewrite, and
     // this term overstates its non-torch by ~1.6 GiB (the era table's date cut is INFERRED).
-    // Two-GPU logs since: 0.38 (2 x T4, 0.28.0: 7.54 consumed - 7.16 weights, xvllm-061) and ~0.07
-    // (2 x RTX 4090, 0.30.0: 14.39 consumed against 14.32 of checkpoint, xvllm-060). Three and four
-    // ranks hold several times more (NCCL's per-peer channel buffers; no per-peer figure is logged):
-    // 0.25 GiB at TP2, 1.6 beyond (ESTIMATE, n = 4 hosts, two per size).
+    // Two-GPU logs since: 0.38 (2 x T4, 0.28.0: 7.54 consumed - 7.16 weights, xvllm-061) and 0.54
+    // (2 x RTX 4090, 0.30.0, Qwen3.5-27B-FP8 with --language-model-only: 14.39 consumed against
+    // 13.85 loaded without the vision tower, which the Qwen3.5 class does not build then; read as
+    // 0.07 against the whole checkpoint until 2026-12, xvllm-060). Three and four ranks hold
+    // several times more (NCCL's per-peer channel buffers; no per-peer figure is logged): 0.46 GiB
+    // at TP2, 1.6 beyond (ESTIMATE, n = 4 hosts, two per size).
     if (world <= 2)
-      return range(0.25 * GiB, 0.2, 2.0, "consumed - weights (total_consumed accounting, 0.26.1+), 2 GPUs: logged 0.07 .. 0.38 GiB (ESTIMATE, n=2)");
+      return range(0.46 * GiB, 0.6, 1.5, "consumed - weights (total_consumed accounting, 0.26.1+), 2 GPUs: logged 0.38 .. 0.54 GiB (ESTIMATE, n=2)");
     return range(1.6 * GiB, 0.1, 1.7, "consumed - weights (total_consumed accounting, 0.26.1+: non-torch growth + persistent non-weight torch), 3+ GPUs (logged 1.70 at TP4, ~1.5 at TP3)");
   }
   // Eras A and C: growth after NCCL init only. Logged in 0.11+ ("non-torch forward increase

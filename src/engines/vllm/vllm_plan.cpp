@@ -395,6 +395,9 @@ void prepare(Prepared& P, const Deployment& d) {
     // Allocated at load beyond the checkpoint's tensors, inside "Model loading took".
     const LoadExtra lora = lora_buffers(c, s.lora, tp, l0, l1);
     const LoadExtra marlin = amd ? LoadExtra{} : fp8_marlin_scales(c, d.gpu, w.fp8_bytes);
+    if (s.text_only)
+      for (const auto& [component, bytes] : w.by_component)
+        if (component == "vision") t.weights -= bytes;
     int64_t fp8_saved = 0;
     if (s.online_fp8) {
       const OnlineFp8 o = online_fp8(w, era.version, l1 - l0);
@@ -450,7 +453,7 @@ void prepare(Prepared& P, const Deployment& d) {
         st.v4_workspace.low = std::min(sparse->workspace, sparse->gather_ws);  // as activation_peak's low end
       }
       if (w.pp_rank == 0)
-        if (auto vit = vision_profile_peak(d, c, tp, N)) {
+        if (auto vit = s.text_only ? std::nullopt : vision_profile_peak(d, c, tp, N)) {
           st.act.central += vit->held;
           st.act.low += vit->held;
           st.act.high += vit->held;

@@ -103,7 +103,7 @@ const std::vector<std::string_view>& vllm_flags() {
       "--cudagraph-capture-sizes", "--num-gpu-blocks-override", "--speculative-config",
       "--enable-expert-parallel", "--enable-prefix-caching", "--no-enable-prefix-caching",
       "--enable-chunked-prefill", "--no-enable-chunked-prefill", "--trust-remote-code",
-      "--disable-custom-all-reduce", "--async-scheduling", "--no-async-scheduling", "--limit-mm-per-prompt",
+      "--disable-custom-all-reduce", "--async-scheduling", "--no-async-scheduling", "--limit-mm-per-prompt", "--limit-mm-per-prompt.image", "--limit-mm-per-prompt.video",
       "--max-logprobs", "--served-model-name", "--host", "--port", "--swap-space", "--cpu-offload-gb",
       "--kv-offloading-size", "--kv-offloading-backend", "--kv-transfer-config", "--compilation-config",
       "--tokenizer", "--revision", "--seed", "--disable-log-stats", "--disable-log-requests",
@@ -326,6 +326,46 @@ Settings resolve_settings(const Deployment& d) {
     const double gb = plain_float("--cpu-offload-gb", *v);
     if (gb < 0) pydantic("CacheConfig", "cpu_offload_gb", "Input should be greater than or equal to 0", "greater_than_equal", *v, "float");
     s.cpu_offload_bytes = static_cast<int64_t>(gb * 1073741824.0);
+  }
+
+  // Text-only serving of a vision-language model. --language-model-only skips the towers a model
+  // marks (_mark_tower_model). --limit-mm-per-prompt (JSON '{"image": 0, "video": 0}', the older
+  // "image=0,video=0", or the dotted --limit-mm-per-prompt.image 0): the Qwen2.5-VL / Qwen3-VL /
+  // Qwen3.5 classes build no vision tower when both limits are 0 ("if not
+  // multimodal_config.get_limit_per_prompt('image') and not ...('video'): self.visual = None").
+  if (c.vision.present) {
+    const std::string* lmo = get("--language-model-only");
+    if (lmo && *lmo != "false" && *lmo != "False" && *lmo != "0") s.text_only = true;
+    std::optional<int64_t> image, video;
+    auto limit = [&](const std::string& key, const nlohmann::json& v) {
+      std::optional<int64_t> n;
+      if (v.is_number_integer()) n = v.get<int64_t>();
+      else if (v.is_object() && v.contains("count") && v["count"].is_number_integer()) n = v["count"].get<int64_t>();
+      else if (v.is_string()) n = plain_int("--limit-mm-per-prompt", v.get<std::string>());
+      if (key == "image") image = n;
+      if (key == "video") video = n;
+    };
+    if (const std::string* v = get("--limit-mm-per-prompt")) {
+      nlohmann::json j = nlohmann::json::parse(*v, nullptr, false);
+      if (j.is_object()) {
+        for (const auto& [k, val] : j.items()) limit(k, val);
+      } else {  // image=0,video=0
+        std::string text = *v;
+        for (size_t i = 0; i < text.size();) {
+          size_t comma = text.find(',', i), eq = text.find('=', i);
+          if (comma == std::string::npos) comma = text.size();
+          if (eq == std::string::npos || eq > comma)
+            fail_input("vllm serve", "--limit-mm-per-prompt", fmt::format("argument --limit-mm-per-prompt: '{}' is neither JSON nor key=value pairs", *v));
+          limit(text.substr(i, eq - i), nlohmann::json(text.substr(eq + 1, comma - eq - 1)));
+          i = comma + 1;
+        }
+      }
+    }
+    if (const std::string* v = get("--limit-mm-per-prompt.image")) image = plain_int("--limit-mm-per-prompt.image", *v);
+    if (const std::string* v = get("--limit-mm-per-prompt.video")) video = plain_int("--limit-mm-per-prompt.video", *v);
+    const bool qwen_tower = c.vision.kind == "qwen2_5_vl" || c.vision.kind == "qwen3_vl";
+    if (qwen_tower && image == 0 && video == 0) s.text_only = true;
+    if (s.text_only) s.notes.push_back("text only: the vision tower is not built, its weights are not loaded and the encoder is not profiled");
   }
 
   // The budget flags, checked here as vLLM checks them (after --dtype, before the rest).

@@ -33,6 +33,9 @@ struct Settings {
   // --quantization fp8 on an unquantized 16-bit checkpoint: vLLM's online dynamic FP8.
   bool online_fp8 = false;
   int64_t cpu_offload_bytes = 0;     // --cpu-offload-gb x 1024^3, per GPU
+  // The vision tower is neither loaded nor profiled: --language-model-only, or image and video
+  // limits of 0 on a Qwen-VL family model.
+  bool text_only = false;
   bool enforce_eager = false;
   int64_t max_capture_size = 0;      // --max-cudagraph-capture-size (0 = default)
   std::optional<int64_t> num_gpu_blocks_override;
