@@ -127,3 +127,22 @@ TEST(SglangPlan, CudaGraphBsTakesAListAsLaunchServerDoes) {
   const Forecast f = plan(parse_deployment(Args::parse({"--engine", "sglang", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s", "--cuda-graph-bs", "1", "2", "4", "8"})));
   EXPECT_TRUE(std::any_of(f.log.begin(), f.log.end(), [](const std::string& l) { return l.find("bs=[1, 2, 4, 8]") != std::string::npos; }));
 }
+
+TEST(SglangPlan, OnlineFp8LoadsThe16BitWeightsFirst) {
+  // --quantization fp8 on the bf16 Qwen3-8B: 6,945,767,424 linear elements (36 layers x 192,937,984,
+  // as in vllm_load_extras_test.cpp) at 1 B instead of 2; SGLang quantizes after loading them all,
+  // so Qwen3-32B (61.0 GiB in bf16) cannot load on a 44.4 GiB L40S even though 32 GiB would fit.
+  auto weights_of = [](const Forecast& f) {
+    for (const auto& it : f.ranks.front().stages.at(1).items)
+      if (it.what == "model weights") return it.bytes;
+    return int64_t{-1};
+  };
+  auto go = [](std::vector<std::string> a) { return plan(parse_deployment(Args::parse(a))); };
+  const Forecast bf16 = go({"--engine", "sglang", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s"});
+  const Forecast fp8 = go({"--engine", "sglang", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s", "--quantization", "fp8"});
+  EXPECT_EQ(weights_of(bf16) - weights_of(fp8), 6945767424);
+  EXPECT_GT(fp8.kv_tokens, bf16.kv_tokens);
+  const Forecast big = go({"--engine", "sglang", "--model", "Qwen/Qwen3-32B", "--gpu", "l40s", "--quantization", "fp8"});
+  ASSERT_TRUE(big.failure.has_value());
+  EXPECT_EQ(big.failure->stage, "weights");
+}

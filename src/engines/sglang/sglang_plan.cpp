@@ -5,6 +5,7 @@
 // KV sizing is SGLang's own arithmetic (exact given P and A); the estimated terms come from
 // sglang_estimates.cpp and carry ranges.
 #include <algorithm>
+#include <map>
 #include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -318,6 +319,26 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
         for (const auto& [what, b] : x.items) out.notes.push_back(fmt::format("rank 0 weights + {}: {}", human_bytes(b), what));
     }
   }
+  // --quantization fp8 on an unquantized 16-bit checkpoint: online FP8 (srt/layers/quantization/
+  // fp8.py, Fp8Config with is_checkpoint_fp8_serialized False): the Linear and expert weights are
+  // quantized to FP8 with a per-tensor scale in process_weights_after_loading, which
+  // DefaultModelLoader.load_weights_and_postprocess runs after every weight is loaded -- so the
+  // 16-bit weights are all on the GPU first. "Load weight end ... mem usage" (free memory read
+  // after empty_cache) holds the FP8 result.
+  std::map<int, int64_t> fp8_transient;  // by rank
+  if (const std::string* q = fl.get("--quantization"); q && *q == "fp8" && c.quant.method == QuantMethod::None && dtype_size(c.dtype) == 2) {
+    for (auto& rw : rank_weights) {
+      int64_t linear = 0;
+      for (const auto& [component, bytes] : rw.by_component)
+        if (component == "attention" || component == "mlp" || component == "experts") linear += bytes;
+      rw.bytes -= linear / 2;
+      fp8_transient[rw.rank] = linear - linear / 2;
+    }
+    if (!rank_weights.empty())
+      out.notes.push_back(fmt::format("--quantization fp8 on a 16-bit checkpoint: online FP8 (layers/quantization/fp8.py): the attention, MLP and expert "
+                                      "weights load at 1 B per element; the 16-bit ones ({} on rank 0) are all loaded before they are quantized",
+                                      human_bytes(fp8_transient[rank_weights.front().rank])));
+  }
   int64_t draft_weights = 0;
   int64_t draft_layers = 0;
   if (spec && (spec_algo == "EAGLE" || spec_algo == "NEXTN" || spec_algo == "MTP") && c.num_nextn_predict_layers > 0 &&
@@ -540,7 +561,10 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
     sim.begin_stage("init");
     sim.alloc_estimated("CUDA context + NCCL/custom all-reduce", init.central, init.low, init.high);
     sim.begin_stage("weights");
+    const int64_t tr = fp8_transient.count(rw.rank) ? fp8_transient.at(rw.rank) : 0;
+    if (tr > 0) sim.alloc("16-bit weights during online FP8 quantization", tr);
     sim.alloc("model weights", rw.bytes);
+    if (tr > 0 && !sim.failed()) sim.release("16-bit weights during online FP8 quantization", tr);
     if (draft_weights > 0 && draft_in_a) sim.alloc("draft (MTP) weights", rw.mtp_bytes > 0 ? rw.mtp_bytes : draft_weights);
     const int64_t after_weights = sim.free();
     if (tokens > 0) {
