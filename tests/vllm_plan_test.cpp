@@ -458,3 +458,24 @@ TEST(VllmPlan, CudaGraphSizesAndModeFlags) {
   EXPECT_NE(input_error({"--engine", "vllm", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s", "--cudagraph-capture-sizes", "1,x"}).find("invalid int value: 'x'"),
             std::string::npos);
 }
+
+TEST(VllmPlan, EveryVllmServeOptionIsAcceptedOrNamedAsNotModelled) {
+  // Options of `vllm serve` without a startup-memory effect plan as without them; those whose
+  // effect is not modelled are named in the notes; only what vLLM itself refuses is an error.
+  const std::vector<std::string> base{"--engine", "vllm@0.20.0", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s"};
+  auto with = [&](std::vector<std::string> extra) {
+    auto v = base;
+    v.insert(v.end(), extra.begin(), extra.end());
+    return run(v);
+  };
+  const int64_t plain = with({}).kv_tokens;
+  EXPECT_EQ(with({"--guided-decoding-backend", "xgrammar", "--enable-reasoning", "--task", "generate", "--headless", "--device", "cuda",
+                  "--no-enable-chunked-prefill", "--disable-frontend-multiprocessing", "--enable-lora-bias"})
+                .kv_tokens > 0,
+            true);
+  const Forecast rope = with({"--rope-scaling", R"({"rope_type": "yarn", "factor": 4.0})"});
+  EXPECT_EQ(rope.kv_tokens, plain);
+  EXPECT_TRUE(std::any_of(rope.notes.begin(), rope.notes.end(), [](const std::string& n) { return n.rfind("--rope-scaling", 0) == 0; }));
+  EXPECT_NE(input_error({"--engine", "vllm", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s", "--bogus-flag", "1"}).find("unrecognized arguments: --bogus-flag 1"),
+            std::string::npos);
+}

@@ -15,7 +15,7 @@ namespace headroom {
 namespace {
 // Flags that take no value: headroom's own and the engines' store_true flags, spelled as the
 // engines spell them (SGLang server_args.py, vLLM EngineArgs).
-constexpr std::array<std::string_view, 55> kBooleanFlags{
+constexpr std::string_view kBooleanFlags[] = {
     "--json", "--help", "--version", "--enable-dp-attention", "--disable-cuda-graph",
     "--enforce-eager", "--enable-torch-compile", "--trust-remote-code", "--disable-radix-cache",
     "--enable-expert-parallel", "--disable-cuda-graph-padding", "--enable-memory-saver",
@@ -30,7 +30,15 @@ constexpr std::array<std::string_view, 55> kBooleanFlags{
     "--calculate-kv-scales", "--enable-lora", "--fully-sharded-loras", "--language-model-only",
     "--enable-auto-tool-choice", "--disable-log-requests", "--enable-log-requests", "--no-enable-log-requests",
     "--disable-cascade-attn", "--enable-prompt-tokens-details", "--enable-force-include-usage",
-    "--disable-uvicorn-access-log", "--enable-dbo",
+    "--disable-uvicorn-access-log", "--enable-dbo", "--enable-reasoning", "--disable-frontend-multiprocessing",
+    "--enable-request-id-headers", "--return-tokens-as-token-ids", "--disable-sliding-window", "--disable-async-output-proc",
+    "--data-parallel-hybrid-lb", "--data-parallel-external-lb", "--headless", "--enable-log-outputs", "--disable-fastapi-docs",
+    "--enable-server-load-tracking", "--kv-sharing-fast-prefill", "--enable-return-routed-experts",
+    "--enable-multimodal-encoder-data-parallel", "--interleave-mm-strings", "--skip-tokenizer-init", "--enable-prompt-embeds",
+    "--enable-tokenizer-info-endpoint", "--log-error-stack", "--exclude-tools-when-tool-choice-none", "--use-tqdm-on-load",
+    "--enable-mfu-metrics", "--kv-cache-metrics", "--enable-lora-bias", "--enable-ep-weight-filter", "--allow-credentials",
+    "--disable-mm-preprocessor-cache", "--ray-workers-use-nsight", "--use-v2-block-manager", "--multi-step-stream-outputs",
+    "--enable-chunked-prefill-for-mm",
     // TensorRT-LLM (trtllm-serve spelling)
     "--trust_remote_code", "--enable_attention_dp", "--disable_cuda_graph", "--enable_block_reuse",
     "--enable_chunked_prefill", "--fail_fast_on_attention_window_too_large"};
@@ -58,8 +66,10 @@ std::string dashed(std::string_view name) {
 bool is_boolean_flag(std::string_view name) {
   // vLLM also takes its store_true flags with underscores (FlexibleArgumentParser: --enforce_eager).
   const std::string d = dashed(name);
-  return std::find(kBooleanFlags.begin(), kBooleanFlags.end(), name) != kBooleanFlags.end() ||
-         std::find(kBooleanFlags.begin(), kBooleanFlags.end(), std::string_view(d)) != kBooleanFlags.end();
+  auto known = [](std::string_view n) { return std::find(std::begin(kBooleanFlags), std::end(kBooleanFlags), n) != std::end(kBooleanFlags); };
+  // argparse.BooleanOptionalAction (vLLM's bool options) also takes --no-NAME.
+  if (d.rfind("--no-", 0) == 0 && known("--" + d.substr(5))) return true;
+  return known(name) || known(d);
 }
 
 Args Args::parse(const std::vector<std::string>& argv) {

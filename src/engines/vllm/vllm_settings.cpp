@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "headroom/cli.h"
 #include "headroom/engine.h"
 #include "headroom/error.h"
 #include "headroom/units.h"
@@ -122,6 +123,56 @@ const std::vector<std::string_view>& vllm_flags() {
       "--safetensors-load-strategy", "--structured-outputs-config", "--override-generation-config",
       "--enable-dbo", "--prefix-caching-hash-algo", "--disable-cascade-attn", "--allowed-local-media-path",
       "--no-enable-log-requests", "--enable-prompt-tokens-details", "--enable-force-include-usage",
+      // Front-end, logging, parsing and plugin options of `vllm serve` (arg_utils.py and
+      // entrypoints/openai/cli_args.py across 0.6 .. 0.31): no effect on startup GPU memory.
+      "--config-format", "--guided-decoding-backend", "--enable-reasoning", "--tool-parser-plugin",
+      "--chat-template-content-format", "--response-role", "--root-path", "--disable-frontend-multiprocessing",
+      "--enable-request-id-headers", "--return-tokens-as-token-ids", "--lora-modules", "--max-cpu-loras",
+      "--quantization-param-path", "--device", "--model-loader-extra-config", "--ignore-patterns",
+      "--preemption-mode", "--otlp-traces-endpoint", "--collect-detailed-traces", "--disable-async-output-proc",
+      "--task", "--runner", "--convert", "--override-pooler-config", "--pooler-config", "--additional-config",
+      "--kv-events-config", "--worker-cls", "--worker-extension-cls", "--data-parallel-hybrid-lb",
+      "--data-parallel-external-lb", "--data-parallel-start-rank", "--data-parallel-rank", "--headless",
+      "--max-long-partial-prefills", "--logits-processors", "--enable-log-outputs", "--max-log-len",
+      "--disable-fastapi-docs", "--enable-server-load-tracking", "--allowed-origins", "--allowed-methods",
+      "--allowed-headers", "--allow-credentials", "--ssl-keyfile", "--ssl-certfile", "--ssl-ca-certs",
+      "--ssl-cert-reqs", "--middleware", "--optimization-level", "--dbo-decode-token-threshold",
+      "--dbo-prefill-token-threshold", "--io-processor-plugin", "--code-revision", "--tokenizer-revision",
+      "--hf-token", "--hf-config-path", "--logprobs-mode", "--pt-load-map-location", "--media-io-kwargs",
+      "--interleave-mm-strings", "--skip-tokenizer-init", "--enable-prompt-embeds", "--reasoning-parser-plugin",
+      "--default-chat-template-kwargs", "--enable-tokenizer-info-endpoint", "--log-error-stack", "--tool-server",
+      "--exclude-tools-when-tool-choice-none", "--use-tqdm-on-load", "--enable-mfu-metrics", "--kv-cache-metrics",
+      "--mm-encoder-attn-backend", "--allowed-media-domains", "--enable-lora-bias", "--enable-ep-weight-filter",
+      "--mm-processor-cache-gb", "--mm-processor-cache-type", "--scheduler-cls", "--scheduler-delay-factor",
+      "--multi-step-stream-outputs", "--num-scheduler-steps", "--num-lookahead-slots", "--all2all-backend",
+      "--expert-placement-strategy", "--enable-multimodal-encoder-data-parallel", "--enable-return-routed-experts",
+      "--uds", "--lora-extra-vocab-size", "--long-lora-scaling-factors", "--show-hidden-metrics-for-version",
+      "--disable-mm-preprocessor-cache", "--tokenizer-pool-size", "--tokenizer-pool-type",
+      "--tokenizer-pool-extra-config", "--use-v2-block-manager", "--ray-workers-use-nsight",
+      "--enable-chunked-prefill-for-mm", "--max-num-batched-tokens-per-mm", "--video-pruning-rate",
+      "--kv-sharing-fast-prefill", "--ubatch-size",
+  };
+  return v;
+}
+
+const std::vector<std::pair<std::string_view, std::string_view>>& vllm_unmodelled_flags() {
+  // Options vLLM accepts whose effect on memory headroom does not model: the plan runs without
+  // them and says so.
+  static const std::vector<std::pair<std::string_view, std::string_view>> v{
+      {"--rope-scaling", "changes the context length vLLM derives"},
+      {"--rope-theta", "changes the RoPE tables"},
+      {"--disable-sliding-window", "sliding-window layers would hold the full context and max_model_len is capped at the window"},
+      {"--speculative-model", "the pre-0.8.5 draft model (use --speculative-config)"},
+      {"--num-speculative-tokens", "the pre-0.8.5 speculative settings (use --speculative-config)"},
+      {"--speculative-draft-tensor-parallel-size", "the pre-0.8.5 speculative settings (use --speculative-config)"},
+      {"--speculative-max-model-len", "the pre-0.8.5 speculative settings (use --speculative-config)"},
+      {"--ngram-prompt-lookup-max", "the pre-0.8.5 speculative settings (use --speculative-config)"},
+      {"--num-redundant-experts", "EPLB's redundant experts add expert weights on every rank"},
+      {"--eplb-config", "EPLB's redundant experts add expert weights on every rank"},
+      {"--decode-context-parallel-size", "decode context parallelism shards the KV cache over its ranks"},
+      {"--prefill-context-parallel-size", "prefill context parallelism shards the KV cache over its ranks"},
+      {"--mamba-block-size", "the Mamba state's block size"},
+      {"--max-model-len-per-mm", "multimodal encoder budgets"},
   };
   return v;
 }
@@ -283,9 +334,16 @@ Settings resolve_settings(const Deployment& d) {
   const Era& era = s.era;
   const ModelConfig& c = d.model->config;
   const auto& allowed = vllm_flags();
-  for (const auto& [k, v] : d.flags)
-    if (std::find(allowed.begin(), allowed.end(), k) == allowed.end())
-      fail_input("vllm serve", k, fmt::format("error: unrecognized arguments: {}{}", k, v == "true" ? "" : " " + v));
+  const auto& unmodelled = vllm_unmodelled_flags();
+  for (const auto& [k, v] : d.flags) {
+    // BooleanOptionalAction flags also take --no-NAME.
+    const std::string base = k.rfind("--no-", 0) == 0 && is_boolean_flag("--" + k.substr(5)) ? "--" + k.substr(5) : k;
+    if (std::find(allowed.begin(), allowed.end(), base) != allowed.end()) continue;
+    auto u = std::find_if(unmodelled.begin(), unmodelled.end(), [&](const auto& e) { return e.first == base; });
+    if (u == unmodelled.end()) fail_input("vllm serve", k, fmt::format("error: unrecognized arguments: {}{}", k, v == "true" ? "" : " " + v));
+    if (base == k)  // --no-NAME keeps vLLM's default
+      s.notes.push_back(fmt::format("{}{} is not modelled ({}): the forecast is as without it", k, v == "true" ? "" : " " + v, u->second));
+  }
 
   auto get = [&](std::string_view name) { return d.flag(name); };
 
