@@ -146,3 +146,23 @@ TEST(SglangPlan, OnlineFp8LoadsThe16BitWeightsFirst) {
   ASSERT_TRUE(big.failure.has_value());
   EXPECT_EQ(big.failure->stage, "weights");
 }
+
+TEST(SglangPlan, CpuOffloadGbMovesLayerWeightsOffTheGpu) {
+  // --cpu-offload-gb 4: 4 x 1024^3 B of Qwen3-8B's decoder-layer weights stay in pinned CPU memory;
+  // and no note calls the flag unmodelled.
+  auto go = [](std::vector<std::string> a) { return plan(parse_deployment(Args::parse(a))); };
+  auto weights_of = [](const Forecast& f) {
+    for (const auto& it : f.ranks.front().stages.at(1).items)
+      if (it.what == "model weights") return it.bytes;
+    return int64_t{-1};
+  };
+  const Forecast a = go({"--engine", "sglang", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s"});
+  const Forecast b = go({"--engine", "sglang", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s", "--cpu-offload-gb", "4"});
+  EXPECT_EQ(weights_of(a) - weights_of(b), 4LL * 1073741824);
+  EXPECT_FALSE(std::any_of(b.notes.begin(), b.notes.end(), [](const std::string& n) { return n.find("not modelled") != std::string::npos; }));
+  // Accepted server_args options without a memory effect plan as without them; LoRA is named.
+  const Forecast c = go({"--engine", "sglang", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s", "--schedule-conservativeness", "0.3", "--log-requests",
+                         "--enable-metrics", "--enable-lora", "--max-lora-rank", "64"});
+  EXPECT_EQ(c.kv_tokens, a.kv_tokens);
+  EXPECT_TRUE(std::any_of(c.notes.begin(), c.notes.end(), [](const std::string& n) { return n.rfind("--enable-lora is not modelled", 0) == 0; }));
+}

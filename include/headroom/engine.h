@@ -41,6 +41,8 @@ int64_t sglang_derived_context_length(const ModelConfig& c);
 
 // Engine flags (engine spelling) accepted by each engine model.
 const std::vector<std::string_view>& sglang_flags();
+// SGLang flags accepted whose memory effect is not modelled, with what it would change.
+const std::vector<std::pair<std::string_view, std::string_view>>& sglang_unmodelled_flags();
 const std::vector<std::string_view>& vllm_flags();
 const std::vector<std::string_view>& trtllm_flags();
 

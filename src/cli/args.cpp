@@ -39,6 +39,18 @@ constexpr std::string_view kBooleanFlags[] = {
     "--enable-mfu-metrics", "--kv-cache-metrics", "--enable-lora-bias", "--enable-ep-weight-filter", "--allow-credentials",
     "--disable-mm-preprocessor-cache", "--ray-workers-use-nsight", "--use-v2-block-manager", "--multi-step-stream-outputs",
     "--enable-chunked-prefill-for-mm",
+    // SGLang store_true options (server_args.py)
+    "--log-requests", "--enable-metrics", "--enable-p2p-check", "--enable-cache-report", "--allow-auto-truncate",
+    "--is-embedding", "--enable-multimodal", "--disable-outlines-disk-cache", "--disable-chunked-prefix-cache",
+    "--triton-attention-reduce-in-fp32", "--enable-nan-detection", "--enable-priority-scheduling", "--show-time-cost",
+    "--collect-tokens-histogram", "--sleep-on-idle", "--disable-hybrid-swa-memory", "--weight-loader-disable-mmap",
+    "--enable-fp32-lm-head", "--enable-double-sparsity", "--delete-ckpt-after-loading", "--disable-fast-image-processor",
+    "--keep-mm-feature-on-device", "--enable-request-time-stats-logging", "--prefill-round-robin-balance",
+    "--enable-deterministic-inference", "--enable-weights-cpu-backup", "--enable-flashinfer-trtllm-moe",
+    "--enable-triton-kernel-moe", "--enable-ep-moe", "--enable-deepep-moe", "--disable-shared-experts-fusion",
+    "--enable-metrics-for-all-schedulers", "--enable-tokenizer-batch-encode", "--disable-tokenizer-batch-decode",
+    "--enable-custom-logit-processor", "--enable-dynamic-batch-tokenizer", "--enable-layerwise-nvtx-marker",
+    "--enable-profile-cuda-graph", "--enable-cudagraph-gc", "--enable-nccl-nvls", "--enable-trace",
     // TensorRT-LLM (trtllm-serve spelling)
     "--trust_remote_code", "--enable_attention_dp", "--disable_cuda_graph", "--enable_block_reuse",
     "--enable_chunked_prefill", "--fail_fast_on_attention_window_too_large"};

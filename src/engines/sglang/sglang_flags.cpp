@@ -40,8 +40,52 @@ const std::vector<std::string_view>& sglang_flags() {
       "--enable-return-routed-experts",
       // the mid-2025 spelling of --moe-runner-backend triton_kernel (PR #8258's launch command,
       // tests/data/extra xsgl-023): a MoE kernel choice, the weights keep their size
-      "--enable-triton-kernel-moe"};
+      "--enable-triton-kernel-moe",
+      // Server, tokenizer, scheduling, logging and debugging options of server_args.py (0.4 ..
+      // 0.5.x) that leave startup GPU memory as it is; hierarchical-cache sizes are host memory.
+      "--schedule-conservativeness", "--grammar-backend", "--num-continuous-decode-steps", "--decode-log-interval",
+      "--max-queued-requests", "--allow-auto-truncate", "--skip-tokenizer-init", "--is-embedding", "--enable-multimodal",
+      "--mm-attention-backend", "--hicache-ratio", "--hicache-size", "--hicache-write-policy", "--hicache-io-backend",
+      "--hicache-mem-layout", "--hicache-storage-backend", "--file-storage-path", "--disable-outlines-disk-cache",
+      "--constrained-json-whitespace-pattern", "--dist-timeout", "--base-gpu-id", "--gpu-id-step", "--deepep-mode",
+      "--deepep-config", "--disable-chunked-prefix-cache", "--triton-attention-reduce-in-fp32", "--enable-nan-detection",
+      "--preferred-sampling-params", "--enable-priority-scheduling", "--crash-dump-folder", "--show-time-cost",
+      "--bucket-time-to-first-token", "--bucket-inter-token-latency", "--bucket-e2e-request-latency",
+      "--collect-tokens-histogram", "--model-impl", "--device", "--tokenizer-mode", "--allow-credentials",
+      "--allowed-origins", "--sleep-on-idle", "--disable-hybrid-swa-memory", "--weight-loader-disable-mmap",
+      "--flashinfer-mxfp4-moe-precision", "--delete-ckpt-after-loading", "--disable-fast-image-processor",
+      "--keep-mm-feature-on-device", "--enable-request-time-stats-logging", "--prefill-round-robin-balance",
+      "--max-micro-batch-size", "--enable-deterministic-inference", "--tool-server", "--radix-eviction-policy",
+      "--speculative-draft-model-revision", "--numa-node", "--disaggregation-transfer-backend",
+      "--disaggregation-bootstrap-port", "--disaggregation-ib-device", "--enable-metrics-for-all-schedulers",
+      "--tokenizer-worker-num", "--skip-tokenizer-init", "--enable-tokenizer-batch-encode",
+      "--disable-tokenizer-batch-decode", "--enable-custom-logit-processor", "--enable-dynamic-batch-tokenizer",
+      "--enable-layerwise-nvtx-marker", "--enable-profile-cuda-graph", "--enable-cudagraph-gc", "--enable-nccl-nvls",
+      "--enable-tokenizer-info-endpoint", "--export-metrics-to-file", "--log-requests-level", "--uvicorn-log-level",
+      "--api-key-file", "--tp", "--dp", "--ep", "--pp", "--model", "--tokenizer-worker-num", "--kv-events-config",
+      "--enable-trace", "--otlp-traces-endpoint", "--file-storage-pth", "--json-model-override-args",
+      "--hybrid-kvcache-ratio", "--enable-lora", "--lora-paths", "--max-loras-per-batch", "--max-lora-rank",
+      "--lora-target-modules", "--lora-backend", "--max-loaded-loras", "--lora-eviction-policy",
+      "--mamba-ssm-dtype", "--cpu-offload-gb", "--enable-double-sparsity", "--enable-fp32-lm-head",
+      "--modelopt-quant", "--modelopt-checkpoint-restore-path", "--modelopt-checkpoint-save-path"};
   return flags;
+}
+
+const std::vector<std::pair<std::string_view, std::string_view>>& sglang_unmodelled_flags() {
+  // Accepted by server_args.py, memory effect not modelled: the plan runs without them and says so.
+  static const std::vector<std::pair<std::string_view, std::string_view>> v{
+      {"--json-model-override-args", "it can change the model's shapes"},
+      {"--hybrid-kvcache-ratio", "the older name of the SWA / full pool split"},
+      {"--enable-lora", "LoRA adapter buffers"},
+      {"--lora-paths", "LoRA adapter buffers"},
+      {"--max-loras-per-batch", "LoRA adapter buffers"},
+      {"--max-lora-rank", "LoRA adapter buffers"},
+      {"--max-loaded-loras", "LoRA adapter buffers"},
+      {"--mamba-ssm-dtype", "the Mamba state's dtype"},
+      {"--enable-double-sparsity", "the double-sparsity channel buffers"},
+      {"--enable-fp32-lm-head", "float32 logits"},
+      {"--modelopt-quant", "ModelOpt quantization at load"}};
+  return v;
 }
 
 }  // namespace headroom

@@ -14,6 +14,7 @@
 #include "engines/sglang/sglang_dsv4.h"
 #include "engines/sglang/sglang_estimates.h"
 #include "engines/sglang/sglang_rules.h"
+#include "engines/vllm/vllm_load_extras.h"
 #include "headroom/engine.h"
 #include "headroom/error.h"
 #include "headroom/kv.h"
@@ -106,9 +107,15 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
 
   // --- flags SGLang would reject -------------------------------------------------------
   const auto& known = sglang_flags();
-  for (const auto& [k, v] : d.flags)
+  const auto& unmodelled = sglang_unmodelled_flags();
+  std::vector<std::string> flag_notes;
+  for (const auto& [k, v] : d.flags) {
     if (std::find(known.begin(), known.end(), k) == known.end())
       fail_input(kSrc, k, fmt::format("launch_server.py: error: unrecognized arguments: {}", k));
+    auto u = std::find_if(unmodelled.begin(), unmodelled.end(), [&](const auto& e) { return e.first == k; });
+    if (u != unmodelled.end())
+      flag_notes.push_back(fmt::format("{}{} is not modelled ({}): the forecast is as without it", k, v == "true" ? "" : " " + v, u->second));
+  }
   // DeciLMForCausalLM (Nemotron-NAS) entered SGLang with srt/models/nemotron_nas.py, PR #9067 merged
   // 2025-08-17; INFERRED first release 0.5.1 (from the merge date). Older builds refuse it in the
   // model registry's words (sgl-project/sglang issue #4689 quotes the line).
@@ -253,6 +260,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
 
   Forecast out;
   out.notes.insert(out.notes.end(), env_notes.begin(), env_notes.end());
+  out.notes.insert(out.notes.end(), flag_notes.begin(), flag_notes.end());
   out.engine = "sglang";
   out.version = d.engine_version.empty() ? "newest" : d.engine_version;
   out.era = era.label + "; " + era.reason;
@@ -338,6 +346,18 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
       out.notes.push_back(fmt::format("--quantization fp8 on a 16-bit checkpoint: online FP8 (layers/quantization/fp8.py): the attention, MLP and expert "
                                       "weights load at 1 B per element; the 16-bit ones ({} on rank 0) are all loaded before they are quantized",
                                       human_bytes(fp8_transient[rank_weights.front().rank])));
+  }
+  // --cpu-offload-gb: server_args sets the offloader's budget to int(gb x 1024^3) and make_layers
+  // moves the first decoder layers' parameters to pinned CPU memory one by one until it is spent
+  // (srt/utils offloader, the same scheme as vLLM's; vllm_load_extras.cpp cpu_offload).
+  if (auto gb = fl.num("--cpu-offload-gb", 0, 1e6); gb && *gb > 0) {
+    const int64_t budget = static_cast<int64_t>(*gb * 1073741824.0);
+    for (auto& rw : rank_weights) {
+      const int64_t saved = fp8_transient.count(rw.rank) ? fp8_transient.at(rw.rank) : 0;
+      const vllm::LoadExtra off = vllm::cpu_offload(rw, budget, saved);
+      rw.bytes -= off.bytes;
+      if (&rw == &rank_weights.front()) out.notes.push_back(off.what);
+    }
   }
   int64_t draft_weights = 0;
   int64_t draft_layers = 0;

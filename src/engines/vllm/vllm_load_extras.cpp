@@ -131,8 +131,8 @@ LoadExtra cpu_offload(const RankWeights& w, int64_t offload_bytes, int64_t onlin
   for (const auto& [component, bytes] : w.by_component)
     if (component == "attention" || component == "mlp" || component == "experts") layers += bytes;
   e.bytes = std::clamp<int64_t>(offload_bytes, 0, std::max<int64_t>(0, layers));
-  e.what = fmt::format("--cpu-offload-gb: {} of rank {}'s decoder-layer weights live in pinned CPU memory (models/utils.py maybe_offload_to_cpu, "
-                       "parameter by parameter from the first layer){}",
+  e.what = fmt::format("--cpu-offload-gb: {} of rank {}'s decoder-layer weights live in pinned CPU memory (maybe_offload_to_cpu: vLLM models/utils.py, SGLang "
+                       "srt/utils; parameter by parameter from the first layer){}",
                        human_bytes(e.bytes), w.rank, e.bytes < offload_bytes ? ": every layer's weights, less than asked" : "");
   return e;
 }
