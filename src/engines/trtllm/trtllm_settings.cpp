@@ -28,6 +28,9 @@ const std::vector<std::string_view>& trtllm_flags() {
       // --moe_expert_parallel_size/--ep_size, --config/--extra_llm_api_options.
       "--tensor_parallel_size", "--pipeline_parallel_size", "--moe_expert_parallel_size", "--moe_cluster_parallel_size", "--config",
       "--tool_parser", "--revision", "--custom_tokenizer", "--served_model_name", "--fail_fast_on_attention_window_too_large",
+      // serve.py options of the disaggregated / multimodal / tracing front end: no GPU-memory effect
+      "--server_role", "--chat_template", "--disagg_cluster_uri", "--media_io_kwargs", "--otlp_traces_endpoint",
+      "--metadata_server_config_file",
       // LLM-API fields (KvCacheConfig, CudaGraphConfig, attention DP)
       "--free_gpu_memory_fraction", "--max_tokens", "--max_gpu_total_bytes", "--tokens_per_block", "--kv_cache_dtype",
       "--enable_block_reuse", "--cuda_graph_max_batch_size", "--cuda_graph_enable_padding", "--disable_cuda_graph", "--enable_attention_dp",
