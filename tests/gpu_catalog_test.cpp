@@ -317,6 +317,9 @@ TEST(GpuCatalog, NamesAsReportsSpellThemFindTheirRow) {
   EXPECT_EQ(find_gpu("AMD Instinct MI300X")->name, "mi300x");
   EXPECT_EQ(find_gpu("Tesla V100-SXM2-16GB")->name, "v100-16gb");
   EXPECT_EQ(find_gpu("NVIDIA RTX PRO 6000 Blackwell Workstation Edition")->name, "rtx-pro-6000");
+  // nvidia-smi's names of the server and Max-Q cards (same 96 GB part).
+  EXPECT_EQ(find_gpu("NVIDIA RTX PRO 6000 Blackwell Server Edition")->name, "rtx-pro-6000");
+  EXPECT_EQ(find_gpu("NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition")->name, "rtx-pro-6000");
   // Words that name no single row stay unknown.
   EXPECT_EQ(find_gpu("NVIDIA"), nullptr);
   EXPECT_EQ(find_gpu("RTX"), nullptr);
