@@ -166,3 +166,24 @@ TEST(SglangPlan, CpuOffloadGbMovesLayerWeightsOffTheGpu) {
   EXPECT_EQ(c.kv_tokens, a.kv_tokens);
   EXPECT_TRUE(std::any_of(c.notes.begin(), c.notes.end(), [](const std::string& n) { return n.rfind("--enable-lora is not modelled", 0) == 0; }));
 }
+
+TEST(SglangPlan, DenseTp1AndDpLmHeadHoldWholeCopies) {
+  // DeepSeek-V3 on 8 x H200 with DP attention (dp 8: attention-TP groups of one rank).
+  // --moe-dense-tp-size 1: the 3 dense layers' MLPs (3 x 3 x 7168 x 18432 FP8 + 128 x 128 fp32 block
+  // scales) whole on every rank instead of 1/8: +7/8 of 1,189,085,184 + 290,304 B per rank.
+  // --enable-dp-lm-head: the 129,280 x 7,168 bf16 head sharded over the one-rank attention-TP group:
+  // +7/8 of 1,853,358,080 B per rank.
+  auto weights = [](std::vector<std::string> extra) {
+    std::vector<std::string> a{"--engine", "sglang", "--model", "deepseek-ai/DeepSeek-V3", "--gpu", "h200", "--tp", "8", "--dp", "8",
+                               "--enable-dp-attention"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    const Forecast f = plan(parse_deployment(Args::parse(a)));
+    for (const auto& it : f.ranks.front().stages.at(1).items)
+      if (it.what == "model weights") return it.bytes;
+    return int64_t{-1};
+  };
+  const int64_t base = weights({});
+  const int64_t dense = 1189085184 + 290304;
+  EXPECT_EQ(weights({"--moe-dense-tp-size", "1"}) - base, dense - dense / 8);
+  EXPECT_EQ(weights({"--enable-dp-lm-head"}) - base, 1853358080 - 1853358080 / 8);
+}

@@ -338,7 +338,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
     for (auto& rw : rank_weights) {
       int64_t linear = 0;
       for (const auto& [component, bytes] : rw.by_component)
-        if (component == "attention" || component == "mlp" || component == "experts") linear += bytes;
+        if (component == "attention" || component == "mlp" || component == "experts" || component == "linear_attention") linear += bytes;
       rw.bytes -= linear / 2;
       fp8_transient[rw.rank] = linear - linear / 2;
     }
@@ -346,6 +346,35 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
       out.notes.push_back(fmt::format("--quantization fp8 on a 16-bit checkpoint: online FP8 (layers/quantization/fp8.py): the attention, MLP and expert "
                                       "weights load at 1 B per element; the 16-bit ones ({} on rank 0) are all loaded before they are quantized",
                                       human_bytes(fp8_transient[rank_weights.front().rank])));
+  }
+  // --moe-dense-tp-size 1 (server_args: "only support 1 and None"): the dense MLP layers before
+  // first_k_dense_replace run unsharded (deepseek_v2.py DeepseekV2MLP, tp_size 1), so every rank
+  // holds them whole. --enable-dp-lm-head (with DP attention): ParallelLMHead(use_attn_tp_group)
+  // shards the head over the attention-TP group (tp / dp ranks) instead of all tp ranks.
+  if (const std::string* v = fl.get("--moe-dense-tp-size"); v && *v != "1" && *v != "None")
+    fail_input(kSrc, "--moe-dense-tp-size", fmt::format("moe_dense_tp_size only support 1 and None currently (got {})", *v));
+  const bool dense_tp1 = fl.get("--moe-dense-tp-size") && *fl.get("--moe-dense-tp-size") == "1" && c.first_k_dense > 0 && par.tp > 1;
+  const bool dp_lm_head = fl.get("--enable-dp-lm-head") && *fl.get("--enable-dp-lm-head") != "false" && par.dp_attention && par.tp > 1;
+  if (dense_tp1 || dp_lm_head) {
+    int64_t dense_full = 0, head_full = 0;
+    for (const auto& t : d.model->tensors) {
+      const bool mlp = t.role == TensorRole::MlpColumn || t.role == TensorRole::MlpRow;
+      if (dense_tp1 && mlp && t.layer >= 0 && t.layer < c.first_k_dense) dense_full += t.bytes;
+      if (dp_lm_head && t.role == TensorRole::LmHead) head_full += t.bytes;
+    }
+    if (dp_lm_head && head_full == 0 && c.tie_word_embeddings)
+      for (const auto& t : d.model->tensors)
+        if (t.role == TensorRole::Embedding) head_full += t.bytes;
+    const int attn_tp = std::max(1, par.tp / std::max(1, par.dp));
+    const int64_t dense_extra = dense_full - dense_full / par.tp;
+    const int64_t head_extra = head_full / attn_tp - head_full / par.tp;
+    for (auto& rw : rank_weights) {
+      auto [first, last] = pp_layer_range(static_cast<int>(c.num_layers), par.pp, rw.pp_rank, EngineKind::SGLang);
+      if (dense_tp1 && first < c.first_k_dense) rw.bytes += dense_extra;  // pp > 1: the stage holding them (whole, GUESS for a split)
+      if (dp_lm_head && rw.pp_rank == par.pp - 1) rw.bytes += head_extra;
+    }
+    if (dense_tp1) out.notes.push_back(fmt::format("--moe-dense-tp-size 1: the {} dense MLP layer(s) are whole on every rank (+{} per rank)", c.first_k_dense, human_bytes(dense_extra)));
+    if (dp_lm_head) out.notes.push_back(fmt::format("--enable-dp-lm-head: lm_head sharded over the {}-rank attention-TP group (+{} per rank)", attn_tp, human_bytes(head_extra)));
   }
   // --cpu-offload-gb: server_args sets the offloader's budget to int(gb x 1024^3) and make_layers
   // moves the first decoder layers' parameters to pinned CPU memory one by one until it is spent

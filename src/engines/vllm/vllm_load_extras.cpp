@@ -107,7 +107,7 @@ OnlineFp8 online_fp8(const RankWeights& w, int vllm_version, int layers_on_rank)
   OnlineFp8 o;
   int64_t linear = 0;
   for (const auto& [component, bytes] : w.by_component)
-    if (component == "attention" || component == "mlp" || component == "experts") linear += bytes;
+    if (component == "attention" || component == "mlp" || component == "experts" || component == "linear_attention") linear += bytes;
   o.saved = linear / 2;
   o.load_transient = vllm_version < 1400 ? linear - o.saved : linear / std::max(1, layers_on_rank);
   o.what = fmt::format("--quantization fp8 on a 16-bit checkpoint: online dynamic FP8 (quantization/fp8.py): the attention, MLP and expert "
