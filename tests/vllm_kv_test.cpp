@@ -586,3 +586,23 @@ TEST(VllmKvLayout, DsaIndexerKeysJoinTheLatentGroup) {
   EXPECT_EQ(k.stages[0].bytes_per_block_all(), 6105600);
   EXPECT_EQ(kv_tokens_for_memory(k, static_cast<int64_t>(50.62 * 1073741824.0)), 1139456);
 }
+
+TEST(VllmKv, DecodeContextParallelismShardsTokens) {
+  // -dcp N keeps cdiv(L, N) tokens of each request per rank (FullAttentionSpec.max_memory_usage_bytes)
+  // and logs N times the blocks' tokens (_report_kv_cache_config, with its "Multiplying ..." line).
+  KvLayout l;
+  l.block_size = 64;
+  l.page_bytes = 64 * 1152;  // one MLA layer's 576 bf16 values per token
+  l.tensors = 61;
+  l.groups = {KvLayout::Group{SpecKind::Mla, 64, 0, 61, 61}};
+  const Era era = era_for_version("0.20.0");
+  const int64_t blocks = 10000, L = 163840;
+  const int64_t plain = kv_tokens(era, l, blocks, L, 8192);
+  EXPECT_EQ(plain, 640000);
+  const double conc = max_concurrency(l, blocks, L, 8192);
+  EXPECT_NEAR(conc, 10000.0 / 2560.0, 1e-9);  // 163,840 / 64 blocks per request
+  l.cp = 8;
+  EXPECT_EQ(kv_tokens(era, l, blocks, L, 8192), 8 * 640000);
+  EXPECT_NEAR(max_concurrency(l, blocks, L, 8192), 10000.0 / 320.0, 1e-9);  // cdiv(163,840, 8) / 64
+  EXPECT_EQ(needed_bytes(l, L, 8192), 61 * 320 * 64 * 1152);
+}

@@ -479,3 +479,22 @@ TEST(VllmPlan, EveryVllmServeOptionIsAcceptedOrNamedAsNotModelled) {
   EXPECT_NE(input_error({"--engine", "vllm", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s", "--bogus-flag", "1"}).find("unrecognized arguments: --bogus-flag 1"),
             std::string::npos);
 }
+
+TEST(VllmPlan, DecodeContextParallelFlag) {
+  // DeepSeek-R1 on 8 x H200: -dcp 8 (arg_utils.py alias of --decode-context-parallel-size) logs
+  // eight times the tokens and says so first; a size that does not divide TP is refused.
+  const std::vector<std::string> base{"--engine", "vllm@0.20.0", "--model", "deepseek-ai/DeepSeek-R1", "--gpu", "h200", "-tp", "8",
+                                      "--max-model-len", "163840"};
+  auto with = [&](std::vector<std::string> extra) {
+    auto v = base;
+    v.insert(v.end(), extra.begin(), extra.end());
+    return run(v);
+  };
+  const Forecast plain = with({});
+  const Forecast dcp = with({"-dcp", "8"});
+  EXPECT_EQ(dcp.kv_tokens, 8 * plain.kv_tokens);
+  EXPECT_TRUE(has_line(dcp, "Multiplying the GPU KV cache size by the cp_world_size 8 (pcp_world_size 1 * dcp_world_size 8)."));
+  std::vector<std::string> bad = base;
+  bad.insert(bad.end(), {"--decode-context-parallel-size", "3"});
+  EXPECT_NE(input_error(bad).find("must divide tensor_parallel_size (8)"), std::string::npos);
+}

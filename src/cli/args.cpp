@@ -61,7 +61,7 @@ constexpr std::string_view kBooleanFlags[] = {
 constexpr std::pair<std::string_view, std::string_view> kShortAliases[] = {
     {"-tp", "--tensor-parallel-size"},      {"-pp", "--pipeline-parallel-size"}, {"-dp", "--data-parallel-size"},
     {"-dpl", "--data-parallel-size-local"}, {"-dpa", "--data-parallel-address"}, {"-dpp", "--data-parallel-rpc-port"},
-    {"-q", "--quantization"},               {"-O", "--compilation-config"}};
+    {"-q", "--quantization"},               {"-O", "--compilation-config"},      {"-dcp", "--decode-context-parallel-size"}};
 
 // Options that take a list of values (argparse nargs="+"), spelled as the engines spell them:
 // SGLang's --cuda-graph-bs 1 2 4 8, vLLM's --cudagraph-capture-sizes / --cuda-graph-sizes. The

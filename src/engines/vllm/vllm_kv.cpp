@@ -262,10 +262,10 @@ namespace {
 // max_num_batched_tokens before 0.26; VllmConfig.max_in_flight_tokens = max_concurrent_batches x
 // max_num_batched_tokens from 0.26 (kv_cache_interface.py SlidingWindowSpec /
 // ChunkedLocalAttentionSpec.max_admission_blocks_per_request, PR #47728).
-int64_t group_max_memory(const KvLayout::Group& g, int64_t page, int64_t L, int64_t in_flight) {
+int64_t group_max_memory(const KvLayout::Group& g, int64_t page, int64_t L, int64_t in_flight, int64_t cp = 1) {
   switch (g.kind) {
     case SpecKind::Full:
-    case SpecKind::Mla: return cdiv(L, g.block_size) * page;
+    case SpecKind::Mla: return cdiv(cdiv(L, std::max<int64_t>(1, cp)), g.block_size) * page;
     case SpecKind::Sliding: return (cdiv(std::min(g.window - 1 + in_flight, L), g.block_size) + 1) * page;
     case SpecKind::Chunked: return cdiv(std::min(g.window + in_flight, L), g.block_size) * page;
     case SpecKind::Mamba:
@@ -575,7 +575,7 @@ int64_t needed_bytes(const KvLayout& l, int64_t L, int64_t mnbt) {
   }
   int64_t total = 0;
   for (const auto& g : l.groups)
-    total += (l.needed_counts_padding ? g.layers : g.real_layers) * group_max_memory(g, l.page_bytes, L, l.in_flight_batches * mnbt);
+    total += (l.needed_counts_padding ? g.layers : g.real_layers) * group_max_memory(g, l.page_bytes, L, l.in_flight_batches * mnbt, l.cp);
   return total;
 }
 
@@ -609,8 +609,8 @@ double max_concurrency(const KvLayout& l, int64_t blocks, int64_t L, int64_t mnb
   int64_t n_lpg = l.tensors;
   const int64_t in_flight = l.in_flight_batches * mnbt;
   int64_t per_req = 0;
-  for (const auto& g : l.groups) per_req += n_lpg * group_max_memory(g, l.page_bytes, L, in_flight);
-  if (l.uniform) per_req = n_lpg * group_max_memory(l.groups[0], l.page_bytes, L, in_flight);
+  for (const auto& g : l.groups) per_req += n_lpg * group_max_memory(g, l.page_bytes, L, in_flight, l.cp);
+  if (l.uniform) per_req = n_lpg * group_max_memory(l.groups[0], l.page_bytes, L, in_flight, l.cp);
   int64_t blocks_per_req = cdiv(per_req, l.page_bytes * n_lpg);
   if (blocks_per_req <= 0) return 0;
   return static_cast<double>(blocks) / static_cast<double>(blocks_per_req);
@@ -625,7 +625,7 @@ int64_t kv_tokens(const Era& era, const KvLayout& l, int64_t blocks, int64_t L, 
   for (const auto& g : l.groups)
     if (g.kind != SpecKind::Mamba) min_b = std::min(min_b, g.block_size);
   if (min_b == INT64_MAX) min_b = l.block_size;
-  return blocks / l.num_groups * min_b;
+  return blocks / l.num_groups * min_b * l.cp;
 }
 
 int64_t draft_model_kv_layers(const ModelConfig& target, const ModelConfig& draft, const Parallel& par, const KvDtype& kv,
@@ -733,6 +733,7 @@ KvLayout stage_kv_layout(const Deployment& d, const Settings& s, int pp_rank) {
   KvLayout l = kv_layout(layer_specs(c, d.par, s.kv, pp_rank, draft_kv_layers(c, s.spec_method) + s.draft_layers, mamba_cache_for(d, s)), s.block_size,
                          s.block_size_given, s.era);
   if (!l.packed) l.in_flight_batches = in_flight_batches(d, s);  // 0.26+ sliding admission
+  if (!l.packed) l.cp = s.dcp;
   return l;
 }
 

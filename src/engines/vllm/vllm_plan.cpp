@@ -125,6 +125,8 @@ void log_lines(Forecast& f, const Settings& s, const RankTerms& t0, int64_t F0c,
   }
 
   if (kv_done) {
+    if (s.dcp > 1 && !era.v0)  // kv_cache_utils.py _report_kv_cache_config, before the size line
+      f.log.push_back(fmt::format("Multiplying the GPU KV cache size by the cp_world_size {} (pcp_world_size 1 * dcp_world_size {}).", s.dcp, s.dcp));
     if (era.v0) {
       f.log.push_back(fmt::format("# GPU blocks: {}, # CPU blocks: {}", blocks, 0));
       f.log.push_back(fmt::format("Maximum concurrency for {} tokens per request: {:.2f}x", L, f.max_concurrency));

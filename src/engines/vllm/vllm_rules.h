@@ -161,6 +161,10 @@ struct KvLayout {
   // sliding-window / chunked groups keep window + in_flight_batches x max_num_batched_tokens per
   // request in the capacity check and the concurrency (era.swa_in_flight; 1 before 0.26).
   int64_t in_flight_batches = 1;
+  // Decode context parallelism (--decode-context-parallel-size): each rank of a DCP group keeps
+  // cdiv(L, cp) tokens of a request's full-attention / MLA cache, and the logged token count is
+  // multiplied by cp (kv_cache_interface.py max_memory_usage_bytes, kv_cache_utils.py).
+  int64_t cp = 1;
   std::vector<Group> groups;
   std::vector<std::string> notes; // L21 lines etc.
   bool attention_free = false;

@@ -150,7 +150,7 @@ const std::vector<std::string_view>& vllm_flags() {
       "--disable-mm-preprocessor-cache", "--tokenizer-pool-size", "--tokenizer-pool-type",
       "--tokenizer-pool-extra-config", "--use-v2-block-manager", "--ray-workers-use-nsight",
       "--enable-chunked-prefill-for-mm", "--max-num-batched-tokens-per-mm", "--video-pruning-rate",
-      "--kv-sharing-fast-prefill", "--ubatch-size",
+      "--kv-sharing-fast-prefill", "--ubatch-size", "--decode-context-parallel-size",
   };
   return v;
 }
@@ -169,7 +169,6 @@ const std::vector<std::pair<std::string_view, std::string_view>>& vllm_unmodelle
       {"--ngram-prompt-lookup-max", "the pre-0.8.5 speculative settings (use --speculative-config)"},
       {"--num-redundant-experts", "EPLB's redundant experts add expert weights on every rank"},
       {"--eplb-config", "EPLB's redundant experts add expert weights on every rank"},
-      {"--decode-context-parallel-size", "decode context parallelism shards the KV cache over its ranks"},
       {"--prefill-context-parallel-size", "prefill context parallelism shards the KV cache over its ranks"},
       {"--mamba-block-size", "the Mamba state's block size"},
       {"--max-model-len-per-mm", "multimodal encoder budgets"},
@@ -424,6 +423,15 @@ Settings resolve_settings(const Deployment& d) {
     const bool qwen_tower = c.vision.kind == "qwen2_5_vl" || c.vision.kind == "qwen3_vl";
     if (qwen_tower && image == 0 && video == 0) s.text_only = true;
     if (s.text_only) s.notes.push_back("text only: the vision tower is not built, its weights are not loaded and the encoder is not profiled");
+  }
+
+  // --decode-context-parallel-size (ParallelConfig.decode_context_parallel_size): DCP groups live
+  // inside the TP group (world size tp x pp), so it must divide tp.
+  if (auto v = get("--decode-context-parallel-size")) {
+    s.dcp = plain_int("--decode-context-parallel-size", *v);
+    if (s.dcp < 1 || tp % s.dcp != 0)
+      fail_input("vllm serve", "--decode-context-parallel-size",
+                 fmt::format("decode_context_parallel_size ({}) must divide tensor_parallel_size ({})", s.dcp, tp));
   }
 
   // The budget flags, checked here as vLLM checks them (after --dtype, before the rest).

@@ -36,6 +36,7 @@ struct Settings {
   // The vision tower is neither loaded nor profiled: --language-model-only, or image and video
   // limits of 0 on a Qwen-VL family model.
   bool text_only = false;
+  int64_t dcp = 1;                   // --decode-context-parallel-size (-dcp)
   bool enforce_eager = false;
   int64_t max_capture_size = 0;      // --max-cudagraph-capture-size (0 = default)
   std::optional<int64_t> num_gpu_blocks_override;
