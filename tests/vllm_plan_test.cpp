@@ -496,5 +496,29 @@ TEST(VllmPlan, DecodeContextParallelFlag) {
   EXPECT_TRUE(has_line(dcp, "Multiplying the GPU KV cache size by the cp_world_size 8 (pcp_world_size 1 * dcp_world_size 8)."));
   std::vector<std::string> bad = base;
   bad.insert(bad.end(), {"--decode-context-parallel-size", "3"});
-  EXPECT_NE(input_error(bad).find("must divide tensor_parallel_size (8)"), std::string::npos);
+  EXPECT_NE(input_error(bad).find("tp_size=8 must be divisible bydcp_size=3."), std::string::npos);
+}
+
+TEST(VllmPlan, EplbRedundantExperts) {
+  // DeepSeek-R1 on 8 x H200 with expert parallelism: 256 routed experts, 32 per rank. 32 redundant
+  // experts (EPLB) make it (256 + 32) / 8 = 36 per rank. One FP8 expert: 3 x 7168 x 2048 B + three
+  // 16 x 56 fp32 block-scale grids = 44,040,192 + 10,752 = 44,050,944 B; 4 more on each of 58 MoE
+  // layers = 10,219,819,008 B per rank.
+  const std::vector<std::string> base{"--engine", "vllm@0.20.0", "--model", "deepseek-ai/DeepSeek-R1", "--gpu", "h200", "-tp", "8",
+                                      "--enable-expert-parallel", "--max-model-len", "16384"};
+  auto with = [&](std::vector<std::string> extra) {
+    auto v = base;
+    v.insert(v.end(), extra.begin(), extra.end());
+    const Forecast f = run(v);
+    return rank0_item(f, "model weights")->bytes;
+  };
+  const int64_t w0 = with({});
+  EXPECT_EQ(with({"--enable-eplb", "--num-redundant-experts", "32"}) - w0, 10219819008);
+  EXPECT_EQ(with({"--enable-eplb", "--eplb-config", R"({"num_redundant_experts": 32})"}) - w0, 10219819008);
+  EXPECT_NE(input_error({"--engine", "vllm", "--model", "deepseek-ai/DeepSeek-R1", "--gpu", "h200", "-tp", "8", "--num-redundant-experts", "32"})
+                .find("num_redundant_experts is set to 32 but EPLB is not enabled"),
+            std::string::npos);
+  EXPECT_NE(input_error({"--engine", "vllm", "--model", "deepseek-ai/DeepSeek-R1", "--gpu", "h200", "-tp", "8", "--enable-eplb"})
+                .find("enable_expert_parallel must be True to use EPLB."),
+            std::string::npos);
 }

@@ -400,6 +400,17 @@ void prepare(Prepared& P, const Deployment& d) {
     if (s.text_only)
       for (const auto& [component, bytes] : w.by_component)
         if (component == "vision") t.weights -= bytes;
+    if (s.redundant_experts > 0 && c.num_experts > 0 && d.par.ep > 1) {
+      // EPLB: (E + R) / EP experts per rank instead of E / EP.
+      for (const auto& [component, bytes] : w.by_component)
+        if (component == "experts") {
+          const int64_t extra = bytes * s.redundant_experts / c.num_experts;
+          t.weights += extra;
+          if (P.ranks.empty())
+            P.notes.push_back(fmt::format("EPLB: {} redundant experts over {} EP ranks: +{} of expert weights per rank", s.redundant_experts, d.par.ep,
+                                          human_bytes(extra)));
+        }
+    }
     int64_t fp8_saved = 0;
     if (s.online_fp8) {
       const OnlineFp8 o = online_fp8(w, era.version, l1 - l0);

@@ -150,7 +150,7 @@ const std::vector<std::string_view>& vllm_flags() {
       "--disable-mm-preprocessor-cache", "--tokenizer-pool-size", "--tokenizer-pool-type",
       "--tokenizer-pool-extra-config", "--use-v2-block-manager", "--ray-workers-use-nsight",
       "--enable-chunked-prefill-for-mm", "--max-num-batched-tokens-per-mm", "--video-pruning-rate",
-      "--kv-sharing-fast-prefill", "--ubatch-size", "--decode-context-parallel-size",
+      "--kv-sharing-fast-prefill", "--ubatch-size", "--decode-context-parallel-size", "--num-redundant-experts", "--eplb-config",
   };
   return v;
 }
@@ -167,8 +167,6 @@ const std::vector<std::pair<std::string_view, std::string_view>>& vllm_unmodelle
       {"--speculative-draft-tensor-parallel-size", "the pre-0.8.5 speculative settings (use --speculative-config)"},
       {"--speculative-max-model-len", "the pre-0.8.5 speculative settings (use --speculative-config)"},
       {"--ngram-prompt-lookup-max", "the pre-0.8.5 speculative settings (use --speculative-config)"},
-      {"--num-redundant-experts", "EPLB's redundant experts add expert weights on every rank"},
-      {"--eplb-config", "EPLB's redundant experts add expert weights on every rank"},
       {"--prefill-context-parallel-size", "prefill context parallelism shards the KV cache over its ranks"},
       {"--mamba-block-size", "the Mamba state's block size"},
       {"--max-model-len-per-mm", "multimodal encoder budgets"},
@@ -429,9 +427,37 @@ Settings resolve_settings(const Deployment& d) {
   // inside the TP group (world size tp x pp), so it must divide tp.
   if (auto v = get("--decode-context-parallel-size")) {
     s.dcp = plain_int("--decode-context-parallel-size", *v);
-    if (s.dcp < 1 || tp % s.dcp != 0)
-      fail_input("vllm serve", "--decode-context-parallel-size",
-                 fmt::format("decode_context_parallel_size ({}) must divide tensor_parallel_size ({})", s.dcp, tp));
+    if (s.dcp < 1) fail_input("vllm serve", "--decode-context-parallel-size", "decode_context_parallel_size must be at least 1");
+    if (tp % s.dcp != 0)  // vllm/config/parallel.py _verify_args, its words (no space before dcp_size)
+      fail_input("vllm serve", "--decode-context-parallel-size", fmt::format("ValueError: tp_size={} must be divisible bydcp_size={}.", tp, s.dcp));
+  }
+
+  // EPLB's redundant experts (--enable-eplb with --num-redundant-experts, 0.10; --eplb-config
+  // '{"num_redundant_experts": N}', 0.11+): FusedMoE holds (global experts + N) / EP experts per
+  // rank (vllm/model_executor/layers/fused_moe/layer.py determine_expert_map with
+  // num_redundant_experts), so every EP rank loads N / EP more. Without --enable-eplb vLLM refuses
+  // a nonzero count; without expert parallelism they change nothing here.
+  {
+    int64_t r = 0;
+    if (auto v = get("--num-redundant-experts")) r = plain_int("--num-redundant-experts", *v);
+    if (auto v = get("--eplb-config")) {
+      nlohmann::json j = nlohmann::json::parse(*v, nullptr, false);
+      if (!j.is_object()) fail_input("vllm serve", "--eplb-config", fmt::format("argument --eplb-config: '{}' is not a JSON object", *v));
+      if (auto it = j.find("num_redundant_experts"); it != j.end() && it->is_number_integer()) r = it->get<int64_t>();
+    }
+    const std::string* eplb = get("--enable-eplb");
+    const bool eplb_on = eplb && *eplb != "false";
+    if (r < 0) fail_input("vllm serve", "--num-redundant-experts", "num_redundant_experts must be non-negative");
+    // vllm/config/parallel.py _verify_args, in its words.
+    if (r > 0 && !eplb_on)
+      fail_input("vllm serve", "--num-redundant-experts",
+                 fmt::format("ValueError: num_redundant_experts is set to {} but EPLB is not enabled. Either enable EPLB or unset num_redundant_experts.", r));
+    const std::string* ep = get("--enable-expert-parallel");
+    if (eplb_on && !(ep && *ep != "false")) fail_input("vllm serve", "--enable-eplb", "ValueError: enable_expert_parallel must be True to use EPLB.");
+    if (eplb_on && d.par.tp * d.par.dp <= 1)
+      fail_input("vllm serve", "--enable-eplb",
+                 fmt::format("ValueError: EPLB requires tensor_parallel_size or data_parallel_size to be greater than 1, but got TP={},DP={}.", d.par.tp, d.par.dp));
+    s.redundant_experts = r;
   }
 
   // The budget flags, checked here as vLLM checks them (after --dtype, before the rest).
