@@ -187,3 +187,17 @@ TEST(SglangPlan, DenseTp1AndDpLmHeadHoldWholeCopies) {
   EXPECT_EQ(weights({"--moe-dense-tp-size", "1"}) - base, dense - dense / 8);
   EXPECT_EQ(weights({"--enable-dp-lm-head"}) - base, 1853358080 - 1853358080 / 8);
 }
+
+TEST(SglangPlan, RedundantExpertsAddPhysicalExperts) {
+  // DeepSeek-R1 on 8 x H200, EP 8: --ep-num-redundant-experts 32 gives (256 + 32) / 8 = 36 experts per
+  // rank, 4 more on each of 58 MoE layers at 44,050,944 B (FP8 3 x 7168 x 2048 + 10,752 B of scales).
+  auto weights = [](std::vector<std::string> extra) {
+    std::vector<std::string> a{"--engine", "sglang", "--model", "deepseek-ai/DeepSeek-R1", "--gpu", "h200", "--tp", "8", "--ep", "8"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    const Forecast f = plan(parse_deployment(Args::parse(a)));
+    for (const auto& it : f.ranks.front().stages.at(1).items)
+      if (it.what == "model weights") return it.bytes;
+    return int64_t{-1};
+  };
+  EXPECT_EQ(weights({"--ep-num-redundant-experts", "32"}) - weights({}), 10219819008);
+}

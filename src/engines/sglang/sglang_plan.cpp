@@ -376,6 +376,14 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
     if (dense_tp1) out.notes.push_back(fmt::format("--moe-dense-tp-size 1: the {} dense MLP layer(s) are whole on every rank (+{} per rank)", c.first_k_dense, human_bytes(dense_extra)));
     if (dp_lm_head) out.notes.push_back(fmt::format("--enable-dp-lm-head: lm_head sharded over the {}-rank attention-TP group (+{} per rank)", attn_tp, human_bytes(head_extra)));
   }
+  // --ep-num-redundant-experts N (server_args; eplb/expert_location.py): the MoE layers hold
+  // num_logical_experts + N physical experts spread over the EP ranks, so each rank loads N / ep more.
+  if (auto r = fl.integer("--ep-num-redundant-experts", 0, 1 << 16); r && *r > 0 && c.num_experts > 0 && par.ep > 1) {
+    for (auto& rw : rank_weights)
+      for (const auto& [component, bytes] : rw.by_component)
+        if (component == "experts") rw.bytes += bytes * *r / c.num_experts;
+    out.notes.push_back(fmt::format("--ep-num-redundant-experts {}: ({} + {}) / {} physical experts per rank", *r, c.num_experts, *r, par.ep));
+  }
   // --cpu-offload-gb: server_args sets the offloader's budget to int(gb x 1024^3) and make_layers
   // moves the first decoder layers' parameters to pinned CPU memory one by one until it is spent
   // (srt/utils offloader, the same scheme as vLLM's; vllm_load_extras.cpp cpu_offload).
