@@ -76,3 +76,18 @@ TEST(VllmMaxLen, RopeScalingSetsTheDerivedLimit) {
   EXPECT_NE(input_error({"--engine", "vllm", "--model", "deepseek-ai/DeepSeek-V3", "--gpu", "h200", "--tp", "8", "--max-model-len", "163841"}),
             "");
 }
+
+TEST(VllmMaxLen, RopeScalingFromTheCommandLineRaisesTheDerivedLimit) {
+  // Qwen3-8B: max_position_embeddings 40,960, no rope scaling in its config. Qwen's long-context
+  // recipe passes YaRN factor 4 over 32,768 original positions: vLLM derives 32,768 x 4 = 131,072
+  // (config/model.py _get_and_verify_max_len), so --max-model-len 131072 starts; without it it is refused.
+  const std::string yarn = R"({"rope_type":"yarn","factor":4.0,"original_max_position_embeddings":32768})";
+  auto go = [](std::vector<std::string> extra) {
+    std::vector<std::string> v{"--engine", "vllm@0.10.2", "--model", "Qwen/Qwen3-8B", "--gpu", "h100"};
+    v.insert(v.end(), extra.begin(), extra.end());
+    return plan(parse_deployment(Args::parse(v)));
+  };
+  EXPECT_THROW(go({"--max-model-len", "131072"}), InputError);
+  EXPECT_EQ(go({"--max-model-len", "131072", "--rope-scaling", yarn}).context_len, 131072);
+  EXPECT_EQ(go({"--hf-overrides", R"({"rope_scaling":)" + yarn + "}"}).context_len, 131072);  // the default follows
+}

@@ -150,7 +150,7 @@ const std::vector<std::string_view>& vllm_flags() {
       "--disable-mm-preprocessor-cache", "--tokenizer-pool-size", "--tokenizer-pool-type",
       "--tokenizer-pool-extra-config", "--use-v2-block-manager", "--ray-workers-use-nsight",
       "--enable-chunked-prefill-for-mm", "--max-num-batched-tokens-per-mm", "--video-pruning-rate",
-      "--kv-sharing-fast-prefill", "--ubatch-size", "--decode-context-parallel-size", "--num-redundant-experts", "--eplb-config",
+      "--kv-sharing-fast-prefill", "--ubatch-size", "--decode-context-parallel-size", "--num-redundant-experts", "--eplb-config", "--rope-scaling",
   };
   return v;
 }
@@ -159,7 +159,6 @@ const std::vector<std::pair<std::string_view, std::string_view>>& vllm_unmodelle
   // Options vLLM accepts whose effect on memory headroom does not model: the plan runs without
   // them and says so.
   static const std::vector<std::pair<std::string_view, std::string_view>> v{
-      {"--rope-scaling", "changes the context length vLLM derives"},
       {"--rope-theta", "changes the RoPE tables"},
       {"--disable-sliding-window", "sliding-window layers would hold the full context and max_model_len is capped at the window"},
       {"--speculative-model", "the pre-0.8.5 draft model (use --speculative-config)"},
@@ -469,7 +468,33 @@ Settings resolve_settings(const Deployment& d) {
   // --max-model-len: model default (the derived limit), "auto"/-1 fits it to memory (2026).
   // VLLM_ALLOW_LONG_MAX_MODEL_LEN (vllm/envs.py) turns the refusal of a longer value into a warning.
   const bool allow_long = d.env_on("VLLM_ALLOW_LONG_MAX_MODEL_LEN");
-  const double derived = derived_max_model_len(c);
+  // --rope-scaling JSON (until 0.10) or --hf-overrides '{"rope_scaling": {...}}' (either
+  // spelling rope_parameters) replace the config's rope scaling before the limit is derived: the
+  // Qwen3 recipe's YaRN factor 4 over 32,768 positions allows --max-model-len 131072.
+  ModelConfig rope = c;
+  auto apply_rope = [&](const char* flag, const nlohmann::json& r) {
+    if (!r.is_object()) fail_input("vllm serve", flag, "rope scaling must be a JSON object");
+    for (const char* k : {"rope_type", "type"})
+      if (auto it = r.find(k); it != r.end() && it->is_string()) rope.rope_scaling_type = it->get<std::string>();
+    if (auto it = r.find("factor"); it != r.end() && it->is_number()) rope.rope_scaling_factor = it->get<double>();
+    if (auto it = r.find("original_max_position_embeddings"); it != r.end() && it->is_number_integer())
+      rope.rope_original_max_position_embeddings = it->get<int64_t>();
+  };
+  if (const std::string* v = get("--rope-scaling")) {
+    nlohmann::json j = nlohmann::json::parse(*v, nullptr, false);
+    if (j.is_discarded()) fail_input("vllm serve", "--rope-scaling", fmt::format("argument --rope-scaling: invalid loads value: '{}'", *v));
+    apply_rope("--rope-scaling", j);
+  }
+  if (const std::string* v = get("--hf-overrides")) {
+    nlohmann::json j = nlohmann::json::parse(*v, nullptr, false);
+    if (j.is_discarded()) fail_input("vllm serve", "--hf-overrides", fmt::format("argument --hf-overrides: invalid loads value: '{}'", *v));
+    if (j.is_object()) {
+      for (const char* k : {"rope_scaling", "rope_parameters"})
+        if (auto it = j.find(k); it != j.end()) apply_rope("--hf-overrides", *it);
+      if (auto it = j.find("max_position_embeddings"); it != j.end() && it->is_number_integer()) rope.max_position_embeddings = it->get<int64_t>();
+    }
+  }
+  const double derived = derived_max_model_len(rope);
   s.max_model_len = derived >= 1 ? static_cast<int64_t>(derived) : 2048;
   if (auto v = get("--max-model-len")) {
     if (*v == "auto" || *v == "-1") {
