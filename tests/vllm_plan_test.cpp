@@ -473,9 +473,9 @@ TEST(VllmPlan, EveryVllmServeOptionIsAcceptedOrNamedAsNotModelled) {
                   "--no-enable-chunked-prefill", "--disable-frontend-multiprocessing", "--enable-lora-bias"})
                 .kv_tokens > 0,
             true);
-  const Forecast rope = with({"--rope-scaling", R"({"rope_type": "yarn", "factor": 4.0})"});
-  EXPECT_EQ(rope.kv_tokens, plain);
-  EXPECT_TRUE(std::any_of(rope.notes.begin(), rope.notes.end(), [](const std::string& n) { return n.rfind("--rope-scaling", 0) == 0; }));
+  const Forecast swa = with({"--disable-sliding-window"});
+  EXPECT_EQ(swa.kv_tokens, plain);
+  EXPECT_TRUE(std::any_of(swa.notes.begin(), swa.notes.end(), [](const std::string& n) { return n.rfind("--disable-sliding-window is not modelled", 0) == 0; }));
   EXPECT_NE(input_error({"--engine", "vllm", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s", "--bogus-flag", "1"}).find("unrecognized arguments: --bogus-flag 1"),
             std::string::npos);
 }
