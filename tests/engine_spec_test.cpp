@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "headroom/deployment.h"
+#include "headroom/engine.h"
 #include "headroom/error.h"
 
 using namespace headroom;
@@ -47,4 +48,13 @@ TEST(EngineSpec, DockerTagsBareDatesAndNgcContainers) {
   // Release numbers are left alone ("0.10" is not a YY.MM container).
   EXPECT_EQ(parse_engine_spec("vllm@0.10.2").second, "0.10.2");
   EXPECT_EQ(parse_engine_spec("trtllm@1.2.0rc2").second, "1.2.0rc2");
+}
+
+TEST(EngineSpec, DatedBuildWordsAndBareYears) {
+  // Nightly / dev labels with a date read as builds of that day; a bare year as its newest release.
+  EXPECT_EQ(parse_engine_spec("vllm@nightly-2026-03-01").second, "unknown@2026-03-01");
+  EXPECT_EQ(parse_engine_spec("vllm@nightly-20260301").second, "unknown@2026-03-01");
+  EXPECT_EQ(parse_engine_spec("sglang@dev-2025-10").second, "unknown@2025-10");
+  EXPECT_EQ(parse_engine_spec("vllm@2025").second, "unknown@2025");
+  EXPECT_THROW(plan(parse_deployment(Args::parse({"--engine", "vllm@sglang-0.5.2", "--model", "Qwen/Qwen3-8B", "--gpu", "h100"}))), InputError);
 }

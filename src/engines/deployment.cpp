@@ -99,6 +99,17 @@ std::string normalize_version_label(std::string v) {
     const int yy = std::stoi(std::string(sv.substr(0, 2))), mm = std::stoi(std::string(sv.substr(3, 2)));
     if (yy >= 23 && mm >= 1 && mm <= 12) return fmt::format("ngc@20{:02d}-{:02d}-01", yy, mm);
   }
+  // A bare year ("2025"): the newest release of that year.
+  if (sv.size() == 4 && all_digits(sv)) return "unknown@" + v;
+  // A build word with a date ("nightly-2026-03-01", "nightly-20260301", "dev-2025-10"): that date.
+  if (auto dash = sv.find_first_of("-_"); dash != std::string_view::npos && dash > 0 && std::isalpha(static_cast<unsigned char>(sv[0]))) {
+    const std::string_view date = sv.substr(dash + 1);
+    if (date.size() == 8 && all_digits(date))
+      return fmt::format("unknown@{}-{}-{}", date.substr(0, 4), date.substr(4, 2), date.substr(6, 2));
+    if (date.size() >= 7 && all_digits(date.substr(0, 4)) && date[4] == '-' && all_digits(date.substr(5, 2)) &&
+        (date.size() == 7 || (date.size() == 10 && date[7] == '-' && all_digits(date.substr(8, 2)))))
+      return "unknown@" + std::string(date);
+  }
   static constexpr std::string_view kUndatedBuilds[] = {"source", "docker", "dev", "release", "stable", "head", "git", "fork", "custom"};
   if (const std::string low = lowercase(v); std::find(std::begin(kUndatedBuilds), std::end(kUndatedBuilds), low) != std::end(kUndatedBuilds))
     return "latest";
