@@ -170,7 +170,12 @@ def run(driver):
 
     # Narrow screen: one column, nothing wider than the viewport.
     viewport(driver, 414, 900, mobile=True)
-    time.sleep(0.5)
+    # The relayout after the resize can lag on a loaded machine: poll for it, then measure.
+    try:
+        WebDriverWait(driver, 15, poll_frequency=0.2).until(
+            lambda d: d.execute_script("return document.documentElement.scrollWidth - window.innerWidth") <= 1)
+    except TimeoutException:
+        pass
     overflow = driver.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
     check(overflow <= 1, f"at 414 px the page is {overflow}px wider than the screen")
     shot(driver, "e2e-narrow.png")
