@@ -58,7 +58,7 @@ const std::vector<std::string_view>& sglang_flags() {
       "--max-micro-batch-size", "--enable-deterministic-inference", "--tool-server", "--radix-eviction-policy",
       "--speculative-draft-model-revision", "--numa-node", "--disaggregation-transfer-backend",
       "--disaggregation-bootstrap-port", "--disaggregation-ib-device", "--enable-metrics-for-all-schedulers",
-      "--tokenizer-worker-num", "--skip-tokenizer-init", "--enable-tokenizer-batch-encode",
+      "--enable-tokenizer-batch-encode",
       "--disable-tokenizer-batch-decode", "--enable-custom-logit-processor", "--enable-dynamic-batch-tokenizer",
       "--enable-layerwise-nvtx-marker", "--enable-profile-cuda-graph", "--enable-cudagraph-gc", "--enable-nccl-nvls",
       "--enable-tokenizer-info-endpoint", "--export-metrics-to-file", "--log-requests-level", "--uvicorn-log-level",
