@@ -74,3 +74,14 @@ TEST(SglangMamba, PiecewiseGraphEraFromVersion) {
   EXPECT_FALSE(sglang::legacy_piecewise_graph(sglang::era_for_version("main@2026-07-21")));
   EXPECT_FALSE(sglang::legacy_piecewise_graph(sglang::era_for_version("")));
 }
+
+TEST(SglangMamba, SsmDtypeFlagSizesTheState) {
+  // Qwen3-Next-80B at TP2, per request: 36 Gated-DeltaNet layers x (conv (2 x 16 x 128 + 32 x 128) / 2
+  // x 3 x 2 B = 24,576 + SSM 32 / 2 x 128 x 128 x 4 B = 1,048,576) = 38,633,472 B in float32 (the
+  // default); --mamba-ssm-dtype bfloat16 halves the SSM part: 36 x (24,576 + 524,288) = 19,759,104 B.
+  const Model& m = *load_model("Qwen/Qwen3-Next-80B-A3B-Instruct");
+  Parallel par;
+  par.tp = 2;
+  EXPECT_EQ(sglang_kv_per_token(m.config, par, "auto", 90, 0).state_bytes_per_request, 38633472);
+  EXPECT_EQ(sglang_kv_per_token(m.config, par, "auto", 90, 0, 2).state_bytes_per_request, 19759104);
+}

@@ -22,7 +22,8 @@ struct KvPerToken {
 // kv_dtype: the engine's --kv-cache-dtype value ("auto", "fp8_e4m3", "fp8", "bf16", ...).
 // sm: compute capability x10 of the GPU (defaults depend on it), 0 when unknown.
 // pp_rank selects the layers of that pipeline stage.
-KvPerToken sglang_kv_per_token(const ModelConfig& c, const Parallel& par, std::string_view kv_dtype, int sm, int pp_rank = 0);
+// ssm_bytes: the Mamba / Gated-DeltaNet SSM state's element size (--mamba-ssm-dtype: float32 4, bfloat16 2).
+KvPerToken sglang_kv_per_token(const ModelConfig& c, const Parallel& par, std::string_view kv_dtype, int sm, int pp_rank = 0, int ssm_bytes = 4);
 KvPerToken vllm_kv_per_token(const ModelConfig& c, const Parallel& par, std::string_view kv_dtype, int sm, int pp_rank = 0);
 KvPerToken kv_per_token(const ModelConfig& c, EngineKind engine, const Parallel& par, std::string_view kv_dtype, int sm, int pp_rank = 0);
 

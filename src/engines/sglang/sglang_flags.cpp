@@ -81,7 +81,6 @@ const std::vector<std::pair<std::string_view, std::string_view>>& sglang_unmodel
       {"--max-loras-per-batch", "LoRA adapter buffers"},
       {"--max-lora-rank", "LoRA adapter buffers"},
       {"--max-loaded-loras", "LoRA adapter buffers"},
-      {"--mamba-ssm-dtype", "the Mamba state's dtype"},
       {"--enable-double-sparsity", "the double-sparsity channel buffers"},
       {"--enable-fp32-lm-head", "float32 logits"},
       {"--modelopt-quant", "ModelOpt quantization at load"}};

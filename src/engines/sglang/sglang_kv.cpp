@@ -81,7 +81,7 @@ int64_t kv_elem_bytes(const std::string& dt) {
 }
 }  // namespace
 
-KvPerToken sglang_kv_per_token(const ModelConfig& c, const Parallel& par, std::string_view kv_dtype, int sm, int pp_rank) {
+KvPerToken sglang_kv_per_token(const ModelConfig& c, const Parallel& par, std::string_view kv_dtype, int sm, int pp_rank, int ssm_bytes) {
   KvPerToken k;
   k.kv_dtype = sglang::resolve_kv_dtype(c, std::string(kv_dtype), sm);
   if (c.family == "deepseek_v4") {
@@ -154,20 +154,21 @@ KvPerToken sglang_kv_per_token(const ModelConfig& c, const Parallel& par, std::s
   }
   if (linear > 0) {
     // Gated DeltaNet (Qwen3-Next/3.5) per request per layer: conv state (conv_dim/tp x
-    // (kernel-1)) in the model dtype + SSM state (v_heads/tp x k_dim x v_dim) in float32
-    // (mamba_ssm_dtype default float32); Mamba2 (Nemotron-H) analogous. (mamba state pool)
+    // (kernel-1)) in the model dtype + SSM state (v_heads/tp x k_dim x v_dim) in mamba_ssm_dtype
+    // (server_args --mamba-ssm-dtype, default float32; bfloat16 halves it); Mamba2 (Nemotron-H)
+    // analogous. (mamba state pool)
     const int64_t tp = std::max(1, par.tp);
     int64_t conv = 0, ssm = 0;
     if (c.linear_num_value_heads > 0) {
       int64_t key_dim = c.linear_num_key_heads * c.linear_key_head_dim;
       int64_t value_dim = c.linear_num_value_heads * c.linear_value_head_dim;
       conv = (2 * key_dim + value_dim) / tp * std::max<int64_t>(0, c.linear_conv_kernel_dim - 1) * 2;
-      ssm = c.linear_num_value_heads / tp * c.linear_key_head_dim * c.linear_value_head_dim * 4;
+      ssm = c.linear_num_value_heads / tp * c.linear_key_head_dim * c.linear_value_head_dim * ssm_bytes;
     } else if (c.mamba_num_heads > 0) {
       int64_t d_inner = c.mamba_d_inner > 0 ? c.mamba_d_inner : c.mamba_num_heads * c.mamba_head_dim;
       int64_t conv_dim = d_inner + 2 * c.mamba_n_groups * c.mamba_state_size;
       conv = conv_dim / tp * std::max<int64_t>(0, c.mamba_conv_kernel - 1) * 2;
-      ssm = c.mamba_num_heads / tp * c.mamba_head_dim * c.mamba_state_size * 4;
+      ssm = c.mamba_num_heads / tp * c.mamba_head_dim * c.mamba_state_size * ssm_bytes;
     }
     k.state_bytes_per_request = (conv + ssm) * linear;
   }

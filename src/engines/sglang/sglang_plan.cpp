@@ -267,7 +267,14 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   out.context_len = ctx;
 
   // --- KV cell (pool_configurator / model_runner_kv_cache_mixin) ---------------------------
-  const KvPerToken kv = sglang_kv_per_token(c, par, kv_flag, d.gpu.sm, 0);
+  // --mamba-ssm-dtype (server_args: float32 default, bfloat16).
+  int ssm_bytes = 4;
+  if (const std::string* v = fl.get("--mamba-ssm-dtype")) {
+    if (*v == "bfloat16") ssm_bytes = 2;
+    else if (*v != "float32")
+      fail_input(kSrc, "--mamba-ssm-dtype", fmt::format("argument --mamba-ssm-dtype: invalid choice: '{}' (choose from 'float32', 'bfloat16')", *v));
+  }
+  const KvPerToken kv = sglang_kv_per_token(c, par, kv_flag, d.gpu.sm, 0, ssm_bytes);
   const bool hybrid_swa = uses_hybrid_swa_pool(c, era.era);
   const bool dsv4_legacy = dsv4 && legacy_dsv4_pool(era);
   // DSV4 model override 0.1 (apply_deepseek_v4_defaults). The first ROCm DSv4 build did not apply it:
