@@ -473,9 +473,9 @@ TEST(VllmPlan, EveryVllmServeOptionIsAcceptedOrNamedAsNotModelled) {
                   "--no-enable-chunked-prefill", "--disable-frontend-multiprocessing", "--enable-lora-bias"})
                 .kv_tokens > 0,
             true);
-  const Forecast swa = with({"--disable-sliding-window"});
-  EXPECT_EQ(swa.kv_tokens, plain);
-  EXPECT_TRUE(std::any_of(swa.notes.begin(), swa.notes.end(), [](const std::string& n) { return n.rfind("--disable-sliding-window is not modelled", 0) == 0; }));
+  const Forecast mbs = with({"--mamba-block-size", "256"});
+  EXPECT_EQ(mbs.kv_tokens, plain);
+  EXPECT_TRUE(std::any_of(mbs.notes.begin(), mbs.notes.end(), [](const std::string& n) { return n.rfind("--mamba-block-size 256 is not modelled", 0) == 0; }));
   EXPECT_NE(input_error({"--engine", "vllm", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s", "--bogus-flag", "1"}).find("unrecognized arguments: --bogus-flag 1"),
             std::string::npos);
 }
@@ -521,4 +521,22 @@ TEST(VllmPlan, EplbRedundantExperts) {
   EXPECT_NE(input_error({"--engine", "vllm", "--model", "deepseek-ai/DeepSeek-R1", "--gpu", "h200", "-tp", "8", "--enable-eplb"})
                 .find("enable_expert_parallel must be True to use EPLB."),
             std::string::npos);
+}
+
+TEST(VllmPlan, DisableSlidingWindowMakesEveryLayerFullAndCapsTheContext) {
+  // Gemma-3-12B: 48 layers, 5 of 6 with a 1,024-token window. --disable-sliding-window turns them
+  // into full attention (one group of 48 layers) and caps max_model_len at the window
+  // (config/model.py _get_and_verify_max_len), naming sliding_window when a longer one is asked.
+  const std::vector<std::string> base{"--engine", "vllm@0.11.0", "--model", "google/gemma-3-12b-it", "--gpu", "l40s"};
+  auto with = [&](std::vector<std::string> extra) {
+    auto v = base;
+    v.insert(v.end(), extra.begin(), extra.end());
+    return run(v);
+  };
+  const Forecast f = with({"--disable-sliding-window"});
+  EXPECT_EQ(f.context_len, 1024);
+  EXPECT_TRUE(std::any_of(f.notes.begin(), f.notes.end(), [](const std::string& n) { return n.find("48 tensor(s), 1 group(s)") != std::string::npos; }));
+  std::vector<std::string> longer = base;
+  longer.insert(longer.end(), {"--disable-sliding-window", "--max-model-len", "8192"});
+  EXPECT_NE(input_error(longer).find("derived max_model_len (sliding_window=1024"), std::string::npos);
 }

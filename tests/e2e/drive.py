@@ -80,11 +80,15 @@ def verdict(driver, box="verdict"):
 
 
 def wait_verdict(driver, want, fraction):
-    """Waits until the page shows the forecast for this fraction (URL updated, no request in flight)."""
+    """Waits until the page shows the forecast for this fraction (URL updated, no request in flight).
+
+    The URL changes as the field is typed, a moment before the request starts, so the previous
+    verdict can still be on the page then: wait for the wanted one; a wrong final verdict still
+    fails the caller's check once TIMEOUT has passed."""
     def ready(d):
         v, _, _ = verdict(d)
         busy = d.find_element(By.ID, "busy").is_displayed()
-        return (f"--mem-fraction-static={fraction}" in d.current_url and not busy and v not in ("none", "")) and v
+        return (f"--mem-fraction-static={fraction}" in d.current_url and not busy and v == want) and v
     try:
         WebDriverWait(driver, TIMEOUT, poll_frequency=0.1).until(ready)
     except TimeoutException:

@@ -729,7 +729,10 @@ int64_t in_flight_batches(const Deployment& d, const Settings& s) {
 }
 
 KvLayout stage_kv_layout(const Deployment& d, const Settings& s, int pp_rank) {
-  const ModelConfig& c = d.model->config;
+  ModelConfig c = d.model->config;
+  if (s.disable_sliding_window)  // ModelConfig sets hf_text_config.sliding_window = None
+    for (auto& li : c.layers)
+      if (li.attn == AttnKind::Sliding) li.attn = AttnKind::Full;
   KvLayout l = kv_layout(layer_specs(c, d.par, s.kv, pp_rank, draft_kv_layers(c, s.spec_method) + s.draft_layers, mamba_cache_for(d, s)), s.block_size,
                          s.block_size_given, s.era);
   if (!l.packed) l.in_flight_batches = in_flight_batches(d, s);  // 0.26+ sliding admission

@@ -150,7 +150,7 @@ const std::vector<std::string_view>& vllm_flags() {
       "--disable-mm-preprocessor-cache", "--tokenizer-pool-size", "--tokenizer-pool-type",
       "--tokenizer-pool-extra-config", "--use-v2-block-manager", "--ray-workers-use-nsight",
       "--enable-chunked-prefill-for-mm", "--max-num-batched-tokens-per-mm", "--video-pruning-rate",
-      "--kv-sharing-fast-prefill", "--ubatch-size", "--decode-context-parallel-size", "--num-redundant-experts", "--eplb-config", "--rope-scaling",
+      "--kv-sharing-fast-prefill", "--ubatch-size", "--decode-context-parallel-size", "--num-redundant-experts", "--eplb-config", "--rope-scaling", "--disable-sliding-window",
   };
   return v;
 }
@@ -160,7 +160,6 @@ const std::vector<std::pair<std::string_view, std::string_view>>& vllm_unmodelle
   // them and says so.
   static const std::vector<std::pair<std::string_view, std::string_view>> v{
       {"--rope-theta", "changes the RoPE tables"},
-      {"--disable-sliding-window", "sliding-window layers would hold the full context and max_model_len is capped at the window"},
       {"--speculative-model", "the pre-0.8.5 draft model (use --speculative-config)"},
       {"--num-speculative-tokens", "the pre-0.8.5 speculative settings (use --speculative-config)"},
       {"--speculative-draft-tensor-parallel-size", "the pre-0.8.5 speculative settings (use --speculative-config)"},
@@ -253,11 +252,11 @@ std::string fmt_len(double x) {
 
 // The refusal of a --max-model-len above the derived limit, in the era's wording: 0.11 (pydantic
 // ModelConfig) added the caution text; earlier builds said "This may lead to incorrect model outputs".
-[[noreturn]] void refuse_long_max_model_len(const Era& era, int64_t L, double derived) {
+[[noreturn]] void refuse_long_max_model_len(const Era& era, int64_t L, double derived, const char* key = "max_position_embeddings") {
   const std::string head = fmt::format(
-      "User-specified max_model_len ({}) is greater than the derived max_model_len (max_position_embeddings={} or "
+      "User-specified max_model_len ({}) is greater than the derived max_model_len ({}={} or "
       "model_max_length=None in model's config.json).",
-      L, fmt_len(derived));
+      L, key, fmt_len(derived));
   if (era.version < 1100)
     fail_input("vllm serve", "--max-model-len",
                fmt::format("ValueError: {} This may lead to incorrect model outputs or CUDA errors. To allow overriding this maximum, "
@@ -494,7 +493,18 @@ Settings resolve_settings(const Deployment& d) {
       if (auto it = j.find("max_position_embeddings"); it != j.end() && it->is_number_integer()) rope.max_position_embeddings = it->get<int64_t>();
     }
   }
-  const double derived = derived_max_model_len(rope);
+  double derived = derived_max_model_len(rope);
+  // --disable-sliding-window (ModelConfig): the sliding-window layers become full attention and
+  // _get_and_verify_max_len caps the context at the window ("max_length should be less than the
+  // sliding window length"), the key it then names being sliding_window.
+  const char* len_key = "max_position_embeddings";
+  if (const std::string* v = get("--disable-sliding-window"); v && truthy(*v) && c.sliding_window > 0) {
+    s.disable_sliding_window = true;
+    if (static_cast<double>(c.sliding_window) < derived) {
+      derived = static_cast<double>(c.sliding_window);
+      len_key = "sliding_window";
+    }
+  }
   s.max_model_len = derived >= 1 ? static_cast<int64_t>(derived) : 2048;
   if (auto v = get("--max-model-len")) {
     if (*v == "auto" || *v == "-1") {
@@ -505,7 +515,7 @@ Settings resolve_settings(const Deployment& d) {
       int64_t L = human_int("--max-model-len", *v);
       if (L <= 0) fail_input("vllm serve", "--max-model-len", fmt::format("max_model_len ({}) must be a positive integer", L));
       if (derived >= 1 && static_cast<double>(L) > derived) {
-        if (!allow_long) refuse_long_max_model_len(era, L, derived);
+        if (!allow_long) refuse_long_max_model_len(era, L, derived, len_key);
         s.notes.push_back(fmt::format("--max-model-len {} exceeds the derived max_model_len ({}); VLLM_ALLOW_LONG_MAX_MODEL_LEN "
                                       "lets vLLM start with a warning, and positions past it are out of the model's range",
                                       L, fmt_len(derived)));

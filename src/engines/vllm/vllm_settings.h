@@ -37,6 +37,7 @@ struct Settings {
   // limits of 0 on a Qwen-VL family model.
   bool text_only = false;
   int64_t dcp = 1;                   // --decode-context-parallel-size (-dcp)
+  bool disable_sliding_window = false;  // every sliding-window layer as full attention, context capped at the window
   int64_t redundant_experts = 0;     // EPLB: --num-redundant-experts / --eplb-config num_redundant_experts
   bool enforce_eager = false;
   int64_t max_capture_size = 0;      // --max-cudagraph-capture-size (0 = default)
