@@ -850,3 +850,15 @@ TEST(LogScanInput, RequestLogsAroundTheStartup) {
   EXPECT_EQ(s.stats.kept_lines, 1);
   EXPECT_EQ(s.engine, LogEngine::VLLM);
 }
+
+TEST(LogScanArgs, VllmNonDefaultDictValuesBecomeJson) {
+  // vLLM prints its non-default args as a Python dict; the JSON-valued flags the plan then reads
+  // (--limit-mm-per-prompt, --compilation-config, --speculative-config) take JSON, as on a command line.
+  LogScan s = scan_log_text(
+      "INFO 08-01 10:00:00 [utils.py:1] non-default args: {'model': 'Qwen/Qwen3-VL-8B-Instruct', 'limit_mm_per_prompt': "
+      "{'image': 0, 'video': 0}, 'compilation_config': {'level': 3, 'use_inductor': True, 'backend': None, 'note': 'a \"b\"'}}\n",
+      "t");
+  EXPECT_EQ(s.flags.at("--limit-mm-per-prompt"), R"({"image": 0, "video": 0})");
+  EXPECT_EQ(s.flags.at("--compilation-config"), R"({"level": 3, "use_inductor": true, "backend": null, "note": "a \"b\""})");
+  EXPECT_FALSE(json::parse(s.flags.at("--compilation-config"), nullptr, false).is_discarded());
+}

@@ -4,6 +4,7 @@
 // vllm.entrypoints.openai.api_server, trtllm-serve), turned into flags spelled as the engine
 // spells them on its command line.
 #include <algorithm>
+#include <cctype>
 
 #include "doctor/log_parse.h"
 
@@ -12,11 +13,48 @@ namespace headroom::logscan_detail {
 namespace {
 
 // Python repr value → flag value. nullopt = None (dropped).
+// A Python literal dict / list as the logs print them ({'image': 0, 'x': True}) as JSON, the form
+// the engines' JSON-valued flags take on the command line: quotes become double quotes, True /
+// False / None become true / false / null outside strings.
+std::string py_literal_to_json(std::string_view v) {
+  std::string out;
+  char in = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const char ch = v[i];
+    if (in) {
+      if (ch == '\\' && i + 1 < v.size()) {
+        out += ch;
+        out += v[++i];
+      } else if (ch == in) {
+        out += '"';
+        in = 0;
+      } else if (ch == '"') {
+        out += "\\\"";
+      } else {
+        out += ch;
+      }
+      continue;
+    }
+    if (ch == '\'' || ch == '"') {
+      in = ch;
+      out += '"';
+      continue;
+    }
+    auto word = [&](std::string_view w) { return v.substr(i, w.size()) == w && (i + w.size() == v.size() || !std::isalnum(static_cast<unsigned char>(v[i + w.size()]))); };
+    if (word("True")) { out += "true"; i += 3; }
+    else if (word("False")) { out += "false"; i += 4; }
+    else if (word("None")) { out += "null"; i += 3; }
+    else out += ch;
+  }
+  return out;
+}
+
 std::optional<std::string> normalise(std::string_view v) {
   while (!v.empty() && v.back() == ' ') v.remove_suffix(1);
   if (v == "None") return std::nullopt;
   if (v == "True") return std::string("true");
   if (v == "False") return std::string("false");
+  if (!v.empty() && (v.front() == '{' || v.front() == '[')) return py_literal_to_json(v);
   if (v.size() > 6 && v.substr(0, 6) == "torch.") {
     bool ident = std::all_of(v.begin() + 6, v.end(), [](char ch) { return ch == '_' || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9'); });
     if (ident) return std::string(v.substr(6));
