@@ -80,5 +80,23 @@ TEST(ValidateCaseInputs, ParallelismFromTheRecordedFlagsAndNumbersAsStrings) {
   EXPECT_EQ(test::case_row(j, "none")["reason"].get<std::string>(), "parallelism unknown");
 }
 
+TEST(ValidateCaseInputs, FlagValuesOfEveryJsonType) {
+  // A record's flags as numbers, booleans, objects or null: numbers and objects pass as the engine
+  // reads them (an object as its JSON text), true as a bare flag, null as not given; underscores
+  // and short aliases as vLLM spells them.
+  auto path = test::write_corpus(
+      "case_inputs_json_types.jsonl",
+      R"({"id": "plain", "engine": "vllm", "engine_version": "0.11.0", "model": "Qwen/Qwen3-VL-8B-Instruct", "gpu": "l40s", "gpus": 1, "tp": 1, "flags": {"--max-model-len": "32768", "--enforce-eager": "true", "--limit-mm-per-prompt": "{\"image\": 0, \"video\": 0}"}, "observed": {"outcome": "ok"}})"
+      "\n"
+      R"({"id": "typed", "engine": "vllm", "engine_version": "0.11.0", "model": "Qwen/Qwen3-VL-8B-Instruct", "gpu": "l40s", "gpus": 1, "tp": 1, "flags": {"--max_model_len": 32768, "--enforce-eager": true, "--quantization": null, "--limit-mm-per-prompt": {"image": 0, "video": 0}}, "observed": {"outcome": "ok"}})"
+      "\n");
+  auto j = validate_corpus(path);
+  std::remove(path.c_str());
+  const auto& plain = test::case_row(j, "plain");
+  ASSERT_TRUE(plain["covered"].get<bool>());
+  EXPECT_EQ(test::case_row(j, "typed")["predicted"]["kv_tokens"], plain["predicted"]["kv_tokens"]);
+  EXPECT_EQ(test::case_row(j, "typed")["predicted"]["weights_gib"], plain["predicted"]["weights_gib"]);
+}
+
 }  // namespace
 }  // namespace headroom

@@ -297,6 +297,7 @@ J validate_corpus(const std::string& path) {
                                        "--data-parallel-size", "--ep-size", "--pp-size", "--pipeline-parallel-size",
                                        "--enable-dp-attention"};
           if (std::find(std::begin(skip), std::end(skip), k) != std::end(skip)) continue;
+          if (v.is_null()) continue;  // a flag recorded without a value: the engine's default
           std::string val = v.is_string() ? v.get<std::string>() : v.dump();
           if (is_boolean_flag(k)) {
             if (val == "true") base.push_back(k);
@@ -447,7 +448,7 @@ J validate_corpus(const std::string& path) {
           hints = {"--engine", engine.empty() ? "sglang" : engine};
           if (c.contains("flags") && c["flags"].is_object())
             for (const auto& [k, v] : c["flags"].items()) {
-              if (k == "--model-path" || k == "--model") continue;
+              if (k == "--model-path" || k == "--model" || v.is_null()) continue;
               std::string val = v.is_string() ? v.get<std::string>() : v.dump();
               if (is_boolean_flag(k)) { if (val == "true") hints.push_back(k); }
               else hints.insert(hints.end(), {k, val});
