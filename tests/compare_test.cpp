@@ -75,3 +75,20 @@ TEST(Compare, PlanWithSeveralEnginesIsTheCompareView) {
   ASSERT_EQ(rc, 0) << err;
   EXPECT_FALSE(nlohmann::json::parse(out).contains("engines"));
 }
+
+TEST(Compare, AFlagOneEngineRefusesLeavesTheOthersCompared) {
+  // --quantization fp8 on the bf16 Qwen3-8B: SGLang and vLLM quantize online; trtllm-serve's PyTorch
+  // backend refuses it (it applies to TensorRT engines), shown as that engine's row, not fatal.
+  std::string out, err;
+  int rc = run({"compare", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s", "--quantization", "fp8", "--json"}, out, err);
+  ASSERT_TRUE(rc == 0 || rc == 1) << err;
+  auto j = nlohmann::json::parse(out);
+  ASSERT_EQ(j["engines"].size(), 3u);
+  EXPECT_GT(j["engines"][0]["kv_tokens"].get<int64_t>(), 0);
+  EXPECT_GT(j["engines"][1]["kv_tokens"].get<int64_t>(), 0);
+  EXPECT_TRUE(j["engines"][2]["verdict"].is_null());
+  EXPECT_EQ(j["engines"][2]["unsupported"].get<std::string>().rfind("--quantization ", 0), 0u);
+  // A flag no engine can take stays bad input.
+  rc = run({"compare", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s", "--engines", "trtllm", "--quantization", "fp8"}, out, err);
+  EXPECT_EQ(rc, 2);
+}

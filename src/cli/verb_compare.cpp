@@ -114,10 +114,13 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
     try {
       r.f = plan(r.d);
     } catch (const InputError& e) {
-      // A model one engine's model cannot plan (e.g. vLLM's DeepSeek-V4 KV groups) leaves the others
-      // comparable; any other bad input is still the user's to fix (exit 2).
-      if (e.field() != "--model" || specs.size() < 2) throw;
-      r.unsupported = e.problem();
+      // A model one engine's model cannot plan (e.g. vLLM's DeepSeek-V4 KV groups), or an engine flag
+      // one engine refuses for this deployment (TensorRT-LLM's --quantization on the PyTorch
+      // backend, where vLLM and SGLang quantize online), leaves the others comparable; any other
+      // bad input is still the user's to fix (exit 2).
+      const bool flag_of_this_engine = std::any_of(engine_flags.begin(), engine_flags.end(), [&](const auto& p) { return p.first == e.field(); });
+      if ((e.field() != "--model" && !flag_of_this_engine) || specs.size() < 2) throw;
+      r.unsupported = flag_of_this_engine ? e.field() + " " + e.problem() : e.problem();
     }
     Knob kn = knob_of(kind);
     r.knob_flag = std::string(kn.flag);
