@@ -139,6 +139,10 @@ TEST(AdviseFit, CliJsonAndExitCodes) {
   EXPECT_EQ(run_cli({"fit", "--model", "nvidia/GLM-5-NVFP4", "--max-gpus", "0"}, o3, e3), kExitBadInput);
   EXPECT_EQ(run_cli({"fit", "--model", "nvidia/GLM-5-NVFP4", "--tp", "8"}, o3, e3), kExitBadInput);
   EXPECT_EQ(run_cli({"fit", "--model", "nvidia/GLM-5-NVFP4", "--sort", "price"}, o3, e3), kExitBadInput);
+  // An option the engine does not know is wrong in every layout: one error, not 700 rejections.
+  std::ostringstream o4, e4;
+  EXPECT_EQ(run_cli({"fit", "--engine", "vllm", "--model", "Qwen/Qwen3-32B", "--context-len", "32768"}, o4, e4), kExitBadInput);
+  EXPECT_NE(e4.str().find("unrecognized arguments: --context-len 32768"), std::string::npos);
 }
 
 TEST(AdviseFit, ContradictoryTargetsEveryEngine) {
