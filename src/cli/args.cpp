@@ -1,6 +1,5 @@
 // The option parser shared by every verb: "--name value", "--name=value", boolean flags.
 #include <algorithm>
-#include <array>
 #include <cctype>
 #include <cmath>
 #include <cstddef>
@@ -67,17 +66,11 @@ constexpr std::pair<std::string_view, std::string_view> kShortAliases[] = {
 // SGLang's --cuda-graph-bs 1 2 4 8, vLLM's --cudagraph-capture-sizes / --cuda-graph-sizes. The
 // values are kept as one space-separated string.
 constexpr std::string_view kListFlags[] = {"--cuda-graph-bs", "--cudagraph-capture-sizes", "--cuda-graph-sizes"};
-
-std::string dashed(std::string_view name) {
-  std::string s(name);
-  std::replace(s.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(2, s.size())), s.end(), '_', '-');
-  return s;
-}
 }  // namespace
 
 bool is_boolean_flag(std::string_view name) {
   // vLLM also takes its store_true flags with underscores (FlexibleArgumentParser: --enforce_eager).
-  const std::string d = dashed(name);
+  const std::string d = vllm_flag_spelling(name);
   auto known = [](std::string_view n) { return std::find(std::begin(kBooleanFlags), std::end(kBooleanFlags), n) != std::end(kBooleanFlags); };
   // argparse.BooleanOptionalAction (vLLM's bool options) also takes --no-NAME.
   if (d.rfind("--no-", 0) == 0 && known("--" + d.substr(5))) return true;

@@ -12,7 +12,6 @@ namespace headroom::logscan_detail {
 
 namespace {
 
-// Python repr value → flag value. nullopt = None (dropped).
 // A Python literal dict / list as the logs print them ({'image': 0, 'x': True}) as JSON, the form
 // the engines' JSON-valued flags take on the command line: quotes become double quotes, True /
 // False / None become true / false / null outside strings.
@@ -49,6 +48,7 @@ std::string py_literal_to_json(std::string_view v) {
   return out;
 }
 
+// Python repr value → flag value. nullopt = None (dropped).
 std::optional<std::string> normalise(std::string_view v) {
   while (!v.empty() && v.back() == ' ') v.remove_suffix(1);
   if (v == "None") return std::nullopt;

@@ -5,7 +5,6 @@
 // KV sizing is SGLang's own arithmetic (exact given P and A); the estimated terms come from
 // sglang_estimates.cpp and carry ranges.
 #include <algorithm>
-#include <map>
 #include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -340,19 +339,18 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   // DefaultModelLoader.load_weights_and_postprocess runs after every weight is loaded -- so the
   // 16-bit weights are all on the GPU first. "Load weight end ... mem usage" (free memory read
   // after empty_cache) holds the FP8 result.
-  std::map<int, int64_t> fp8_transient;  // by rank
+  // fp8_saved[i]: what online FP8 took off rank_weights[i]; the 16-bit copy held while loading
+  // is the same amount again (the linears' other half).
+  std::vector<int64_t> fp8_saved(rank_weights.size(), 0);
   if (const std::string* q = fl.get("--quantization"); q && *q == "fp8" && c.quant.method == QuantMethod::None && dtype_size(c.dtype) == 2) {
-    for (auto& rw : rank_weights) {
-      int64_t linear = 0;
-      for (const auto& [component, bytes] : rw.by_component)
-        if (component == "attention" || component == "mlp" || component == "experts" || component == "linear_attention") linear += bytes;
-      rw.bytes -= linear / 2;
-      fp8_transient[rw.rank] = linear - linear / 2;
+    for (size_t i = 0; i < rank_weights.size(); ++i) {
+      fp8_saved[i] = rank_weights[i].component_bytes(kLinearComponents) / 2;
+      rank_weights[i].bytes -= fp8_saved[i];
     }
     if (!rank_weights.empty())
       out.notes.push_back(fmt::format("--quantization fp8 on a 16-bit checkpoint: online FP8 (layers/quantization/fp8.py): the attention, MLP and expert "
                                       "weights load at 1 B per element; the 16-bit ones ({} on rank 0) are all loaded before they are quantized",
-                                      human_bytes(fp8_transient[rank_weights.front().rank])));
+                                      human_bytes(fp8_saved.front())));
   }
   // --moe-dense-tp-size 1 (server_args: "only support 1 and None"): the dense MLP layers before
   // first_k_dense_replace run unsharded (deepseek_v2.py DeepseekV2MLP, tp_size 1), so every rank
@@ -386,9 +384,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   // --ep-num-redundant-experts N (server_args; eplb/expert_location.py): the MoE layers hold
   // num_logical_experts + N physical experts spread over the EP ranks, so each rank loads N / ep more.
   if (auto r = fl.integer("--ep-num-redundant-experts", 0, 1 << 16); r && *r > 0 && c.num_experts > 0 && par.ep > 1) {
-    for (auto& rw : rank_weights)
-      for (const auto& [component, bytes] : rw.by_component)
-        if (component == "experts") rw.bytes += bytes * *r / c.num_experts;
+    for (auto& rw : rank_weights) rw.bytes += rw.component_bytes({"experts"}) * *r / c.num_experts;
     out.notes.push_back(fmt::format("--ep-num-redundant-experts {}: ({} + {}) / {} physical experts per rank", *r, c.num_experts, *r, par.ep));
   }
   // --cpu-offload-gb: server_args sets the offloader's budget to int(gb x 1024^3) and make_layers
@@ -396,11 +392,10 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   // (srt/utils offloader, the same scheme as vLLM's; vllm_load_extras.cpp cpu_offload).
   if (auto gb = fl.num("--cpu-offload-gb", 0, 1e6); gb && *gb > 0) {
     const int64_t budget = static_cast<int64_t>(*gb * 1073741824.0);
-    for (auto& rw : rank_weights) {
-      const int64_t saved = fp8_transient.count(rw.rank) ? fp8_transient.at(rw.rank) : 0;
-      const vllm::LoadExtra off = vllm::cpu_offload(rw, budget, saved);
-      rw.bytes -= off.bytes;
-      if (&rw == &rank_weights.front()) out.notes.push_back(off.what);
+    for (size_t i = 0; i < rank_weights.size(); ++i) {
+      const vllm::LoadExtra off = vllm::cpu_offload(rank_weights[i], budget, fp8_saved[i]);
+      rank_weights[i].bytes -= off.bytes;
+      if (i == 0) out.notes.push_back(off.what);
     }
   }
   int64_t draft_weights = 0;
@@ -611,7 +606,8 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   std::optional<Failure> first_failure = out.failure;
   // Ranks holding the same bytes play the same timeline: simulate each distinct one once.
   std::vector<std::pair<std::pair<int64_t, int64_t>, size_t>> played;  // (bytes, mtp) -> index in out.ranks
-  for (const auto& rw : rank_weights) {
+  for (size_t ri = 0; ri < rank_weights.size(); ++ri) {
+    const RankWeights& rw = rank_weights[ri];
     bool dup = false;
     for (const auto& [key, idx] : played)
       if (key.first == rw.bytes && key.second == rw.mtp_bytes) {
@@ -625,7 +621,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
     sim.begin_stage("init");
     sim.alloc_estimated("CUDA context + NCCL/custom all-reduce", init.central, init.low, init.high);
     sim.begin_stage("weights");
-    const int64_t tr = fp8_transient.count(rw.rank) ? fp8_transient.at(rw.rank) : 0;
+    const int64_t tr = fp8_saved[ri];  // online FP8's 16-bit half, held until quantized
     if (tr > 0) sim.alloc("16-bit weights during online FP8 quantization", tr);
     sim.alloc("model weights", rw.bytes);
     if (tr > 0 && !sim.failed()) sim.release("16-bit weights during online FP8 quantization", tr);

@@ -105,9 +105,7 @@ OnlineFp8 online_fp8(const RankWeights& w, int vllm_version, int layers_on_rank)
   // is such an OOM. From 0.14 the weights are created on the meta device and quantized layer by
   // layer as they load: about one layer's 16-bit linears on top (INFERRED from the PR text).
   OnlineFp8 o;
-  int64_t linear = 0;
-  for (const auto& [component, bytes] : w.by_component)
-    if (component == "attention" || component == "mlp" || component == "experts" || component == "linear_attention") linear += bytes;
+  const int64_t linear = w.component_bytes(kLinearComponents);
   o.saved = linear / 2;
   o.load_transient = vllm_version < 1400 ? linear - o.saved : linear / std::max(1, layers_on_rank);
   o.what = fmt::format("--quantization fp8 on a 16-bit checkpoint: online dynamic FP8 (quantization/fp8.py): the attention, MLP and expert "
@@ -127,9 +125,8 @@ LoadExtra cpu_offload(const RankWeights& w, int64_t offload_bytes, int64_t onlin
   // lm_head and the final norm stay. "Model loading took" counts what is left on the GPU.
   LoadExtra e;
   if (offload_bytes <= 0) return e;
-  int64_t layers = -online_fp8_saved;  // online FP8 halves the linears before they are counted here
-  for (const auto& [component, bytes] : w.by_component)
-    if (component == "attention" || component == "mlp" || component == "experts") layers += bytes;
+  // The decoder layers' weights as loaded (online FP8 halves the linears before they are counted).
+  const int64_t layers = w.component_bytes({"attention", "mlp", "experts"}) - online_fp8_saved;
   e.bytes = std::clamp<int64_t>(offload_bytes, 0, std::max<int64_t>(0, layers));
   e.what = fmt::format("--cpu-offload-gb: {} of rank {}'s decoder-layer weights live in pinned CPU memory (maybe_offload_to_cpu: vLLM models/utils.py, SGLang "
                        "srt/utils; parameter by parameter from the first layer){}",

@@ -397,19 +397,14 @@ void prepare(Prepared& P, const Deployment& d) {
     // Allocated at load beyond the checkpoint's tensors, inside "Model loading took".
     const LoadExtra lora = lora_buffers(c, s.lora, tp, l0, l1);
     const LoadExtra marlin = amd ? LoadExtra{} : fp8_marlin_scales(c, d.gpu, w.fp8_bytes);
-    if (s.text_only)
-      for (const auto& [component, bytes] : w.by_component)
-        if (component == "vision") t.weights -= bytes;
+    if (s.text_only) t.weights -= w.component_bytes({"vision"});
     if (s.redundant_experts > 0 && c.num_experts > 0 && d.par.ep > 1) {
       // EPLB: (E + R) / EP experts per rank instead of E / EP.
-      for (const auto& [component, bytes] : w.by_component)
-        if (component == "experts") {
-          const int64_t extra = bytes * s.redundant_experts / c.num_experts;
-          t.weights += extra;
-          if (P.ranks.empty())
-            P.notes.push_back(fmt::format("EPLB: {} redundant experts over {} EP ranks: +{} of expert weights per rank", s.redundant_experts, d.par.ep,
-                                          human_bytes(extra)));
-        }
+      const int64_t extra = w.component_bytes({"experts"}) * s.redundant_experts / c.num_experts;
+      t.weights += extra;
+      if (P.ranks.empty())
+        P.notes.push_back(fmt::format("EPLB: {} redundant experts over {} EP ranks: +{} of expert weights per rank", s.redundant_experts, d.par.ep,
+                                      human_bytes(extra)));
     }
     int64_t fp8_saved = 0;
     if (s.online_fp8) {
@@ -725,11 +720,11 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
     if (!stop) {
       sim.begin_stage("weights");
       // Online FP8's 16-bit weights while loading: exact before 0.14, one layer's linears after (INFERRED).
-      const int64_t tr = t.fp8_transient, tr_hi = era.version < 1400 ? tr : 2 * tr;
+      const int64_t tr = t.fp8_transient, tr_lo = era.version < 1400 ? tr : 0, tr_hi = era.version < 1400 ? tr : 2 * tr;
       const char* tr_what = "16-bit weights during online FP8 quantization";
-      if (tr > 0) sim.alloc_estimated(tr_what, tr, era.version < 1400 ? tr : 0, tr_hi);
+      if (tr > 0) sim.alloc_estimated(tr_what, tr, tr_lo, tr_hi);
       sim.alloc(t.padded ? "model weights (incl. MXFP4 expert padding)" : "model weights (Model loading took)", t.weights - t.lora - t.marlin - t.draft);
-      if (tr > 0 && !sim.failed()) sim.release_estimated(tr_what, tr, era.version < 1400 ? tr : 0, tr_hi);
+      if (tr > 0 && !sim.failed()) sim.release_estimated(tr_what, tr, tr_lo, tr_hi);
       if (t.draft > 0) sim.alloc("draft model weights (--speculative-config model)", t.draft);
       if (t.marlin > 0) sim.alloc("Marlin FP8 group scales (no FP8 compute)", t.marlin);
       if (t.lora > 0) sim.alloc("LoRA adapter slots (--enable-lora)", t.lora);

@@ -75,6 +75,13 @@ GraphFlags graph_flags(const Deployment& d) {
   return g;
 }
 
+// A JSON-valued option (argparse type=json.loads): its value, or vLLM's error.
+nlohmann::json json_loads(const char* flag, const std::string& text) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded()) fail_input("vllm serve", flag, fmt::format("argument {}: invalid loads value: '{}'", flag, text));
+  return j;
+}
+
 // CompilationConfig.cudagraph_mode (vllm/config/compilation.py CUDAGraphMode): which of the
 // capture list's sizes are captured PIECEWISE and which as FULL graphs.
 void apply_cudagraph_mode(const std::string& mode, vllm::Settings& s) {
@@ -90,6 +97,23 @@ void apply_cudagraph_mode(const std::string& mode, vllm::Settings& s) {
     s.piecewise_graphs = 0;
   }
   s.notes.push_back(fmt::format("cudagraph_mode {}: {} PIECEWISE and {} FULL graphs", mode, s.piecewise_graphs, s.full_graphs));
+}
+
+const std::vector<std::pair<std::string_view, std::string_view>>& vllm_unmodelled_flags() {
+  // Options vLLM accepts whose effect on memory headroom does not model: the plan runs without
+  // them and says so.
+  static const std::vector<std::pair<std::string_view, std::string_view>> v{
+      {"--rope-theta", "changes the RoPE tables"},
+      {"--speculative-model", "the pre-0.8.5 draft model (use --speculative-config)"},
+      {"--num-speculative-tokens", "the pre-0.8.5 speculative settings (use --speculative-config)"},
+      {"--speculative-draft-tensor-parallel-size", "the pre-0.8.5 speculative settings (use --speculative-config)"},
+      {"--speculative-max-model-len", "the pre-0.8.5 speculative settings (use --speculative-config)"},
+      {"--ngram-prompt-lookup-max", "the pre-0.8.5 speculative settings (use --speculative-config)"},
+      {"--prefill-context-parallel-size", "prefill context parallelism shards the KV cache over its ranks"},
+      {"--mamba-block-size", "the Mamba state's block size"},
+      {"--max-model-len-per-mm", "multimodal encoder budgets"},
+  };
+  return v;
 }
 }  // namespace
 
@@ -155,22 +179,6 @@ const std::vector<std::string_view>& vllm_flags() {
   return v;
 }
 
-const std::vector<std::pair<std::string_view, std::string_view>>& vllm_unmodelled_flags() {
-  // Options vLLM accepts whose effect on memory headroom does not model: the plan runs without
-  // them and says so.
-  static const std::vector<std::pair<std::string_view, std::string_view>> v{
-      {"--rope-theta", "changes the RoPE tables"},
-      {"--speculative-model", "the pre-0.8.5 draft model (use --speculative-config)"},
-      {"--num-speculative-tokens", "the pre-0.8.5 speculative settings (use --speculative-config)"},
-      {"--speculative-draft-tensor-parallel-size", "the pre-0.8.5 speculative settings (use --speculative-config)"},
-      {"--speculative-max-model-len", "the pre-0.8.5 speculative settings (use --speculative-config)"},
-      {"--ngram-prompt-lookup-max", "the pre-0.8.5 speculative settings (use --speculative-config)"},
-      {"--prefill-context-parallel-size", "prefill context parallelism shards the KV cache over its ranks"},
-      {"--mamba-block-size", "the Mamba state's block size"},
-      {"--max-model-len-per-mm", "multimodal encoder budgets"},
-  };
-  return v;
-}
 
 }  // namespace headroom
 
@@ -387,8 +395,7 @@ Settings resolve_settings(const Deployment& d) {
   // Qwen3.5 classes build no vision tower when both limits are 0 ("if not
   // multimodal_config.get_limit_per_prompt('image') and not ...('video'): self.visual = None").
   if (c.vision.present) {
-    const std::string* lmo = get("--language-model-only");
-    if (lmo && *lmo != "false" && *lmo != "False" && *lmo != "0") s.text_only = true;
+    if (const std::string* lmo = get("--language-model-only"); lmo && truthy(*lmo)) s.text_only = true;
     std::optional<int64_t> image, video;
     auto limit = [&](const std::string& key, const nlohmann::json& v) {
       std::optional<int64_t> n;
@@ -444,14 +451,14 @@ Settings resolve_settings(const Deployment& d) {
       if (auto it = j.find("num_redundant_experts"); it != j.end() && it->is_number_integer()) r = it->get<int64_t>();
     }
     const std::string* eplb = get("--enable-eplb");
-    const bool eplb_on = eplb && *eplb != "false";
+    const bool eplb_on = eplb && truthy(*eplb);
     if (r < 0) fail_input("vllm serve", "--num-redundant-experts", "num_redundant_experts must be non-negative");
     // vllm/config/parallel.py _verify_args, in its words.
     if (r > 0 && !eplb_on)
       fail_input("vllm serve", "--num-redundant-experts",
                  fmt::format("ValueError: num_redundant_experts is set to {} but EPLB is not enabled. Either enable EPLB or unset num_redundant_experts.", r));
     const std::string* ep = get("--enable-expert-parallel");
-    if (eplb_on && !(ep && *ep != "false")) fail_input("vllm serve", "--enable-eplb", "ValueError: enable_expert_parallel must be True to use EPLB.");
+    if (eplb_on && !(ep && truthy(*ep))) fail_input("vllm serve", "--enable-eplb", "ValueError: enable_expert_parallel must be True to use EPLB.");
     if (eplb_on && d.par.tp * d.par.dp <= 1)
       fail_input("vllm serve", "--enable-eplb",
                  fmt::format("ValueError: EPLB requires tensor_parallel_size or data_parallel_size to be greater than 1, but got TP={},DP={}.", d.par.tp, d.par.dp));
@@ -479,14 +486,9 @@ Settings resolve_settings(const Deployment& d) {
     if (auto it = r.find("original_max_position_embeddings"); it != r.end() && it->is_number_integer())
       rope.rope_original_max_position_embeddings = it->get<int64_t>();
   };
-  if (const std::string* v = get("--rope-scaling")) {
-    nlohmann::json j = nlohmann::json::parse(*v, nullptr, false);
-    if (j.is_discarded()) fail_input("vllm serve", "--rope-scaling", fmt::format("argument --rope-scaling: invalid loads value: '{}'", *v));
-    apply_rope("--rope-scaling", j);
-  }
+  if (const std::string* v = get("--rope-scaling")) apply_rope("--rope-scaling", json_loads("--rope-scaling", *v));
   if (const std::string* v = get("--hf-overrides")) {
-    nlohmann::json j = nlohmann::json::parse(*v, nullptr, false);
-    if (j.is_discarded()) fail_input("vllm serve", "--hf-overrides", fmt::format("argument --hf-overrides: invalid loads value: '{}'", *v));
+    const nlohmann::json j = json_loads("--hf-overrides", *v);
     if (j.is_object()) {
       for (const char* k : {"rope_scaling", "rope_parameters"})
         if (auto it = j.find(k); it != j.end()) apply_rope("--hf-overrides", *it);
@@ -566,12 +568,7 @@ Settings resolve_settings(const Deployment& d) {
 
   // Speculative decoding: draft tokens widen decode batches; MTP layers get their own KV.
   if (auto v = get("--speculative-config")) {
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(*v);
-    } catch (const std::exception&) {
-      fail_input("vllm serve", "--speculative-config", fmt::format("argument --speculative-config: invalid loads value: '{}'", *v));
-    }
+    const nlohmann::json j = json_loads("--speculative-config", *v);
     if (!j.is_object()) fail_input("vllm serve", "--speculative-config", "argument --speculative-config: expected a JSON object");
     if (j.contains("method") && j["method"].is_string()) s.spec_method = j["method"].get<std::string>();
     if (j.contains("num_speculative_tokens") && j["num_speculative_tokens"].is_number_integer())
