@@ -646,6 +646,24 @@ TEST(LogScanArgs, LaunchCommandsAndContinuations) {
   EXPECT_EQ(v.engine, LogEngine::VLLM);
 }
 
+TEST(LogScanArgs, ContainerPrefixesOnCommandLinesAndMessages) {
+  // The same vllm-073 command as `docker compose logs` prints it ("name-1  | " before every
+  // line) and as `docker logs -t` / `kubectl logs --timestamps` do (an RFC 3339 stamp first):
+  // the wrapped flag lines still belong to the command, and the vLLM stage lines still read.
+  for (std::string prefix : {"vllm-server-1  | ", "2025-05-09T10:47:30.123456789Z "}) {
+    std::string text;
+    for (std::string line : {"vllm serve /root/Qwen/Qwen3-30B-A3B", "--tensor-parallel-size 4", "--max-model-len 8192",
+                             "(VllmWorker rank=0 pid=4730) INFO 05-09 10:47:31 [gpu_model_runner.py:1347] Model loading took 14.2474 GiB and 5.5 seconds"})
+      text += prefix + line + "\n";
+    LogScan v = scan_log_text(text, "vllm-073");
+    ASSERT_EQ(v.arg_sets.size(), 1u) << prefix;
+    EXPECT_EQ(v.flags.at("--tensor-parallel-size"), "4") << prefix;
+    EXPECT_EQ(v.flags.at("--max-model-len"), "8192") << prefix;
+    ASSERT_TRUE(v.summary.weights.has_value()) << prefix;
+    EXPECT_EQ(v.summary.weights->value, gib(14.2474)) << prefix;
+  }
+}
+
 TEST(LogScanArgs, VllmConfigLinesAndVersion) {
   // vLLM's startup lines (vllm/entrypoints/utils.py "non-default args", vllm/v1/engine/core.py config line).
   LogScan s = scan_log_text(

@@ -240,7 +240,9 @@ void finish_command(Ctx& c) {
 }
 
 bool continue_command(Ctx& c, const Line& l) {
-  std::string_view t = l.text;
+  // The message, not the raw line: a compose "name-1  | " or docker timestamp prefix on a
+  // wrapped command line must not end the command.
+  std::string_view t = l.body;
   while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
   bool backslash = !c.cmd_text.empty() && c.cmd_text.back() == '\\';
   bool flag_line = t.size() >= 2 && t[0] == '-' && t.find("-->") == std::string_view::npos;

@@ -314,6 +314,15 @@ std::string_view message_body(std::string_view s) {
   for (int guard = 0; guard < 6; ++guard) {
     skip_spaces(s);
     if (s.empty()) break;
+    // `docker logs -t` / `kubectl logs --timestamps`: "2025-06-01T10:00:00.123456789Z " (RFC 3339).
+    if (s.size() > 20 && is_digit(s[0]) && s[4] == '-' && s[7] == '-' && s[10] == 'T' && s[13] == ':') {
+      size_t k = 19;
+      while (k < s.size() && s[k] != ' ' && k < 40) ++k;
+      if (k < s.size() && s[k] == ' ') {
+        s.remove_prefix(k + 1);
+        continue;
+      }
+    }
     if (s.front() == '[') {  // "[2026-01-28T23:59:42Z]", "[2025-10-16 09:06:09 TP0]", "[rank1]:", "[core.py:708]"
       size_t q = s.find(']');
       if (q == std::string_view::npos || q > 80) break;
