@@ -172,8 +172,21 @@ TEST(VllmLoadExtras, CpuOffloadGb) {
   };
   EXPECT_EQ(weights({}), 16391956480);
   EXPECT_EQ(weights({"--cpu-offload-gb", "4"}), 16391956480 - 4 * 1073741824LL);
-  // At most every layer's linears (6,945,767,424 x 2 B): embeddings, lm_head and norms stay.
-  EXPECT_EQ(weights({"--cpu-offload-gb", "100"}), 16391956480 - 13891534848);
+  // At most every parameter of the 36 layers: the linears (6,945,767,424 x 2 B) and the layers'
+  // norms (input + post-attention 2 x 4,096, q_norm + k_norm 2 x 128 = 8,448 x 36 x 2 B = 608,256 B).
+  // Embeddings, lm_head and the final norm stay.
+  EXPECT_EQ(weights({"--cpu-offload-gb", "100"}), 16391956480 - 13891534848 - 608256);
+  // With online FP8 on a Gated-DeltaNet hybrid (Qwen3.5-4B: 24 of 32 layers linear attention) an
+  // offload larger than the layers leaves the same bytes on the GPU as without FP8 -- embeddings,
+  // final norm, vision tower -- the FP8 saving and the cap both run over every layer parameter
+  // (the cap once stopped at attention + MLP + experts and left half the GDN projections).
+  const std::vector<std::string> hybrid{"--engine", "vllm@0.20.0", "--model", "Qwen/Qwen3.5-4B", "--gpu", "l40s", "--cpu-offload-gb", "100"};
+  auto hybrid_weights = [&](std::vector<std::string> extra) {
+    auto v = hybrid;
+    v.insert(v.end(), extra.begin(), extra.end());
+    return rank0_item(run(v), "model weights")->bytes;
+  };
+  EXPECT_EQ(hybrid_weights({"--quantization", "fp8"}), hybrid_weights({}));
   EXPECT_NE(input_error({"--engine", "vllm@0.11.0", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s", "--cpu-offload-gb", "-1"})
                 .find("Input should be greater than or equal to 0"),
             std::string::npos);

@@ -21,6 +21,7 @@ struct RankWeights {
   int64_t bytes = 0;      // weights this rank holds for the main model
   int64_t mtp_bytes = 0;  // MTP / next-n layer weights this rank would hold if the engine loads them
   int64_t fp8_bytes = 0;  // of `bytes`: FP8 (E4M3/E5M2) tensors, whose scales some kernels re-lay at load
+  int64_t layer_bytes = 0;  // of `bytes`: the parameters inside this rank's decoder layers (what CPU offload can move)
   std::vector<std::pair<std::string, int64_t>> by_component;  // "attention", "experts", ...
 
   // Bytes of the named components on this rank (0 for names it does not hold).

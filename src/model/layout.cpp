@@ -243,6 +243,7 @@ std::vector<RankWeights> weights_per_rank(const Model& model, EngineKind engine,
         has_lm_head |= t.role == TensorRole::LmHead;
         rw.bytes += b;
         if (t.dtype == DType::F8_E4M3 || t.dtype == DType::F8_E5M2) rw.fp8_bytes += b;
+        if (t.layer >= 0) rw.layer_bytes += b;
         comp[std::string(component(t))] += b;
       }
       // Tied embeddings with PP: the last stage builds its own lm_head and loads the embedding into it.

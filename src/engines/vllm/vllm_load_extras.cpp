@@ -125,8 +125,10 @@ LoadExtra cpu_offload(const RankWeights& w, int64_t offload_bytes, int64_t onlin
   // lm_head and the final norm stay. "Model loading took" counts what is left on the GPU.
   LoadExtra e;
   if (offload_bytes <= 0) return e;
-  // The decoder layers' weights as loaded (online FP8 halves the linears before they are counted).
-  const int64_t layers = w.component_bytes({"attention", "mlp", "experts"}) - online_fp8_saved;
+  // Every parameter of the rank's decoder layers as loaded -- attention, MLP, experts, router,
+  // linear-attention projections and the layers' norms; online FP8 halves the linears (all inside
+  // the layers) before they are counted.
+  const int64_t layers = w.layer_bytes - online_fp8_saved;
   e.bytes = std::clamp<int64_t>(offload_bytes, 0, std::max<int64_t>(0, layers));
   e.what = fmt::format("--cpu-offload-gb: {} of rank {}'s decoder-layer weights live in pinned CPU memory (maybe_offload_to_cpu: vLLM models/utils.py, SGLang "
                        "srt/utils; parameter by parameter from the first layer){}",
