@@ -9,16 +9,22 @@ namespace headroom {
 
 class InputError : public std::runtime_error {
  public:
-  InputError(std::string source, std::string field, std::string problem);
+  // UnknownOption: a command-line option the engine (or this engine version) does not accept at
+  // all -- wrong whatever the layout, so a search over layouts stops at it instead of rejecting each.
+  enum class Kind { Value, UnknownOption };
+  InputError(std::string source, std::string field, std::string problem, Kind kind = Kind::Value);
   const std::string& source() const { return source_; }
   const std::string& field() const { return field_; }
   const std::string& problem() const { return problem_; }
+  Kind kind() const { return kind_; }
 
  private:
   std::string source_, field_, problem_;
+  Kind kind_;
 };
 
-// Throws InputError. The only place that does, so the message format stays one line.
+// Throw InputError. The only places that do, so the message format stays one line.
 [[noreturn]] void fail_input(std::string_view source, std::string_view field, std::string_view problem);
+[[noreturn]] void fail_unknown_option(std::string_view source, std::string_view option, std::string_view problem);
 
 }  // namespace headroom

@@ -119,8 +119,7 @@ FitResult fit(const FitRequest& req) {
             c.launch_command = t.launch_command;
           } catch (const InputError& e) {
             // An option the engine does not know is wrong in every layout: bad input, once.
-            const std::string& p = e.problem();
-            if (p.find("unrecognized arguments") != std::string::npos || p.find("No such option") != std::string::npos) throw;
+            if (e.kind() == InputError::Kind::UnknownOption) throw;
             c.feasible = false;
             c.reason = "the engine rejects this layout: " + e.problem();
             if (!kv.empty() && e.field() == k.kv_dtype) {

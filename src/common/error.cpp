@@ -13,12 +13,16 @@ static std::string join_message(const std::string& s, const std::string& f, cons
   return m;
 }
 
-InputError::InputError(std::string source, std::string field, std::string problem)
+InputError::InputError(std::string source, std::string field, std::string problem, Kind kind)
     : std::runtime_error(join_message(source, field, problem)),
-      source_(std::move(source)), field_(std::move(field)), problem_(std::move(problem)) {}
+      source_(std::move(source)), field_(std::move(field)), problem_(std::move(problem)), kind_(kind) {}
 
 void fail_input(std::string_view source, std::string_view field, std::string_view problem) {
   throw InputError(std::string(source), std::string(field), std::string(problem));
+}
+
+void fail_unknown_option(std::string_view source, std::string_view option, std::string_view problem) {
+  throw InputError(std::string(source), std::string(option), std::string(problem), InputError::Kind::UnknownOption);
 }
 
 }  // namespace headroom

@@ -167,7 +167,7 @@ Settings resolve_settings(const Deployment& d) {
   const auto& allowed = trtllm_flags();
   for (const auto& [k, v] : d.flags)
     if (std::find(allowed.begin(), allowed.end(), k) == allowed.end())
-      fail_input("trtllm-serve", k, fmt::format("Error: No such option: {}", k));
+      fail_unknown_option("trtllm-serve", k, fmt::format("Error: No such option: {}", k));
   s.tp = std::max(1, d.par.tp);
   s.pp = std::max(1, d.par.pp);
   s.ep = std::max(1, d.par.ep);

@@ -312,7 +312,7 @@ Budget resolve_budget(const Deployment& d, const Era& era) {
   for (const char* f : {"--kv-cache-memory-bytes", "--kv-cache-memory"}) {
     if (auto v = d.flag(f)) {
       if (!era.kv_memory_flag)
-        fail_input("vllm serve", f, fmt::format("error: unrecognized arguments: {} {} (added in vLLM 0.10.2, PR #21489)", f, *v));
+        fail_unknown_option("vllm serve", f, fmt::format("error: unrecognized arguments: {} {} (added in vLLM 0.10.2, PR #21489)", f, *v));
       int64_t x = human_int(f, *v);
       if (x <= 0) pydantic("CacheConfig", "kv_cache_memory_bytes", "Input should be greater than 0", "greater_than", *v, "int");
       b.kv_cache_memory_bytes = x;
@@ -343,7 +343,7 @@ Settings resolve_settings(const Deployment& d) {
     const std::string base = k.rfind("--no-", 0) == 0 && is_boolean_flag("--" + k.substr(5)) ? "--" + k.substr(5) : k;
     if (std::find(allowed.begin(), allowed.end(), base) != allowed.end()) continue;
     auto u = std::find_if(unmodelled.begin(), unmodelled.end(), [&](const auto& e) { return e.first == base; });
-    if (u == unmodelled.end()) fail_input("vllm serve", k, fmt::format("error: unrecognized arguments: {}{}", k, v == "true" ? "" : " " + v));
+    if (u == unmodelled.end()) fail_unknown_option("vllm serve", k, fmt::format("error: unrecognized arguments: {}{}", k, v == "true" ? "" : " " + v));
     if (base == k)  // --no-NAME keeps vLLM's default
       s.notes.push_back(fmt::format("{}{} is not modelled ({}): the forecast is as without it", k, v == "true" ? "" : " " + v, u->second));
   }
