@@ -650,7 +650,8 @@ TEST(LogScanArgs, ContainerPrefixesOnCommandLinesAndMessages) {
   // The same vllm-073 command as `docker compose logs` prints it ("name-1  | " before every
   // line) and as `docker logs -t` / `kubectl logs --timestamps` do (an RFC 3339 stamp first):
   // the wrapped flag lines still belong to the command, and the vLLM stage lines still read.
-  for (std::string prefix : {"vllm-server-1  | ", "2025-05-09T10:47:30.123456789Z "}) {
+  // Also journald's syslog form ("Jun  1 10:00:00 HOST IDENT[PID]: ") of a systemd service.
+  for (std::string prefix : {"vllm-server-1  | ", "2025-05-09T10:47:30.123456789Z ", "May  9 10:47:30 gpu-node-3 vllm[1234]: "}) {
     std::string text;
     for (std::string line : {"vllm serve /root/Qwen/Qwen3-30B-A3B", "--tensor-parallel-size 4", "--max-model-len 8192",
                              "(VllmWorker rank=0 pid=4730) INFO 05-09 10:47:31 [gpu_model_runner.py:1347] Model loading took 14.2474 GiB and 5.5 seconds"})

@@ -301,6 +301,12 @@ LogRank parse_rank(std::string_view line) {
 }
 
 
+static bool is_month_abbrev(std::string_view m) {
+  for (std::string_view x : {"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"})
+    if (m == x) return true;
+  return false;
+}
+
 std::string_view message_body(std::string_view s) {
   // compose "name-1  | "
   if (size_t bar = s.find(" | "); bar != std::string_view::npos && bar < 64) {
@@ -320,6 +326,16 @@ std::string_view message_body(std::string_view s) {
       while (k < s.size() && s[k] != ' ' && k < 40) ++k;
       if (k < s.size() && s[k] == ' ') {
         s.remove_prefix(k + 1);
+        continue;
+      }
+    }
+    // journald / syslog: "Jun 01 10:00:00 gpu-node-3 vllm[1234]: " (month, day, time, host, ident).
+    if (s.size() > 20 && s[3] == ' ' && s[6] == ' ' && s[9] == ':' && s[12] == ':' && s[15] == ' ' &&
+        is_month_abbrev(s.substr(0, 3))) {
+      size_t host_end = s.find(' ', 16);
+      size_t colon = host_end == std::string_view::npos ? host_end : s.find(": ", host_end + 1);
+      if (colon != std::string_view::npos && colon < 120 && s.substr(host_end + 1, colon - host_end - 1).find(' ') == std::string_view::npos) {
+        s.remove_prefix(colon + 2);
         continue;
       }
     }
