@@ -92,3 +92,42 @@ TEST(Compare, AFlagOneEngineRefusesLeavesTheOthersCompared) {
   rc = run({"compare", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s", "--engines", "trtllm", "--quantization", "fp8"}, out, err);
   EXPECT_EQ(rc, 2);
 }
+
+TEST(Compare, SettingsSpelledForOneEngineAreCarriedToTheOthers) {
+  // vLLM's spellings of the context length, the request cap and an FP8 KV cache: SGLang runs them as
+  // --context-length / --max-running-requests / --kv-cache-dtype fp8_e4m3 (SGLang has no bare "fp8"),
+  // trtllm-serve as --max_seq_len / --max_batch_size / --kv_cache_dtype fp8, so every row plans a
+  // 32,768-token context (it was SGLang's and TensorRT-LLM's 40,960 default beside vLLM's 32,768).
+  std::string out, err;
+  int rc = run({"compare", "--model", "Qwen/Qwen3-32B", "--gpu", "h100", "--tp", "2", "--max-model-len", "32768", "--max_num_seqs", "64",
+                "--kv-cache-dtype", "fp8", "--json"},
+               out, err);
+  ASSERT_TRUE(rc == 0 || rc == 1) << err;
+  auto j = nlohmann::json::parse(out);
+  ASSERT_EQ(j["engines"].size(), 3u);
+  for (const auto& e : j["engines"]) EXPECT_EQ(e["context_len"].get<int64_t>(), 32768) << e["engine"];
+  EXPECT_EQ(j["engines"][0]["carried_flags"],
+            nlohmann::json({"--max-model-len 32768 as --context-length 32768", "--max_num_seqs 64 as --max-running-requests 64",
+                            "--kv-cache-dtype fp8 as --kv-cache-dtype fp8_e4m3"}));
+  EXPECT_FALSE(j["engines"][1].contains("carried_flags"));
+  EXPECT_EQ(j["engines"][2]["carried_flags"],
+            nlohmann::json({"--max-model-len 32768 as --max_seq_len 32768", "--max_num_seqs 64 as --max_batch_size 64",
+                            "--kv-cache-dtype fp8 as --kv_cache_dtype fp8"}));
+  // The SGLang row is what SGLang's own spellings plan.
+  std::string out2, err2;
+  ASSERT_LE(run({"compare", "--engines", "sglang", "--model", "Qwen/Qwen3-32B", "--gpu", "h100", "--tp", "2", "--context-length", "32768",
+                 "--max-running-requests", "64", "--kv-cache-dtype", "fp8_e4m3", "--json"},
+                out2, err2),
+            1)
+      << err2;
+  EXPECT_EQ(nlohmann::json::parse(out2)["engines"][0]["kv_tokens"], j["engines"][0]["kv_tokens"]);
+  // An engine's own spelling on the line wins over a carried one.
+  rc = run({"compare", "--model", "Qwen/Qwen3-32B", "--gpu", "h100", "--tp", "2", "--max-model-len", "32768", "--context-length", "16384", "--json"},
+           out, err);
+  ASSERT_TRUE(rc == 0 || rc == 1) << err;
+  j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["engines"][0]["context_len"].get<int64_t>(), 16384);
+  EXPECT_EQ(j["engines"][1]["context_len"].get<int64_t>(), 32768);
+  EXPECT_EQ(j["engines"][2]["context_len"].get<int64_t>(), 32768);  // the first spelling on the line
+  EXPECT_EQ(j["engines"][2]["carried_flags"], nlohmann::json({"--max-model-len 32768 as --max_seq_len 32768"}));
+}

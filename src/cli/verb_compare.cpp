@@ -5,6 +5,7 @@
 // --kv_cache_free_gpu_memory_fraction), found by bisection over the engine model itself.
 #include <algorithm>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
@@ -38,6 +39,40 @@ const std::vector<std::string_view>& flags_of(EngineKind k) {
     default: return trtllm_flags();
   }
 }
+// One setting the engines spell differently: given in one engine's spelling, it is carried to
+// the engines that do not accept that spelling, so the rows compare the same deployment.
+struct SharedSetting {
+  std::string_view sglang, vllm, trtllm;
+};
+constexpr SharedSetting kSharedSettings[] = {
+    {"--context-length", "--max-model-len", "--max_seq_len"},                    // longest request
+    {"--max-running-requests", "--max-num-seqs", "--max_batch_size"},            // requests in flight
+    {"--chunked-prefill-size", "--max-num-batched-tokens", "--max_num_tokens"},  // tokens per forward step
+    {"--kv-cache-dtype", "--kv-cache-dtype", "--kv_cache_dtype"},
+};
+std::string_view spelling_in(const SharedSetting& s, EngineKind k) {
+  switch (k) {
+    case EngineKind::SGLang: return s.sglang;
+    case EngineKind::VLLM: return s.vllm;
+    case EngineKind::TRTLLM: return s.trtllm;
+    case EngineKind::LlamaCpp: break;
+  }
+  return {};
+}
+// The engine's own name for a flag as typed (vLLM also takes --max_model_len, SGLang does not).
+std::string own_spelling(EngineKind k, const std::string& flag) { return k == EngineKind::VLLM ? vllm_flag_spelling(flag) : flag; }
+bool accepts(EngineKind k, const std::string& flag) {
+  const auto& a = flags_of(k);
+  return std::find(a.begin(), a.end(), own_spelling(k, flag)) != a.end();
+}
+// FP8 KV cache by each engine's value names: SGLang has no bare "fp8" (fp8_e4m3 / fp8_e5m2),
+// trtllm-serve's kv_cache_dtype has only "fp8" (E4M3); vLLM takes all three.
+std::string kv_dtype_for(EngineKind k, const std::string& v) {
+  if (k == EngineKind::SGLang && v == "fp8") return "fp8_e4m3";
+  if (k == EngineKind::TRTLLM && v == "fp8_e4m3") return "fp8";
+  return v;
+}
+
 std::vector<std::string> split_list(const std::string& s) {
   std::vector<std::string> out;
   size_t start = 0;
@@ -60,6 +95,7 @@ struct Row {
   int64_t same_tokens = 0;
   std::string same_note;
   std::string unsupported;  // this engine's model of the engine cannot plan this model (the reason)
+  std::vector<std::string> carried;  // "--max-model-len 32768 as --context-length 32768"
 };
 
 Forecast plan_with(Deployment d, std::string_view flag, double value) {
@@ -103,12 +139,34 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
       argv.push_back(k);
       if (!(is_boolean_flag(k) && v == "true")) argv.push_back(v);
     }
-    for (const auto& [k, v] : engine_flags) {
-      if (std::find(accepted.begin(), accepted.end(), k) == accepted.end()) continue;
-      argv.push_back(k);
-      if (!(is_boolean_flag(k) && v == "true")) argv.push_back(v);
-    }
     Row r;
+    for (const auto& [k, v] : engine_flags) {
+      if (std::find(accepted.begin(), accepted.end(), own_spelling(kind, k)) != accepted.end()) {
+        argv.push_back(k);
+        if (is_boolean_flag(k) && v == "true") continue;
+        // SGLang and vLLM share the name --kv-cache-dtype, not the value names.
+        const std::string value = own_spelling(kind, k) == "--kv-cache-dtype" || k == "--kv_cache_dtype" ? kv_dtype_for(kind, v) : v;
+        if (value != v) r.carried.push_back(fmt::format("{} {} as {} {}", k, v, k, value));
+        argv.push_back(value);
+        continue;
+      }
+      // Another engine's spelling of a shared setting: carried over unless this engine's own
+      // spelling is also on the line.
+      for (const auto& ss : kSharedSettings) {
+        const std::string_view mine = spelling_in(ss, kind);
+        const bool named = k == ss.sglang || k == ss.trtllm || vllm_flag_spelling(k) == ss.vllm;
+        if (!named || mine.empty()) continue;
+        const bool own_given = std::any_of(engine_flags.begin(), engine_flags.end(), [&](const auto& p) { return own_spelling(kind, p.first) == mine; });
+        // Two other engines' spellings with their own values: the first one on the line is carried.
+        const bool carried_already = std::find(argv.begin(), argv.end(), mine) != argv.end();
+        if (own_given || carried_already) break;
+        const std::string value = ss.sglang == "--kv-cache-dtype" ? kv_dtype_for(kind, v) : v;
+        argv.push_back(std::string(mine));
+        argv.push_back(value);
+        r.carried.push_back(fmt::format("{} {} as {} {}", k, v, mine, value));
+        break;
+      }
+    }
     r.spec = spec;
     r.d = parse_deployment(Args::parse(argv));
     try {
@@ -128,9 +186,8 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
     rows.push_back(std::move(r));
   }
   for (const auto& [k, v] : engine_flags) {
-    bool anyone = std::any_of(rows.begin(), rows.end(), [&](const Row& r) {
-      const auto& a = flags_of(r.d.engine);
-      return std::find(a.begin(), a.end(), k) != a.end();
+    const bool anyone = std::any_of(rows.begin(), rows.end(), [&](const Row& r) {
+      return accepts(r.d.engine, k) || std::any_of(r.carried.begin(), r.carried.end(), [&](const std::string& c) { return c.rfind(k + " ", 0) == 0; });
     });
     if (!anyone) fail_input("command line", k, "no compared engine accepts this flag");
   }
@@ -199,6 +256,7 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
       else e["same_kv_budget"] = nullptr;
       if (!r.same_note.empty()) e["note"] = r.same_note;
       if (r.f.failure) e["failure"] = r.f.failure->message;
+      if (!r.carried.empty()) e["carried_flags"] = r.carried;
       j["engines"].push_back(e);
     }
     out << j.dump(2) << "\n";
@@ -222,6 +280,11 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
     out << "\nThe knobs mean different things: SGLang's fraction and vLLM's utilization are shares of total memory\n"
            "(weights + KV, resp. the whole instance); TensorRT-LLM's fraction is a share of the memory free after\n"
            "weights and the profiled activation peak.\n";
+    if (std::any_of(rows.begin(), rows.end(), [](const Row& r) { return !r.carried.empty(); })) {
+      out << "\nSettings carried over in each engine's own spelling:\n";
+      for (const auto& r : rows)
+        if (!r.carried.empty()) out << fmt::format("  {}: {}\n", r.spec, fmt::join(r.carried, ", "));
+    }
     for (const auto& r : rows)
       if (r.f.failure) out << fmt::format("{}: {}\n", r.spec, r.f.failure->message);
   }
