@@ -2,7 +2,7 @@
 // TensorRT-LLM) through the option parser, the engine's flag reading and the plan must plan or
 // throw InputError (exit 2); never crash or hang. Covers the list options, short aliases,
 // underscore spellings and the JSON-valued flags (--compilation-config, --limit-mm-per-prompt,
-// --rope-scaling, --hf-overrides, --speculative-config, --eplb-config).
+// --rope-scaling, --hf-overrides, --speculative-config, --eplb-config, SGLang --json-model-override-args).
 #include <cstddef>
 #include <cstdint>
 #include <string>

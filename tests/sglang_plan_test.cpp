@@ -167,6 +167,28 @@ TEST(SglangPlan, CpuOffloadGbMovesLayerWeightsOffTheGpu) {
   EXPECT_TRUE(std::any_of(c.notes.begin(), c.notes.end(), [](const std::string& n) { return n.rfind("--enable-lora is not modelled", 0) == 0; }));
 }
 
+TEST(SglangPlan, JsonModelOverrideArgsRewriteTheConfig) {
+  // Qwen's long-context recipe: YaRN factor 4 over 32,768 positions. SGLang's get_context_length
+  // ignores the factor when original_max_position_embeddings is given, so the derived length stays
+  // 40,960 and --context-length 131072 needs SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1.
+  const std::string yarn = R"({"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}})";
+  auto go = [](std::vector<std::string> a) { return plan(parse_deployment(Args::parse(a))); };
+  EXPECT_THROW(go({"--engine", "sglang", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--json-model-override-args", yarn,
+                   "--context-length", "131072"}),
+               InputError);
+  // A shorter max_position_embeddings under text_config of Qwen3-VL-8B: merged into the text
+  // config (its shapes kept: the KV bytes per token of 36 layers x 8 KV heads x 128 x 2 x 2 B), the
+  // derived context 262,144 -> 65,536.
+  const Forecast a = go({"--engine", "sglang", "--model", "Qwen/Qwen3-VL-8B-Instruct", "--gpu", "h100"});
+  const Forecast b = go({"--engine", "sglang", "--model", "Qwen/Qwen3-VL-8B-Instruct", "--gpu", "h100", "--json-model-override-args",
+                         R"({"text_config": {"max_position_embeddings": 65536}})"});
+  EXPECT_EQ(a.context_len, 262144);
+  EXPECT_EQ(b.context_len, 65536);
+  EXPECT_NEAR(static_cast<double>(b.kv_tokens) / static_cast<double>(a.kv_tokens), 1.0, 0.01);  // same bytes per token
+  EXPECT_TRUE(std::any_of(b.notes.begin(), b.notes.end(), [](const std::string& n) { return n == "config.json as --json-model-override-args rewrites it: text_config"; }));
+  EXPECT_FALSE(std::any_of(b.notes.begin(), b.notes.end(), [](const std::string& n) { return n.find("--json-model-override-args is not modelled") != std::string::npos; }));
+}
+
 TEST(SglangPlan, DenseTp1AndDpLmHeadHoldWholeCopies) {
   // DeepSeek-V3 on 8 x H200 with DP attention (dp 8: attention-TP groups of one rank).
   // --moe-dense-tp-size 1: the 3 dense layers' MLPs (3 x 3 x 7168 x 18432 FP8 + 128 x 128 fp32 block

@@ -195,3 +195,30 @@ TEST(VllmLoadExtras, CpuOffloadGb) {
   EXPECT_EQ(rank0_item(v2, "model weights")->bytes, 16391956480);
   EXPECT_TRUE(std::any_of(v2.notes.begin(), v2.notes.end(), [](const std::string& n) { return n.find("vllm#51396") != std::string::npos; }));
 }
+
+TEST(VllmLoadExtras, HfOverridesRewriteTheConfigBeforeTheBuild) {
+  // --hf-overrides '{"num_hidden_layers": 18}' builds Qwen3-8B with 18 of its 36 layers: each layer
+  // holds q/o 2 x 4096 x 4096 + k/v 2 x 4096 x 1024 + MLP 3 x 4096 x 12288 + norms 8,448
+  // = 192,946,432 parameters x 2 B = 385,892,864 B, so 18 x that less than 16,391,956,480 B.
+  const std::vector<std::string> base{"--engine", "vllm@0.11.0", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s"};
+  auto with = [&](std::vector<std::string> extra) {
+    auto v = base;
+    v.insert(v.end(), extra.begin(), extra.end());
+    return run(v);
+  };
+  const Forecast f = with({"--hf-overrides", R"({"num_hidden_layers": 18})"});
+  EXPECT_EQ(rank0_item(f, "model weights")->bytes, 16391956480 - 18 * 385892864LL);
+  EXPECT_TRUE(std::any_of(f.notes.begin(), f.notes.end(), [](const std::string& n) { return n == "config.json as --hf-overrides rewrites it: num_hidden_layers"; }));
+  // A nested sub-config is updated key by key (ModelConfig._apply_dict_overrides): Qwen3-VL-8B's
+  // text_config keeps its shapes and takes the shorter context.
+  const Forecast vl = run({"--engine", "vllm@0.11.0", "--model", "Qwen/Qwen3-VL-8B-Instruct", "--gpu", "h100", "--hf-overrides",
+                           R"({"text_config": {"max_position_embeddings": 65536}})"});
+  EXPECT_EQ(vl.context_len, 65536);
+  // Not a JSON object of config keys: bad input, exit 2.
+  EXPECT_NE(input_error({"--engine", "vllm@0.11.0", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s", "--hf-overrides", "[18]"})
+                .find("must be a JSON object"),
+            std::string::npos);
+  EXPECT_NE(input_error({"--engine", "vllm@0.11.0", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s", "--hf-overrides", R"({"num_hidden_layers":)"})
+                .find("not valid JSON"),
+            std::string::npos);
+}

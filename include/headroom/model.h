@@ -192,6 +192,8 @@ struct Model {
   // under another name, an official -FP8 sibling derived from its base, a dated re-release):
   // says which, and how sure that is. Empty for catalog ids, folders and config files.
   std::string resolved_note;
+  // Set when an engine option rewrote config.json keys before the build (ConfigOverride).
+  std::string override_note;
   int64_t params_total = 0;            // main model, without MTP layers
   int64_t params_mtp = 0;
   int64_t params_active = 0;           // per token (main model)
@@ -200,10 +202,20 @@ struct Model {
   int64_t params_embedding = 0;        // input embedding + lm_head (main model); published "active" counts often exclude them
 };
 
+// Keys an engine option writes over config.json before the model is built: vLLM's
+// --hf-overrides and SGLang's --json-model-override-args. With into_sub_configs a nested
+// sub-config (text_config, vision_config, ...) is updated key by key; any other value is replaced.
+struct ConfigOverride {
+  std::string json_text;     // a JSON object
+  std::string option;        // the option it came from, for errors and notes
+  bool into_sub_configs = false;
+};
+
 // Reads a model from: a catalog id ("nvidia/GLM-5-NVFP4", case-insensitive), a local folder
 // holding config.json (+ hf_quant_config.json, *.safetensors, model.safetensors.index.json),
-// or a config.json path. Throws InputError naming the file, field and problem.
-std::shared_ptr<const Model> load_model(std::string_view spec);
+// or a config.json path, with `override` written over its config.json when given. Throws
+// InputError naming the file, field and problem.
+std::shared_ptr<const Model> load_model(std::string_view spec, const ConfigOverride* override = nullptr);
 
 // Parses the normalized config from config.json text (+ optional hf_quant_config.json text).
 ModelConfig parse_model_config(std::string_view config_json, std::string_view source,

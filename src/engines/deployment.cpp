@@ -197,7 +197,15 @@ Deployment parse_deployment(const Args& given, std::string_view default_model, s
   std::string model = args.get_or("--model", args.get_or("--model-path", default_model));
   if (model.empty()) fail_input("command line", "--model", "is required (a catalog id such as nvidia/GLM-5-NVFP4, a model folder or a config.json)");
   d.model_spec = model;
-  d.model = load_model(model);
+  // Config keys the engine writes over config.json before it builds the model. Both merge a
+  // nested sub-config key by key: vLLM by ModelConfig._apply_dict_overrides; SGLang (hf_config.update)
+  // INFERRED from deployments that put Qwen3.5's rope override under "text_config" and keep the
+  // rest of it (public-code 69248745228, 63043395797).
+  std::optional<ConfigOverride> over;
+  if (const auto v = args.get(d.engine == EngineKind::VLLM ? "--hf-overrides" : "--json-model-override-args");
+      v && d.engine != EngineKind::TRTLLM)
+    over = ConfigOverride{*v, d.engine == EngineKind::VLLM ? "--hf-overrides" : "--json-model-override-args", true};
+  d.model = load_model(model, over ? &*over : nullptr);
 
   std::string gpu = args.get_or("--gpu", default_gpu);
   auto mem = args.get("--gpu-memory");

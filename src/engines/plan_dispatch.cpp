@@ -17,8 +17,10 @@ Forecast with_env_notes(Forecast f, const Deployment& d, const PlanOptions& opt)
   return f;
 }
 
-// A model that stood in for the id asked for (catalog_lookup.cpp) is said first.
+// A model that stood in for the id asked for (catalog_lookup.cpp) is said first, then a config
+// rewritten by an engine option.
 Forecast with_model_note(Forecast f, const Deployment& d, const PlanOptions& opt) {
+  if (opt.detail && d.model && !d.model->override_note.empty()) f.notes.insert(f.notes.begin(), d.model->override_note);
   if (opt.detail && d.model && !d.model->resolved_note.empty()) f.notes.insert(f.notes.begin(), d.model->resolved_note);
   return f;
 }

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <map>
 #include <mutex>
 #include <set>
@@ -45,12 +46,42 @@ void add_guess_notes(Model& m) {
     m.notes.push_back("Gemma-4 k_eq_v layers: the V slot vLLM and SGLang fill with a copy of k_proj is added to their per-rank weights (not to TensorRT-LLM's: its loader not checked, checkpoint bytes used)");
 }
 
+// Writes the override's keys over config.json as the engine does (ConfigOverride).
+void apply_override(json& cfg, const json& over, bool into_sub_configs) {
+  for (const auto& [k, v] : over.items()) {
+    const bool sub_config = k.size() > 7 && k.compare(k.size() - 7, 7, "_config") == 0 && k != "quantization_config";
+    auto it = cfg.find(k);
+    if (into_sub_configs && sub_config && v.is_object() && it != cfg.end() && it->is_object()) apply_override(*it, v, true);
+    else cfg[k] = v;
+  }
+}
+
+std::string overridden_config(std::string_view config_text, const std::string& config_src, const ConfigOverride& o, std::vector<std::string>& keys) {
+  json over;
+  try {
+    over = json::parse(o.json_text);
+  } catch (const json::parse_error& e) {
+    fail_input("command line", o.option, fmt::format("not valid JSON: {}", e.what()));
+  }
+  if (!over.is_object()) fail_input("command line", o.option, "must be a JSON object of config.json keys");
+  json cfg = parse_json(config_text, config_src);
+  if (!cfg.is_object()) fail_input(config_src, "", "config.json is not a JSON object");
+  apply_override(cfg, over, o.into_sub_configs);
+  for (const auto& [k, v] : over.items()) keys.push_back(k);
+  return cfg.dump();
+}
+
 // Builds the model from config text (+ optional hf_quant_config text) and, when `dir` is given,
 // reconciles with its safetensors headers / index.
-std::shared_ptr<Model> build(std::string_view config_text, const std::string& config_src, std::string_view hq_text,
-                             const std::string& hq_src_dir, const std::string& dir) {
+std::shared_ptr<Model> build(std::string_view config_text_in, const std::string& config_src, std::string_view hq_text,
+                             const std::string& hq_src_dir, const std::string& dir, const ConfigOverride* over = nullptr) {
   auto m = std::make_shared<Model>();
-  m->config = parse_model_config(config_text, config_src, hq_text);
+  std::string merged;
+  std::vector<std::string> keys;
+  if (over) merged = overridden_config(config_text_in, config_src, *over, keys);
+  std::string_view config_text = over ? std::string_view(merged) : config_text_in;
+  m->config = parse_model_config(config_text, over ? config_src + " as " + over->option + " rewrites it" : config_src, hq_text);
+  if (over) m->override_note = fmt::format("config.json as {} rewrites it: {}", over->option, fmt::join(keys, ", "));
   (void)hq_src_dir;
   m->tensors = derive_inventory(m->config);
   compute_totals(*m);
@@ -148,7 +179,7 @@ std::vector<std::string> model_catalog_ids() {
   return ids;
 }
 
-std::shared_ptr<const Model> load_model(std::string_view spec_in) {
+std::shared_ptr<const Model> load_model(std::string_view spec_in, const ConfigOverride* over) {
   std::string spec(spec_in);
   if (spec.empty()) fail_input("--model", "", "empty model name");
   std::error_code ec;
@@ -158,13 +189,13 @@ std::shared_ptr<const Model> load_model(std::string_view spec_in) {
     if (!fs::is_regular_file(cfg, ec)) fail_input(spec, "config.json", "folder has no config.json");
     std::string text = read_text_file(cfg.string());
     std::string hq = read_optional(p / "hf_quant_config.json").value_or("");
-    return build(text, cfg.string(), hq, p.string(), p.string());
+    return build(text, cfg.string(), hq, p.string(), p.string(), over);
   }
   if (fs::is_regular_file(p, ec)) {
     std::string text = read_text_file(p.string());
     std::string hq;
     if (p.filename() == "config.json") hq = read_optional(p.parent_path() / "hf_quant_config.json").value_or("");
-    return build(text, p.string(), hq, p.parent_path().string(), "");
+    return build(text, p.string(), hq, p.parent_path().string(), "", over);
   }
   // Catalog id (or a stand-in for one: catalog_lookup.cpp).
   static std::mutex mu;
@@ -180,7 +211,7 @@ std::shared_ptr<const Model> load_model(std::string_view spec_in) {
                                            : "not a folder, a config.json or a catalog id; did you mean: " + hint);
   }
   const std::string key = hit->note.empty() ? hit->id : lower(spec);
-  {
+  if (!over) {  // overridden configs are built each time, not cached (any text a user sends)
     std::lock_guard<std::mutex> lock(mu);
     auto c = cache.find(key);
     if (c != cache.end()) return c->second;
@@ -194,10 +225,11 @@ std::shared_ptr<const Model> load_model(std::string_view spec_in) {
   std::string derived = hit->derive_fp8_block     ? with_fp8_block_quantization(*cfg, src)
                         : hit->strip_quantization ? without_quantization(*cfg, src)
                                                   : std::string();
-  auto m = build(derived.empty() ? *cfg : std::string_view(derived), src, hq ? *hq : std::string_view{}, "", "");
+  auto m = build(derived.empty() ? *cfg : std::string_view(derived), src, hq ? *hq : std::string_view{}, "", "", over);
   m->config.hf_id = hit->note.empty() ? id : spec;
   m->resolved_note = hit->note;
   if (!hit->note.empty()) m->notes.insert(m->notes.begin(), hit->note);
+  if (over) return m;
   std::lock_guard<std::mutex> lock(mu);
   auto [pos, inserted] = cache.emplace(key, std::move(m));
   return pos->second;

@@ -74,7 +74,6 @@ const std::vector<std::string_view>& sglang_flags() {
 const std::vector<std::pair<std::string_view, std::string_view>>& sglang_unmodelled_flags() {
   // Accepted by server_args.py, memory effect not modelled: the plan runs without them and says so.
   static const std::vector<std::pair<std::string_view, std::string_view>> v{
-      {"--json-model-override-args", "it can change the model's shapes"},
       {"--hybrid-kvcache-ratio", "the older name of the SWA / full pool split"},
       {"--enable-lora", "LoRA adapter buffers"},
       {"--lora-paths", "LoRA adapter buffers"},

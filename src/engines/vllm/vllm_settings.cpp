@@ -474,9 +474,9 @@ Settings resolve_settings(const Deployment& d) {
   // --max-model-len: model default (the derived limit), "auto"/-1 fits it to memory (2026).
   // VLLM_ALLOW_LONG_MAX_MODEL_LEN (vllm/envs.py) turns the refusal of a longer value into a warning.
   const bool allow_long = d.env_on("VLLM_ALLOW_LONG_MAX_MODEL_LEN");
-  // --rope-scaling JSON (until 0.10) or --hf-overrides '{"rope_scaling": {...}}' (either
-  // spelling rope_parameters) replace the config's rope scaling before the limit is derived: the
-  // Qwen3 recipe's YaRN factor 4 over 32,768 positions allows --max-model-len 131072.
+  // --rope-scaling JSON (until 0.10) replaces the config's rope scaling before the limit is
+  // derived (the Qwen3 recipe's YaRN factor 4 over 32,768 positions allows --max-model-len
+  // 131072); --hf-overrides '{"rope_scaling": {...}}' reaches the config itself (load_model).
   ModelConfig rope = c;
   auto apply_rope = [&](const char* flag, const nlohmann::json& r) {
     if (!r.is_object()) fail_input("vllm serve", flag, "rope scaling must be a JSON object");
@@ -487,14 +487,6 @@ Settings resolve_settings(const Deployment& d) {
       rope.rope_original_max_position_embeddings = it->get<int64_t>();
   };
   if (const std::string* v = get("--rope-scaling")) apply_rope("--rope-scaling", json_loads("--rope-scaling", *v));
-  if (const std::string* v = get("--hf-overrides")) {
-    const nlohmann::json j = json_loads("--hf-overrides", *v);
-    if (j.is_object()) {
-      for (const char* k : {"rope_scaling", "rope_parameters"})
-        if (auto it = j.find(k); it != j.end()) apply_rope("--hf-overrides", *it);
-      if (auto it = j.find("max_position_embeddings"); it != j.end() && it->is_number_integer()) rope.max_position_embeddings = it->get<int64_t>();
-    }
-  }
   double derived = derived_max_model_len(rope);
   // --disable-sliding-window (ModelConfig): the sliding-window layers become full attention and
   // _get_and_verify_max_len caps the context at the window ("max_length should be less than the
