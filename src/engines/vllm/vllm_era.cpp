@@ -13,7 +13,8 @@ namespace {
 
 // Release dates (yyyymmdd) used to read "unknown@DATE" / "main@DATE" builds: the newest
 // release on or before the date. 2025 dates are GitHub release dates; from 0.14 on they are
-// INFERRED brackets from dated logs (0.21.0 logged 2026-05-28, 0.29.1rc1 2026-09).
+// INFERRED brackets from dated logs (0.21.0 logged 2026-05-28, 0.29.1rc1 2026-09, the v0.31.0
+// image logged 10-06, xvllm-001).
 struct Release { int ymd; int version; };
 constexpr Release kReleases[] = {
     {20241118, 604}, {20241202, 605}, {20250115, 607}, {20250127, 700}, {20250220, 703},
@@ -22,7 +23,7 @@ constexpr Release kReleases[] = {
     {20251203, 1200}, {20251219, 1300}, {20260120, 1400}, {20260205, 1500}, {20260220, 1600},
     {20260305, 1700}, {20260320, 1800}, {20260405, 1900}, {20260420, 2000}, {20260505, 2100},
     {20260525, 2200}, {20260610, 2300}, {20260625, 2400}, {20260710, 2500}, {20260725, 2600},
-    {20260810, 2700}, {20260825, 2800}, {20260910, 2900}, {20261001, 2901},
+    {20260810, 2700}, {20260825, 2800}, {20260910, 2900}, {20261001, 2901}, {20261006, 3100},
 };
 
 int version_for_date(int ymd) {
@@ -108,7 +109,7 @@ Era era_for_version(const std::string& version) {
   if (n >= 2 && a >= 0 && a < 10 && b >= 0 && b < 100 && c >= 0 && c < 100) {
     if (n < 3) c = 0;
     int v = a * 10000 + b * 100 + c;
-    if (v > kNewestVersion) return make(v, fmt::format("version {} (newer than the newest checked, 0.29.1)", version));
+    if (v > kNewestVersion) return make(v, fmt::format("version {} (newer than the newest checked, 0.31.0)", version));
     return make(v, fmt::format("version {}", version));
   }
   fail_input("--engine", "vllm@" + version, "cannot read the version (use e.g. 0.10.2, 0.21.0, or main@2025-10-16)");

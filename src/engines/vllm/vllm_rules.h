@@ -61,7 +61,7 @@ struct Era {
 // Reads "0.10.2", "0.11.0rc1", "0.26.1rc1.dev608+g99a10304d", "unknown@2025-07-22",
 // "main@2025-04", "latest@2026-08", "" (newest). Throws InputError when unreadable.
 Era era_for_version(const std::string& version);
-inline constexpr int kNewestVersion = 2901;  // 0.29.1: newest release the rules were checked against
+inline constexpr int kNewestVersion = 3100;  // 0.31.0: newest release a log checked the rules against (xvllm-001)
 
 // ---------------------------------------------------------------- defaults (vllm_defaults.cpp)
 struct BatchDefaults {
