@@ -573,6 +573,31 @@ TEST(VllmKv, MambaCacheModeFlagIsReadAsVllmReadsIt) {
   }
 }
 
+TEST(VllmKv, MambaBlockSizeAlignsTheAttentionBlockInAllMode) {
+  // Qwen3.5-4B: attention 2 x 4 KV heads x 256 x 2 B = 4,096 B/token; GDN state conv 8,192 x 3 x 2 B
+  // + SSM 32 x 128 x 128 x 4 B (fp32) = 2,146,304 B = 524 attention tokens exactly. In
+  // mamba_cache_mode "all" the block is lcm(--mamba-block-size, 16) x cdiv(524, that)
+  // (platforms/interface.py _align_hybrid_block_size): 256 -> 768 tokens (page 3,145,728 B),
+  // 512 -> 1,024. In "align" the option leaves the block at 16 x cdiv(524, 16) = 528.
+  std::vector<std::string> base{"--engine", "vllm@0.30.0", "--model", "Qwen/Qwen3.5-4B", "--gpu", "b200", "--max-model-len", "65536"};
+  auto with = [&](std::vector<std::string> extra) {
+    auto a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return sizing(a);
+  };
+  KvSizing k256 = with({"--mamba-cache-mode", "all", "--mamba-block-size", "256"});
+  EXPECT_EQ(k256.stages.front().block_size, 768);
+  EXPECT_EQ(k256.stages.front().page_bytes, 3145728);
+  EXPECT_EQ(with({"--mamba-cache-mode", "all", "--mamba-block-size", "512"}).stages.front().block_size, 1024);
+  EXPECT_EQ(with({"--mamba-cache-mode", "align", "--mamba-block-size", "512"}).stages.front().block_size, 528);
+  try {
+    with({"--mamba-block-size", "0"});
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("mamba_block_size: Input should be greater than 0"), std::string::npos) << e.what();
+  }
+}
+
 TEST(VllmKvLayout, DsaIndexerKeysJoinTheLatentGroup) {
   // GLM-5.2-NVFP4 (78 MLA layers, fp8 latent 512 + 64 = 576 B; indexer_types "full" on 21 layers,
   // "shared" on the rest), TP4 + EP on GB200, vLLM 0.26.0 (tests/data/extra xvllm-067): every layer

@@ -212,7 +212,7 @@ std::vector<LayerSpec> layer_specs(const ModelConfig& c, const Parallel& par, co
         s.kind = SpecKind::Mamba;
         s.mamba_mode = mamba.mode;
         s.spec_blocks = mamba.spec_tokens;
-        s.mamba_chunk = mamba.mode == MambaCache::All ? c.mamba_chunk_size : 0;
+        s.mamba_chunk = mamba.mode != MambaCache::All ? 0 : mamba.block_tokens > 0 ? mamba.block_tokens : c.mamba_chunk_size;
         // --mamba-cache-dtype sets both unless the SSM one is named: vllm/config/cache.py ("if
         // 'auto', the data type for the ssm state will be determined by mamba_cache_dtype"), the
         // model's own mamba_ssm_dtype applied to an "auto" --mamba-ssm-cache-dtype
@@ -667,6 +667,7 @@ MambaCache mamba_cache_for(const Deployment& d, const Settings& s) {
   if (!has_mamba) return m;
   // MambaSpec.num_speculative_blocks = speculative_config.num_speculative_tokens (any method).
   if (!s.spec_method.empty()) m.spec_tokens = s.num_speculative_tokens;
+  m.block_tokens = s.mamba_block_size;
   // CacheConfig.mamba_cache_dtype / mamba_ssm_cache_dtype: MambaDType = Literal["auto",
   // "float32", "float16", "bfloat16"] (vllm/config/cache.py; older builds offered fewer).
   for (const char* flag : {"--mamba-cache-dtype", "--mamba-ssm-cache-dtype"}) {

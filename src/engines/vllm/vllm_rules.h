@@ -114,6 +114,7 @@ struct MambaCache {
   int64_t spec_tokens = 0;
   // --mamba-cache-dtype / --mamba-ssm-cache-dtype in bytes per element (0 = "auto").
   int conv_bytes = 0, ssm_bytes = 0;
+  int64_t block_tokens = 0;  // --mamba-block-size: "all" mode aligns the attention block to it, not the model's chunk
 };
 
 struct KvDtype {

@@ -110,7 +110,6 @@ const std::vector<std::pair<std::string_view, std::string_view>>& vllm_unmodelle
       {"--speculative-max-model-len", "the pre-0.8.5 speculative settings (use --speculative-config)"},
       {"--ngram-prompt-lookup-max", "the pre-0.8.5 speculative settings (use --speculative-config)"},
       {"--prefill-context-parallel-size", "prefill context parallelism shards the KV cache over its ranks"},
-      {"--mamba-block-size", "the Mamba state's block size"},
       {"--max-model-len-per-mm", "multimodal encoder budgets"},
   };
   return v;
@@ -142,7 +141,7 @@ const std::vector<std::string_view>& vllm_flags() {
       "--fully-sharded-loras", "--lora-dtype",
       "--calculate-kv-scales", "--scheduling-policy", "--long-prefill-token-threshold",
       "--max-num-partial-prefills", "--model-impl", "--tokenizer-mode", "--max-seq-len-to-capture",
-      "--gdn-prefill-backend", "--language-model-only", "--performance-mode", "--mamba-cache-mode",
+      "--gdn-prefill-backend", "--language-model-only", "--performance-mode", "--mamba-cache-mode", "--mamba-block-size",
       "--uvicorn-log-level", "--disable-uvicorn-access-log", "--max-parallel-loading-workers",
       "--safetensors-load-strategy", "--structured-outputs-config", "--override-generation-config",
       "--enable-dbo", "--prefix-caching-hash-algo", "--disable-cascade-attn", "--allowed-local-media-path",
@@ -615,6 +614,14 @@ Settings resolve_settings(const Deployment& d) {
     // sm100) 128, Triton MLA 16 (vllm/platforms/cuda.py check_and_update_config).
     int sm = d.gpu.sm;
     s.block_size = s.kv.ds_mla ? 64 : sm == 90 ? 64 : (sm == 100 || sm == 103) ? 128 : 16;
+  }
+  // --mamba-block-size (CacheConfig.mamba_block_size: int, gt=0): in mamba_cache_mode "all" the
+  // chunk the attention block is aligned to instead of the model's mamba chunk size
+  // (platforms/interface.py _align_hybrid_block_size, models/config.py before it); "align" sets
+  // it to the block size, so it has no other memory effect.
+  if (auto v = get("--mamba-block-size")) {
+    s.mamba_block_size = plain_int("--mamba-block-size", *v);
+    if (s.mamba_block_size <= 0) pydantic("CacheConfig", "mamba_block_size", "Input should be greater than 0", "greater_than", *v, "int");
   }
   if (auto v = get("--block-size")) {
     s.block_size = plain_int("--block-size", *v);
