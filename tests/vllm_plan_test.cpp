@@ -473,9 +473,10 @@ TEST(VllmPlan, EveryVllmServeOptionIsAcceptedOrNamedAsNotModelled) {
                   "--no-enable-chunked-prefill", "--disable-frontend-multiprocessing", "--enable-lora-bias"})
                 .kv_tokens > 0,
             true);
-  const Forecast mbs = with({"--mamba-block-size", "256"});
-  EXPECT_EQ(mbs.kv_tokens, plain);
-  EXPECT_TRUE(std::any_of(mbs.notes.begin(), mbs.notes.end(), [](const std::string& n) { return n.rfind("--mamba-block-size 256 is not modelled", 0) == 0; }));
+  const Forecast theta = with({"--rope-theta", "2000000"});
+  EXPECT_EQ(theta.kv_tokens, plain);
+  EXPECT_TRUE(std::any_of(theta.notes.begin(), theta.notes.end(), [](const std::string& n) { return n.rfind("--rope-theta 2000000 is not modelled", 0) == 0; }));
+  EXPECT_EQ(with({"--mamba-block-size", "256"}).kv_tokens, plain);  // no Mamba layers: no effect
   EXPECT_NE(input_error({"--engine", "vllm", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s", "--bogus-flag", "1"}).find("unrecognized arguments: --bogus-flag 1"),
             std::string::npos);
 }
