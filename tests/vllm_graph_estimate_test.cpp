@@ -101,6 +101,36 @@ TEST(VllmGraphEstimate, HybridsAndMoeKeepTheV1Runner) {
   EXPECT_EQ(vllm::cuda_graph_estimate(era, dense, capture, 24, 86).central, 0);
 }
 
+TEST(VllmGraphEstimate, EveryFamilyTakesModelRunnerV2From029) {
+  // PR #53183 (2026-08-27): V2 the default across model families, "the first tagged release with
+  // this default will be v0.29.0" (vLLM blog, 2026-08-31). Corpus vllm-009, a Qwen3.8-27B hybrid
+  // on 0.29.1rc1, logs model_runner.py; xvllm-033, Qwen3-235B MoE on 0.27.1, gpu_model_runner.py.
+  const auto hybrid_model = load_model("Qwen/Qwen3.5-9B");
+  const auto moe_model = load_model("Qwen/Qwen3-30B-A3B");
+  const auto dense_model = load_model("Qwen/Qwen2.5-0.5B-Instruct");
+  const vllm::Era v29 = vllm::era_for_version("0.29.0"), v28 = vllm::era_for_version("0.28.0");
+  EXPECT_TRUE(vllm::model_runner_v2(v29, hybrid_model->config));
+  EXPECT_TRUE(vllm::model_runner_v2(v29, moe_model->config));
+  EXPECT_FALSE(vllm::model_runner_v2(v28, hybrid_model->config));
+  EXPECT_FALSE(vllm::model_runner_v2(v28, moe_model->config));
+  // The blog's fallbacks and the environment switch, read from the deployment.
+  auto sampler_note = [](std::vector<std::string> a) {
+    const Forecast f = run(a);
+    return std::any_of(f.notes.begin(), f.notes.end(), [](const std::string& n) { return n.find("Model Runner V2 dummy sampler") != std::string::npos; });
+  };
+  const std::vector<std::string> base{"--engine", "vllm@0.31.0", "--model", "Qwen/Qwen3-8B", "--gpu", "h100"};
+  auto with = [&](std::vector<std::string> extra) {
+    auto v = base;
+    v.insert(v.end(), extra.begin(), extra.end());
+    return v;
+  };
+  EXPECT_TRUE(sampler_note(base));
+  EXPECT_FALSE(sampler_note(with({"--env", "VLLM_USE_V2_MODEL_RUNNER=0"})));
+  EXPECT_FALSE(sampler_note(with({"--speculative-config", R"({"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4})"})));
+  EXPECT_TRUE(sampler_note({"--engine", "vllm@0.27.1", "--model", "Qwen/Qwen3-30B-A3B", "--gpu", "h100", "--env", "VLLM_USE_V2_MODEL_RUNNER=1"}));
+  EXPECT_NE(input_error(with({"--env", "VLLM_USE_V2_MODEL_RUNNER=yes"})).find("VLLM_USE_V2_MODEL_RUNNER: 'yes' is not 0 or 1"), std::string::npos);
+}
+
 TEST(VllmGraphEstimate, ModelRunnerV2DummySamplerIs6Bytes) {
   // Model Runner V2's _dummy_sampler_run skips top-k/top-p ("the sampler may skip top_k, top_p,
   // and logprobs"): bf16 logits 2 B + their fp32 copy 4 B. The dense toy config (plan_test_util.h,

@@ -194,6 +194,9 @@ TEST(VllmLoadExtras, CpuOffloadGb) {
   const Forecast v2 = run({"--engine", "vllm@0.27.1", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s", "--cpu-offload-gb", "4"});
   EXPECT_EQ(rank0_item(v2, "model weights")->bytes, 16391956480);
   EXPECT_TRUE(std::any_of(v2.notes.begin(), v2.notes.end(), [](const std::string& n) { return n.find("vllm#51396") != std::string::npos; }));
+  // PR #51413 gave Model Runner V2 the offloader (0.28.0 INFERRED): the 4 GiB leave the GPU again.
+  const Forecast v28 = run({"--engine", "vllm@0.28.0", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s", "--cpu-offload-gb", "4"});
+  EXPECT_EQ(rank0_item(v28, "model weights")->bytes, 16391956480 - 4 * 1073741824LL);
 }
 
 TEST(VllmLoadExtras, HfOverridesRewriteTheConfigBeforeTheBuild) {

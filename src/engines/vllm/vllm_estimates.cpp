@@ -218,7 +218,19 @@ bool model_runner_v2(const Era& era, const ModelConfig& c) {
   // model_runner.py. Later enrolments of MoE models (vllm#49224 comments: DeepSeek-V4 via
   // PR #51768, late 2026-08) are not modelled. Speculative decoding is not a condition (INFERRED:
   // vllm#50159 runs EAGLE on V2 with Gemma-4 on 0.26.0).
-  return !era.v0 && era.version >= 2501 && !c.is_moe() && !c.has_linear_attention() && !era.lora;
+  // Every model family from 0.29.0: PR #53183 (merged 2026-08-27) makes V2 the default "across
+  // vLLM's model families" with capability fallbacks, "the first tagged release with this default
+  // will be v0.29.0" (vLLM blog, 2026-08-31); logs agree: a Qwen3.8-27B hybrid on 0.29.1rc1 prints
+  // model_runner.py (corpus vllm-009), a Qwen3 MoE on 0.27.1 still gpu_model_runner.py (xvllm-033).
+  // Fallbacks kept: --enable-lora (above) and n-gram speculation (the blog's list).
+  // VLLM_USE_V2_MODEL_RUNNER=0 / 1 forces the choice (=1 from 0.19, after V2's opt-in debut of
+  // 2026-03-24).
+  if (era.v0) return false;
+  if (era.v2_runner_env == 0) return false;
+  if (era.v2_runner_env == 1 && era.version >= 1900) return true;
+  if (era.lora || era.v1_only_spec) return false;
+  if (era.version >= 2900) return true;
+  return era.version >= 2501 && !c.is_moe() && !c.has_linear_attention();
 }
 
 Estimate non_torch_increase(const Era& era, int tp, int pp, Fabric fabric) {

@@ -414,13 +414,16 @@ void prepare(Prepared& P, const Deployment& d) {
       t.fp8_transient = o.load_transient;
       if (P.ranks.empty()) P.notes.push_back(o.what);
     }
-    if (s.cpu_offload_bytes > 0 && model_runner_v2(era, c)) {
-      // Model Runner V2 never installs the offloader (set_offloader is called by the V1 runner
-      // only): vllm#51396 (2026-08-07, "cpu_offload_gb silently no-ops on Model Runner V2"), fix
-      // PR #48468 not merged. The weights load whole on the GPU.
+    if (s.cpu_offload_bytes > 0 && model_runner_v2(era, c) && era.version < 2800) {
+      // Model Runner V2 never installed the offloader (set_offloader was called by the V1 runner
+      // only): vllm#51396 (2026-08-07, "cpu_offload_gb silently no-ops on Model Runner V2"). PR
+      // #51413 "added MRV2 weight offloading by reusing the MRV1 offloader" (vLLM blog of
+      // 2026-08-31, which lists it as landed); first release 0.28.0 INFERRED (PR opened days after
+      // the issue, 0.28.0 cut in late August). Before it the weights load whole on the GPU.
       if (P.ranks.empty())
-        P.notes.push_back("--cpu-offload-gb has no effect here: Model Runner V2 (this build's runner for dense models) never installs the "
-                          "CPU offloader (vllm#51396, fix PR #48468 unmerged), so every weight stays on the GPU");
+        P.notes.push_back("--cpu-offload-gb has no effect here: Model Runner V2 (this build's runner for dense models) does not install the "
+                          "CPU offloader before vLLM PR #51413 (vllm#51396; 0.28.0 INFERRED as the first release with the fix), so every "
+                          "weight stays on the GPU");
     } else if (s.cpu_offload_bytes > 0) {
       const LoadExtra off = cpu_offload(w, s.cpu_offload_bytes, fp8_saved);
       t.weights -= off.bytes;

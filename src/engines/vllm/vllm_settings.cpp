@@ -595,6 +595,11 @@ Settings resolve_settings(const Deployment& d) {
   if (auto v = get("--fully-sharded-loras")) s.lora.fully_sharded = truthy(*v);
   s.lora.elem_bytes = dtype_size(s.model_dtype);
   s.era.lora = s.lora.enabled;
+  if (const std::string* v = d.env_value("VLLM_USE_V2_MODEL_RUNNER")) {
+    if (*v != "0" && *v != "1") fail_input("--env", "VLLM_USE_V2_MODEL_RUNNER", fmt::format("'{}' is not 0 or 1", *v));
+    s.era.v2_runner_env = *v == "1" ? 1 : 0;
+  }
+  s.era.v1_only_spec = s.spec_method == "ngram";
   if (auto v = get("--lora-dtype")) {
     if (*v == "float16" || *v == "bfloat16") s.lora.elem_bytes = 2;
     else if (*v != "auto")
@@ -654,7 +659,8 @@ Settings resolve_settings(const Deployment& d) {
       if (era.graph_estimate_logged) estimate = value == "1";
       else s.notes.push_back(fmt::format("{}={} ignored: this vLLM build has no CUDA-graph memory estimate (0.17+)", name, value));
     } else if (name != "VLLM_ALLOW_LONG_MAX_MODEL_LEN" && name != "VLLM_USE_FLASHINFER_SAMPLER" &&  // vllm_estimates.cpp sampler_path
-               name != "VLLM_MXFP4_USE_MARLIN" && name != "VLLM_USE_FLASHINFER_MOE_MXFP4_BF16") {  // vllm_plan.cpp mxfp4_expert_ratio
+               name != "VLLM_MXFP4_USE_MARLIN" && name != "VLLM_USE_FLASHINFER_MOE_MXFP4_BF16" &&  // vllm_plan.cpp mxfp4_expert_ratio
+               name != "VLLM_USE_V2_MODEL_RUNNER") {  // model_runner_v2 (vllm_estimates.cpp)
       s.notes.push_back(fmt::format("environment {}={} is not modelled: the forecast is the same as without it", name, value));
     }
   }
