@@ -876,6 +876,9 @@ Estimate cuda_graph_estimate(const Era& era, const ModelConfig& c, const Estimat
   //     -> ~1.12 GiB = 0.33 MiB per (graph x layer).
   // Central 0.40 MiB per (graph x layer) + 16 MiB, ends 0.75x .. 1.4x; about twice the 0.19 MiB
   // the capture costs, as a FULL extrapolation from the first (pool-growing) samples would give.
+  // Checked, not fitted: the first hybrid on V2 (every family from 0.29), Qwen3.5-27B-FP8 TP2 on
+  // 2 x RTX 4090, 0.30.0 (xvllm-060): its advisory implies ~0.43 GiB over 19 + 11 graphs x 64
+  // layers = 0.22 MiB each, below this range; its KV forecast is -1.2%.
   const double central = 0.40 * MiB * static_cast<double>(graphs) * static_cast<double>(layers) + 16.0 * MiB;
   return range(central, 0.75, 1.4,
                fmt::format("Model Runner V2 estimator (0.28+): {} graphs x {} layers x 0.40 MiB + 16 MiB (ESTIMATE, n=2: 0.31.0 Llama-3.1-8B, "
