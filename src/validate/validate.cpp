@@ -24,12 +24,13 @@ namespace {
 using J = nlohmann::ordered_json;
 
 // Environment variables a case's notes record as set for the run ("env NAME=VALUE[, NAME=VALUE]"
-// or space-separated, the corpus conversion's wording): passed to the plan as --env NAME=VALUE.
+// or space-separated, the corpus conversion's wording; "Env" at a sentence start): passed to the
+// plan as --env NAME=VALUE.
 std::vector<std::string> env_from_notes(const J& c) {
   std::vector<std::string> out;
   if (!c.contains("notes") || !c["notes"].is_string()) return out;
   const std::string notes = c["notes"].get<std::string>();
-  static const std::regex run(R"(\benv ((?:[A-Z][A-Z0-9_]*=[^\s,;]+[ ,]*)+))");
+  static const std::regex run(R"(\b[Ee]nv ((?:[A-Z][A-Z0-9_]*=[^\s,;]+[ ,]*)+))");
   static const std::regex one(R"(([A-Z][A-Z0-9_]*)=([^\s,;]+))");
   for (std::sregex_iterator it(notes.begin(), notes.end(), run), end; it != end; ++it) {
     const std::string group = (*it)[1].str();
