@@ -665,6 +665,24 @@ TEST(LogScanArgs, ContainerPrefixesOnCommandLinesAndMessages) {
   }
 }
 
+TEST(LogScanArgs, TheModelRunnerALogShowsIsKeptForTheReplan) {
+  // "Model loading took" from model_runner.py is Model Runner V2 (xvllm-064's log; V0 printed
+  // "Loading model weights took" from its own model_runner.py); from gpu_model_runner.py the V1
+  // runner. V2 is kept always, V1 when no version is logged (the newest rules run V2 everywhere).
+  LogScan v2 = scan_log_text("(Worker_TP0 pid=5) INFO 07-14 09:49:02 [model_runner.py:407] Model loading took 7.39 GiB memory and 9.1 seconds\n", "t");
+  EXPECT_EQ(v2.flags.at("--env:VLLM_USE_V2_MODEL_RUNNER"), "1");
+  LogScan v1 = scan_log_text("(EngineCore_DP0 pid=1) INFO 09-01 10:00:00 [gpu_model_runner.py:2914] Model loading took 15.27 GiB memory and 5.1 seconds\n", "t");
+  EXPECT_EQ(v1.flags.at("--env:VLLM_USE_V2_MODEL_RUNNER"), "0");
+  LogScan v1_versioned = scan_log_text(
+      "INFO 09-01 09:59:00 [__init__.py:239] vLLM version: 0.27.1\n"
+      "(EngineCore_DP0 pid=1) INFO 09-01 10:00:00 [gpu_model_runner.py:2914] Model loading took 15.27 GiB memory and 5.1 seconds\n",
+      "t");
+  EXPECT_EQ(v1_versioned.engine_version, "0.27.1");
+  EXPECT_EQ(v1_versioned.flags.count("--env:VLLM_USE_V2_MODEL_RUNNER"), 0u);
+  LogScan v0 = scan_log_text("INFO 01-02 03:04:05 [model_runner.py:1099] Loading model weights took 14.99 GB\n", "t");
+  EXPECT_EQ(v0.flags.count("--env:VLLM_USE_V2_MODEL_RUNNER"), 0u);
+}
+
 TEST(LogScanArgs, VllmConfigLinesAndVersion) {
   // vLLM's startup lines (vllm/entrypoints/utils.py "non-default args", vllm/v1/engine/core.py config line).
   LogScan s = scan_log_text(

@@ -130,6 +130,9 @@ struct Ctx {
   int64_t finished_line = 0;
   // engine evidence
   int score_sglang = 0, score_vllm = 0, score_trt = 0;
+  // vLLM model runner the log shows by the file of its "Model loading took" line: 1 the V1
+  // runner (gpu_model_runner.py), 2 Model Runner V2 (vllm/v1/worker/gpu/model_runner.py).
+  int vllm_runner = 0;
   // pending command line (continuations)
   std::string cmd_text;
   std::vector<std::string> cmd_env;  // NAME=VALUE set before the program on its line ("VLLM_X=0 vllm serve ...")

@@ -137,6 +137,12 @@ void read_vllm(Ctx& c, const Line& l) {
     auto v = k[kVModelLoading] ? size_after(b, "model loading took", GiB) : size_after(b, "loading model weights took", GiB);
     if (v) {
       set_first(c.fig(l.rank).weights, *v, l.no);
+      // V0 says "Loading model weights took" from its own model_runner.py; "Model loading took"
+      // from model_runner.py is Model Runner V2's.
+      if (k[kVModelLoading] && c.vllm_runner == 0) {
+        if (l.text.find("gpu_model_runner.py") != std::string_view::npos) c.vllm_runner = 1;
+        else if (l.text.find("[model_runner.py") != std::string_view::npos) c.vllm_runner = 2;
+      }
       c.keep(l, "vllm.model_loading");
       c.stage(l, "warmup");
       c.score_vllm += 3;

@@ -400,6 +400,13 @@ LogScan LogScanner::Impl::finish() {
       if (a.source == src)
         for (const auto& [k, v] : a.flags) s.flags[k] = v;
 
+  // The runner the log shows, for the replan (vllm_estimates.cpp model_runner_v2 reads
+  // VLLM_USE_V2_MODEL_RUNNER): V2 whenever the log shows it; V1 when no version is logged, where
+  // the newest rules would otherwise run every family on V2. A value the command set stays.
+  if (s.engine == LogEngine::VLLM && c.vllm_runner != 0 && !s.flags.count("--env:VLLM_USE_V2_MODEL_RUNNER") &&
+      (c.vllm_runner == 2 || s.engine_version.empty()))
+    s.flags["--env:VLLM_USE_V2_MODEL_RUNNER"] = c.vllm_runner == 2 ? "1" : "0";
+
   // A worker's ERROR line followed by its traceback ("WorkerProc hit an exception." then
   // "Traceback ...", vLLM multiproc_executor.py) is a failure even when the exception line is cut.
   if (c.fatals.empty())
