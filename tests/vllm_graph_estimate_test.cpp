@@ -128,6 +128,15 @@ TEST(VllmGraphEstimate, EveryFamilyTakesModelRunnerV2From029) {
   EXPECT_FALSE(sampler_note(with({"--env", "VLLM_USE_V2_MODEL_RUNNER=0"})));
   EXPECT_FALSE(sampler_note(with({"--speculative-config", R"({"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4})"})));
   EXPECT_TRUE(sampler_note({"--engine", "vllm@0.27.1", "--model", "Qwen/Qwen3-30B-A3B", "--gpu", "h100", "--env", "VLLM_USE_V2_MODEL_RUNNER=1"}));
+  // DeepSeek-V3.2 on ROCm stays on V1; on NVIDIA it takes V2.
+  const std::vector<std::string> v32{"--engine", "vllm@0.31.0", "--model", "deepseek-ai/DeepSeek-V3.2", "--tp", "8", "--kv-cache-dtype", "fp8"};
+  auto on = [&](const char* gpu) {
+    auto v = v32;
+    v.insert(v.end(), {"--gpu", gpu});
+    return v;
+  };
+  EXPECT_FALSE(sampler_note(on("mi355x")));
+  EXPECT_TRUE(sampler_note(on("b200")));
   EXPECT_NE(input_error(with({"--env", "VLLM_USE_V2_MODEL_RUNNER=yes"})).find("VLLM_USE_V2_MODEL_RUNNER: 'yes' is not 0 or 1"), std::string::npos);
 }
 

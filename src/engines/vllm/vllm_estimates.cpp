@@ -222,7 +222,8 @@ bool model_runner_v2(const Era& era, const ModelConfig& c) {
   // vLLM's model families" with capability fallbacks, "the first tagged release with this default
   // will be v0.29.0" (vLLM blog, 2026-08-31); logs agree: a Qwen3.8-27B hybrid on 0.29.1rc1 prints
   // model_runner.py (corpus vllm-009), a Qwen3 MoE on 0.27.1 still gpu_model_runner.py (xvllm-033).
-  // Fallbacks kept: --enable-lora (above) and n-gram speculation (the blog's list). The blog's
+  // Fallbacks kept: --enable-lora (above) and those of the blog's list a deployment shows
+  // (Era::v2_fallback). The blog's
   // earlier milestones (a Qwen3 canary of 2026-05-14, Llama / Mistral 06-02) are not taken as
   // release defaults: Qwen3-8B on 0.24.0 (xvllm-012) is forecast to 0.02% under V1 rules.
   // VLLM_USE_V2_MODEL_RUNNER=0 / 1 forces the choice (=1 from 0.19, after V2's opt-in debut of
@@ -230,7 +231,7 @@ bool model_runner_v2(const Era& era, const ModelConfig& c) {
   if (era.v0) return false;
   if (era.v2_runner_env == 0) return false;
   if (era.v2_runner_env == 1 && era.version >= 1900) return true;
-  if (era.lora || era.v1_only_spec) return false;
+  if (era.lora || era.v2_fallback) return false;
   if (era.version >= 2900) return true;
   return era.version >= 2501 && !c.is_moe() && !c.has_linear_attention();
 }

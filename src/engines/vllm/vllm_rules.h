@@ -58,10 +58,11 @@ struct Era {
   // release since V2 became a default).
   bool lora = false;
   // Set by the deployment: VLLM_USE_V2_MODEL_RUNNER (-1 unset, 0 forces V1, 1 forces V2) and a
-  // speculative method Model Runner V2 falls back from (n-gram: vLLM blog "From Opt-In to Default:
-  // Migrating vLLM to Model Runner V2", 2026-08-31, its list of automatic fallbacks).
+  // deployment Model Runner V2 falls back from (vLLM blog "From Opt-In to Default: Migrating vLLM
+  // to Model Runner V2", 2026-08-31, its list of automatic fallbacks: n-gram speculation, EAGLE3
+  // with pipeline parallelism, DeepSeek-V3.2 / V4 on ROCm).
   int v2_runner_env = -1;
-  bool v1_only_spec = false;
+  bool v2_fallback = false;
 };
 // Reads "0.10.2", "0.11.0rc1", "0.26.1rc1.dev608+g99a10304d", "unknown@2025-07-22",
 // "main@2025-04", "latest@2026-08", "" (newest). Throws InputError when unreadable.

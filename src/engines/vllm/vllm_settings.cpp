@@ -599,7 +599,9 @@ Settings resolve_settings(const Deployment& d) {
     if (*v != "0" && *v != "1") fail_input("--env", "VLLM_USE_V2_MODEL_RUNNER", fmt::format("'{}' is not 0 or 1", *v));
     s.era.v2_runner_env = *v == "1" ? 1 : 0;
   }
-  s.era.v1_only_spec = s.spec_method == "ngram";
+  const std::string& arch = d.model->config.architecture;
+  s.era.v2_fallback = s.spec_method == "ngram" || (s.spec_method == "eagle3" && d.par.pp > 1) ||
+                      (d.gpu.vendor == "amd" && (arch == "DeepseekV32ForCausalLM" || arch == "DeepseekV4ForCausalLM"));
   if (auto v = get("--lora-dtype")) {
     if (*v == "float16" || *v == "bfloat16") s.lora.elem_bytes = 2;
     else if (*v != "auto")
