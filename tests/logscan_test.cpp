@@ -679,6 +679,9 @@ TEST(LogScanArgs, TheModelRunnerALogShowsIsKeptForTheReplan) {
       "t");
   EXPECT_EQ(v1_versioned.engine_version, "0.27.1");
   EXPECT_EQ(v1_versioned.flags.count("--env:VLLM_USE_V2_MODEL_RUNNER"), 0u);
+  // MRV2's own startup line ("At startup, MRV2 logs `Using V2 Model Runner`", vLLM blog 2026-08-31).
+  LogScan said = scan_log_text("(EngineCore pid=9) INFO 10-01 10:00:00 [vllm.py:812] Using V2 Model Runner\n", "t");
+  EXPECT_EQ(said.flags.at("--env:VLLM_USE_V2_MODEL_RUNNER"), "1");
   LogScan v0 = scan_log_text("INFO 01-02 03:04:05 [model_runner.py:1099] Loading model weights took 14.99 GB\n", "t");
   EXPECT_EQ(v0.flags.count("--env:VLLM_USE_V2_MODEL_RUNNER"), 0u);
 }

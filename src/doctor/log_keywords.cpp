@@ -48,6 +48,7 @@ constexpr KwText kKeywords[] = {
     {kEngineDead, "enginedeaderror"},
     // vLLM (vllm/v1/worker/gpu_worker.py, gpu_model_runner.py, v1/core/kv_cache_utils.py, V0 worker.py)
     {kVModelLoading, "model loading took"},
+    {kVUsingV2Runner, "using v2 model runner"},  // Model Runner V2's startup line (vLLM blog, 2026-08-31)
     {kVLoadingWeights, "loading model weights took"},
     {kVAvailKv, "available kv cache memory"},
     {kVKvSize, "gpu kv cache size"},

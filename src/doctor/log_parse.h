@@ -56,7 +56,7 @@ enum Kw : uint8_t {
   kVProfResults, kVGpuBlocks, kVCudaBlocks, kVToServe, kVKvNeeded, kVEstMaxLen, kVNoBlocks, kVStoredInKv,
   kVSamplerWarmup, kVMamba, kVCapturingGraphs, kVCapturingCudagraphs, kVProfGraph, kVLoadFailed,
   kVEngineFailed, kVAutoFit, kVNonDefault, kVWithConfig, kVNamespace, kVApiVersion, kVInitEngine,
-  kVStartupComplete, kVReservedKv, kVErrorLevel, kVStartLoad, kVLoadWeightsTook, kVCapturingModel, kVStartingServer, kVCompileTakes,
+  kVStartupComplete, kVReservedKv, kVErrorLevel, kVStartLoad, kVLoadWeightsTook, kVCapturingModel, kVStartingServer, kVCompileTakes, kVUsingV2Runner,
   kLoadShards, kTLoadConcurrently, kMethodFailed, kCodeCall, kUvicornRunning, kHttpOk,
   // TensorRT-LLM
   kTMemUsageChange, kTMemCalc, kTBlocksPrimary, kTTokensPerBlock, kTPeak, kTAfterWeights, kTDynamic,

@@ -133,6 +133,7 @@ void read_vllm(Ctx& c, const Line& l) {
     if (c.pending.size() < 8) c.pending.push_back(Pending{kind, l.no, l.rank, std::string(b.substr(0, 2048)), 3});
   };
 
+  if (k[kVUsingV2Runner]) c.vllm_runner = 2;
   if (k[kVModelLoading] || k[kVLoadingWeights]) {
     auto v = k[kVModelLoading] ? size_after(b, "model loading took", GiB) : size_after(b, "loading model weights took", GiB);
     if (v) {
