@@ -113,6 +113,7 @@ TEST(VllmGraphEstimate, EveryFamilyTakesModelRunnerV2From029) {
   EXPECT_TRUE(vllm::model_runner_v2(v29, moe_model->config));
   EXPECT_FALSE(vllm::model_runner_v2(v28, hybrid_model->config));
   EXPECT_FALSE(vllm::model_runner_v2(v28, moe_model->config));
+  EXPECT_TRUE(vllm::model_runner_v2(vllm::era_for_version("0.28.1rc1.dev580+g385dce36b"), moe_model->config));  // main after 08-27
   // The blog's fallbacks and the environment switch, read from the deployment.
   auto sampler_note = [](std::vector<std::string> a) {
     const Forecast f = run(a);

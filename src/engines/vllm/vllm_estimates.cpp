@@ -232,7 +232,10 @@ bool model_runner_v2(const Era& era, const ModelConfig& c) {
   if (era.v2_runner_env == 0) return false;
   if (era.v2_runner_env == 1 && era.version >= 1900) return true;
   if (era.lora || era.v2_fallback) return false;
-  if (era.version >= 2900) return true;
+  // 0.28.1rc/dev builds are main after 0.28.0, which V2-for-all reached on 2026-08-27: a
+  // GLM-5.3-Flash (MoE hybrid) start on 0.28.1rc1.dev580 of 2026-09-16 logs model_runner.py
+  // (public-code 69102865712).
+  if (era.version >= 2801) return true;
   return era.version >= 2501 && !c.is_moe() && !c.has_linear_attention();
 }
 
