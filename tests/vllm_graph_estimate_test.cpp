@@ -138,6 +138,11 @@ TEST(VllmGraphEstimate, EveryFamilyTakesModelRunnerV2From029) {
   };
   EXPECT_FALSE(sampler_note(on("mi355x")));
   EXPECT_TRUE(sampler_note(on("b200")));
+  // The plan says which runner and why.
+  const Forecast moe27 = run({"--engine", "vllm@0.27.1", "--model", "Qwen/Qwen3-30B-A3B", "--gpu", "h100"});
+  EXPECT_TRUE(std::any_of(moe27.notes.begin(), moe27.notes.end(), [](const std::string& n) {
+    return n == "model runner: the V1 model runner (gpu_model_runner.py): MoE and hybrid models keep it until 0.29.0";
+  }));
   EXPECT_NE(input_error(with({"--env", "VLLM_USE_V2_MODEL_RUNNER=yes"})).find("VLLM_USE_V2_MODEL_RUNNER: 'yes' is not 0 or 1"), std::string::npos);
 }
 

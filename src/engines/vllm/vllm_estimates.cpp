@@ -239,6 +239,21 @@ bool model_runner_v2(const Era& era, const ModelConfig& c) {
   return era.version >= 2501 && !c.is_moe() && !c.has_linear_attention();
 }
 
+std::string model_runner_basis(const Era& era, const ModelConfig& c) {
+  if (era.v0) return "";
+  const bool v2 = model_runner_v2(era, c);
+  const char* which = v2 ? "Model Runner V2 (vllm/v1/worker/gpu/model_runner.py)" : "the V1 model runner (gpu_model_runner.py)";
+  const char* why = era.v2_runner_env == 0                          ? "VLLM_USE_V2_MODEL_RUNNER=0"
+                    : era.v2_runner_env == 1 && v2                  ? "VLLM_USE_V2_MODEL_RUNNER=1"
+                    : era.lora                                      ? "--enable-lora falls back to it"
+                    : era.v2_fallback && era.version >= 2501        ? "a configuration V2 falls back from (n-gram or EAGLE3 + PP speculation, DeepSeek-V3.2/V4 on ROCm)"
+                    : v2 && era.version >= 2801                     ? "every model family from 0.29.0 (PR #53183)"
+                    : v2                                            ? "dense models from 0.25.1 (PR #44443)"
+                    : era.version >= 2501                           ? "MoE and hybrid models keep it until 0.29.0"
+                                                                    : "V2 is the default from 0.25.1 (dense) / 0.29.0 (all)";
+  return fmt::format("model runner: {}: {}", which, why);
+}
+
 Estimate non_torch_increase(const Era& era, int tp, int pp, Fabric fabric) {
   const int world = tp * pp;
   if (world <= 1 && era.total_consumed) {

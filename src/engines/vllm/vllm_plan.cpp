@@ -173,6 +173,7 @@ void log_lines(Forecast& f, const Settings& s, const RankTerms& t0, int64_t F0c,
 // What the forecast rests on: the budget rule of the era, the estimated terms, the KV layout.
 void notes(Forecast& f, const Deployment& d, const Settings& s, const RankTerms& t0, int64_t T, int64_t R, double u) {
   const Era& era = s.era;
+  if (std::string r = model_runner_basis(era, d.model->config); !r.empty()) f.notes.push_back(std::move(r));
   f.notes.push_back(fmt::format("budget: requested = {} x {} = {} ({}); KV = {}", gib2(T), u, human_bytes(R),
                                 era.ceil_request ? "ceil" : "float",
                                 s.kv_cache_memory_bytes ? "--kv-cache-memory-bytes exactly"

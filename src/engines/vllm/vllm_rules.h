@@ -273,6 +273,8 @@ Estimate cuda_graph_memory(const Era& era, const ModelConfig& c, int64_t layers_
                            int64_t piecewise_graphs, int64_t full_graphs, int tp, int64_t max_num_batched_tokens);
 // Model Runner V2 (vllm/v1/worker/gpu/) runs the deployment: dense models from 0.25.1 (vllm_estimates.cpp).
 bool model_runner_v2(const Era& era, const ModelConfig& c);
+// The runner model_runner_v2 picks and why, as a plan note ("" for V0).
+std::string model_runner_basis(const Era& era, const ModelConfig& c);
 // What profile_cudagraph_memory() returns, given the capture forecast: on the V1 runner the capture,
 // its per-graph part scaled where the extrapolation from the second-largest size overshoots
 // (second_size: the second-largest PIECEWISE capture size, 0 = unknown; vllm_estimates.cpp), 0
