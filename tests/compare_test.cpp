@@ -88,6 +88,7 @@ TEST(Compare, AFlagOneEngineRefusesLeavesTheOthersCompared) {
   EXPECT_GT(j["engines"][1]["kv_tokens"].get<int64_t>(), 0);
   EXPECT_TRUE(j["engines"][2]["verdict"].is_null());
   EXPECT_EQ(j["engines"][2]["unsupported"].get<std::string>().rfind("--quantization ", 0), 0u);
+  EXPECT_EQ(j["engines"][2]["refused"], true);
   // A flag no engine can take stays bad input.
   rc = run({"compare", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s", "--engines", "trtllm", "--quantization", "fp8"}, out, err);
   EXPECT_EQ(rc, 2);
@@ -130,4 +131,12 @@ TEST(Compare, SettingsSpelledForOneEngineAreCarriedToTheOthers) {
   EXPECT_EQ(j["engines"][1]["context_len"].get<int64_t>(), 32768);
   EXPECT_EQ(j["engines"][2]["context_len"].get<int64_t>(), 32768);  // the first spelling on the line
   EXPECT_EQ(j["engines"][2]["carried_flags"], nlohmann::json({"--max-model-len 32768 as --max_seq_len 32768"}));
+  // A carried value the engine refuses is that engine's row: Qwen3-8B's derived limit is 40,960 in
+  // both SGLang and vLLM, so 131,072 is refused by each in its own words.
+  rc = run({"compare", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--max-model-len", "131072", "--json"}, out, err);
+  ASSERT_TRUE(rc == 0 || rc == 1) << err;
+  j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["engines"][0]["refused"], true);
+  EXPECT_EQ(j["engines"][0]["unsupported"].get<std::string>().rfind("--context-length ValueError: Warning: User-specified context_length (131072)", 0), 0u);
+  EXPECT_EQ(j["engines"][1]["refused"], true);
 }

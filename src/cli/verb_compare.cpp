@@ -95,6 +95,7 @@ struct Row {
   int64_t same_tokens = 0;
   std::string same_note;
   std::string unsupported;  // this engine's model of the engine cannot plan this model (the reason)
+  bool refused = false;     // ... because the engine refuses one of its flags for this deployment
   std::vector<std::string> carried;  // "--max-model-len 32768 as --context-length 32768"
 };
 
@@ -176,9 +177,12 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
       // one engine refuses for this deployment (TensorRT-LLM's --quantization on the PyTorch
       // backend, where vLLM and SGLang quantize online), leaves the others comparable; any other
       // bad input is still the user's to fix (exit 2).
-      const bool flag_of_this_engine = std::any_of(engine_flags.begin(), engine_flags.end(), [&](const auto& p) { return p.first == e.field(); });
+      const bool flag_of_this_engine =
+          std::any_of(engine_flags.begin(), engine_flags.end(), [&](const auto& p) { return p.first == e.field(); }) ||
+          std::any_of(r.carried.begin(), r.carried.end(), [&](const std::string& c) { return c.find(" as " + e.field() + " ") != std::string::npos; });
       if ((e.field() != "--model" && !flag_of_this_engine) || specs.size() < 2) throw;
       r.unsupported = flag_of_this_engine ? e.field() + " " + e.problem() : e.problem();
+      r.refused = flag_of_this_engine;
     }
     Knob kn = knob_of(kind);
     r.knob_flag = std::string(kn.flag);
@@ -193,7 +197,7 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
   }
 
   if (std::all_of(rows.begin(), rows.end(), [](const Row& r) { return !r.unsupported.empty(); }))
-    fail_input("command line", "--model", rows.front().unsupported);
+    fail_input("command line", rows.front().refused ? "" : "--model", rows.front().unsupported);
   const auto first_ok = std::find_if(rows.begin(), rows.end(), [](const Row& r) { return r.unsupported.empty(); });
   std::string ref = args.get_or("--reference", first_ok->spec);
   auto ref_it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.spec == ref || std::string(engine_kind_name(r.d.engine)) == ref; });
@@ -241,7 +245,8 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
     j["engines"] = nlohmann::ordered_json::array();
     for (const auto& r : rows) {
       if (!r.unsupported.empty()) {
-        j["engines"].push_back({{"engine", std::string(engine_kind_name(r.d.engine))}, {"verdict", nullptr}, {"unsupported", r.unsupported}});
+        j["engines"].push_back({{"engine", std::string(engine_kind_name(r.d.engine))}, {"verdict", nullptr}, {"unsupported", r.unsupported},
+                                {"refused", r.refused}});
         continue;
       }
       nlohmann::ordered_json e{{"engine", std::string(engine_kind_name(r.d.engine))},
@@ -267,7 +272,7 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
                        "headroom", "memory knob in force", "same KV as " + ref_it->spec);
     for (const auto& r : rows) {
       if (!r.unsupported.empty()) {
-        out << fmt::format("{:<16} {:<8} not modelled: {}\n", r.spec, "-", r.unsupported);
+        out << fmt::format("{:<16} {:<8} {}: {}\n", r.spec, "-", r.refused ? "refused" : "not modelled", r.unsupported);
         continue;
       }
       std::string same = &r == &*ref_it ? "(reference)"
