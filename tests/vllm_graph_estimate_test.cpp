@@ -127,6 +127,7 @@ TEST(VllmGraphEstimate, EveryFamilyTakesModelRunnerV2From029) {
   };
   EXPECT_TRUE(sampler_note(base));
   EXPECT_FALSE(sampler_note(with({"--env", "VLLM_USE_V2_MODEL_RUNNER=0"})));
+  EXPECT_FALSE(sampler_note(with({"--enable-dbo"})));  // dual batch overlap: one of the blog's fallbacks
   EXPECT_FALSE(sampler_note(with({"--speculative-config", R"({"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4})"})));
   EXPECT_TRUE(sampler_note({"--engine", "vllm@0.27.1", "--model", "Qwen/Qwen3-30B-A3B", "--gpu", "h100", "--env", "VLLM_USE_V2_MODEL_RUNNER=1"}));
   // DeepSeek-V3.2 on ROCm stays on V1; on NVIDIA it takes V2.

@@ -246,7 +246,7 @@ std::string model_runner_basis(const Era& era, const ModelConfig& c) {
   const char* why = era.v2_runner_env == 0                          ? "VLLM_USE_V2_MODEL_RUNNER=0"
                     : era.v2_runner_env == 1 && v2                  ? "VLLM_USE_V2_MODEL_RUNNER=1"
                     : era.lora                                      ? "--enable-lora falls back to it"
-                    : era.v2_fallback && era.version >= 2501        ? "a configuration V2 falls back from (n-gram or EAGLE3 + PP speculation, DeepSeek-V3.2/V4 on ROCm)"
+                    : era.v2_fallback && era.version >= 2501        ? "a configuration V2 falls back from (n-gram or EAGLE3 + PP speculation, DeepSeek-V3.2/V4 on ROCm, DBO, elastic EP, logits processors, KV-sharing fast prefill)"
                     : v2 && era.version >= 2801                     ? "every model family from 0.29.0 (PR #53183)"
                     : v2                                            ? "dense models from 0.25.1 (PR #44443)"
                     : era.version >= 2501                           ? "MoE and hybrid models keep it until 0.29.0"

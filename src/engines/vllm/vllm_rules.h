@@ -60,7 +60,8 @@ struct Era {
   // Set by the deployment: VLLM_USE_V2_MODEL_RUNNER (-1 unset, 0 forces V1, 1 forces V2) and a
   // deployment Model Runner V2 falls back from (vLLM blog "From Opt-In to Default: Migrating vLLM
   // to Model Runner V2", 2026-08-31, its list of automatic fallbacks: n-gram speculation, EAGLE3
-  // with pipeline parallelism, DeepSeek-V3.2 / V4 on ROCm).
+  // with pipeline parallelism, DeepSeek-V3.2 / V4 on ROCm, dual batch overlap, elastic EP, custom
+  // logits processors, KV-sharing fast prefill).
   int v2_runner_env = -1;
   bool v2_fallback = false;
 };

@@ -600,8 +600,14 @@ Settings resolve_settings(const Deployment& d) {
     s.era.v2_runner_env = *v == "1" ? 1 : 0;
   }
   const std::string& arch = d.model->config.architecture;
+  auto flag_on = [&](const char* f) {
+    const std::string* v = get(f);
+    return v && truthy(*v);
+  };
   s.era.v2_fallback = s.spec_method == "ngram" || (s.spec_method == "eagle3" && d.par.pp > 1) ||
-                      (d.gpu.vendor == "amd" && (arch == "DeepseekV32ForCausalLM" || arch == "DeepseekV4ForCausalLM"));
+                      (d.gpu.vendor == "amd" && (arch == "DeepseekV32ForCausalLM" || arch == "DeepseekV4ForCausalLM")) ||
+                      flag_on("--enable-dbo") || flag_on("--enable-elastic-ep") || flag_on("--kv-sharing-fast-prefill") ||
+                      get("--logits-processors") != nullptr;
   if (auto v = get("--lora-dtype")) {
     if (*v == "float16" || *v == "bfloat16") s.lora.elem_bytes = 2;
     else if (*v != "auto")
