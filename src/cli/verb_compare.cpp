@@ -65,6 +65,13 @@ bool accepts(EngineKind k, const std::string& flag) {
   const auto& a = flags_of(k);
   return std::find(a.begin(), a.end(), own_spelling(k, flag)) != a.end();
 }
+// The shared setting `flag` spells in any engine's spelling (vLLM's underscores included), or null.
+const SharedSetting* shared_setting_of(const std::string& flag) {
+  for (const auto& ss : kSharedSettings)
+    if (flag == ss.sglang || flag == ss.trtllm || vllm_flag_spelling(flag) == ss.vllm) return &ss;
+  return nullptr;
+}
+bool is_kv_dtype(const SharedSetting* ss) { return ss && ss->sglang == "--kv-cache-dtype"; }
 // FP8 KV cache by each engine's value names: SGLang has no bare "fp8" (fp8_e4m3 / fp8_e5m2),
 // trtllm-serve's kv_cache_dtype has only "fp8" (E4M3); vLLM takes all three.
 std::string kv_dtype_for(EngineKind k, const std::string& v) {
@@ -96,7 +103,17 @@ struct Row {
   std::string same_note;
   std::string unsupported;  // this engine's model of the engine cannot plan this model (the reason)
   bool refused = false;     // ... because the engine refuses one of its flags for this deployment
-  std::vector<std::string> carried;  // "--max-model-len 32768 as --context-length 32768"
+  // A setting given in another spelling or value name and passed to this engine as `as value`.
+  struct Carried {
+    std::string given, given_value, as, value;
+    std::string text() const { return fmt::format("{} {} as {} {}", given, given_value, as, value); }
+  };
+  std::vector<Carried> carried;
+  std::vector<std::string> carried_texts() const {
+    std::vector<std::string> out;
+    for (const auto& c : carried) out.push_back(c.text());
+    return out;
+  }
 };
 
 Forecast plan_with(Deployment d, std::string_view flag, double value) {
@@ -134,7 +151,6 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
   std::vector<Row> rows;
   for (const auto& spec : specs) {
     auto [kind, version] = parse_engine_spec(spec);
-    const auto& accepted = flags_of(kind);
     std::vector<std::string> argv{"--engine", spec};
     for (const auto& [k, v] : shared) {
       argv.push_back(k);
@@ -142,31 +158,25 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
     }
     Row r;
     for (const auto& [k, v] : engine_flags) {
-      if (std::find(accepted.begin(), accepted.end(), own_spelling(kind, k)) != accepted.end()) {
+      const SharedSetting* ss = shared_setting_of(k);
+      // SGLang and vLLM share the name --kv-cache-dtype, not the value names.
+      const std::string value = is_kv_dtype(ss) ? kv_dtype_for(kind, v) : v;
+      if (accepts(kind, k)) {
         argv.push_back(k);
         if (is_boolean_flag(k) && v == "true") continue;
-        // SGLang and vLLM share the name --kv-cache-dtype, not the value names.
-        const std::string value = own_spelling(kind, k) == "--kv-cache-dtype" || k == "--kv_cache_dtype" ? kv_dtype_for(kind, v) : v;
-        if (value != v) r.carried.push_back(fmt::format("{} {} as {} {}", k, v, k, value));
+        if (value != v) r.carried.push_back({k, v, k, value});
         argv.push_back(value);
         continue;
       }
       // Another engine's spelling of a shared setting: carried over unless this engine's own
-      // spelling is also on the line.
-      for (const auto& ss : kSharedSettings) {
-        const std::string_view mine = spelling_in(ss, kind);
-        const bool named = k == ss.sglang || k == ss.trtllm || vllm_flag_spelling(k) == ss.vllm;
-        if (!named || mine.empty()) continue;
-        const bool own_given = std::any_of(engine_flags.begin(), engine_flags.end(), [&](const auto& p) { return own_spelling(kind, p.first) == mine; });
-        // Two other engines' spellings with their own values: the first one on the line is carried.
-        const bool carried_already = std::find(argv.begin(), argv.end(), mine) != argv.end();
-        if (own_given || carried_already) break;
-        const std::string value = ss.sglang == "--kv-cache-dtype" ? kv_dtype_for(kind, v) : v;
-        argv.push_back(std::string(mine));
-        argv.push_back(value);
-        r.carried.push_back(fmt::format("{} {} as {} {}", k, v, mine, value));
-        break;
-      }
+      // spelling is also on the line, or another engine's was carried first.
+      const std::string mine(ss ? spelling_in(*ss, kind) : std::string_view{});
+      if (mine.empty()) continue;
+      const bool own_given = std::any_of(engine_flags.begin(), engine_flags.end(), [&](const auto& p) { return own_spelling(kind, p.first) == mine; });
+      const bool carried_already = std::any_of(r.carried.begin(), r.carried.end(), [&](const Row::Carried& c) { return c.as == mine; });
+      if (own_given || carried_already) continue;
+      argv.insert(argv.end(), {mine, value});
+      r.carried.push_back({k, v, mine, value});
     }
     r.spec = spec;
     r.d = parse_deployment(Args::parse(argv));
@@ -179,7 +189,7 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
       // bad input is still the user's to fix (exit 2).
       const bool flag_of_this_engine =
           std::any_of(engine_flags.begin(), engine_flags.end(), [&](const auto& p) { return p.first == e.field(); }) ||
-          std::any_of(r.carried.begin(), r.carried.end(), [&](const std::string& c) { return c.find(" as " + e.field() + " ") != std::string::npos; });
+          std::any_of(r.carried.begin(), r.carried.end(), [&](const Row::Carried& c) { return c.as == e.field(); });
       if ((e.field() != "--model" && !flag_of_this_engine) || specs.size() < 2) throw;
       r.unsupported = flag_of_this_engine ? e.field() + " " + e.problem() : e.problem();
       r.refused = flag_of_this_engine;
@@ -191,7 +201,7 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
   }
   for (const auto& [k, v] : engine_flags) {
     const bool anyone = std::any_of(rows.begin(), rows.end(), [&](const Row& r) {
-      return accepts(r.d.engine, k) || std::any_of(r.carried.begin(), r.carried.end(), [&](const std::string& c) { return c.rfind(k + " ", 0) == 0; });
+      return accepts(r.d.engine, k) || std::any_of(r.carried.begin(), r.carried.end(), [&](const Row::Carried& c) { return c.given == k; });
     });
     if (!anyone) fail_input("command line", k, "no compared engine accepts this flag");
   }
@@ -261,7 +271,7 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
       else e["same_kv_budget"] = nullptr;
       if (!r.same_note.empty()) e["note"] = r.same_note;
       if (r.f.failure) e["failure"] = r.f.failure->message;
-      if (!r.carried.empty()) e["carried_flags"] = r.carried;
+      if (!r.carried.empty()) e["carried_flags"] = r.carried_texts();
       j["engines"].push_back(e);
     }
     out << j.dump(2) << "\n";
@@ -288,7 +298,7 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
     if (std::any_of(rows.begin(), rows.end(), [](const Row& r) { return !r.carried.empty(); })) {
       out << "\nSettings carried over in each engine's own spelling:\n";
       for (const auto& r : rows)
-        if (!r.carried.empty()) out << fmt::format("  {}: {}\n", r.spec, fmt::join(r.carried, ", "));
+        if (!r.carried.empty()) out << fmt::format("  {}: {}\n", r.spec, fmt::join(r.carried_texts(), ", "));
     }
     for (const auto& r : rows)
       if (r.f.failure) out << fmt::format("{}: {}\n", r.spec, r.f.failure->message);

@@ -226,8 +226,8 @@ bool model_runner_v2(const Era& era, const ModelConfig& c) {
   // (Era::v2_fallback). The blog's
   // earlier milestones (a Qwen3 canary of 2026-05-14, Llama / Mistral 06-02) are not taken as
   // release defaults: Qwen3-8B on 0.24.0 (xvllm-012) is forecast to 0.02% under V1 rules.
-  // VLLM_USE_V2_MODEL_RUNNER=0 / 1 forces the choice (=1 from 0.19, after V2's opt-in debut of
-  // 2026-03-24).
+  // VLLM_USE_V2_MODEL_RUNNER=0 / 1 forces the choice (=1 from 0.19: INFERRED, the first release
+  // after V2's opt-in debut of 2026-03-24 in the date table of vllm_era.cpp).
   if (era.v0) return false;
   if (era.v2_runner_env == 0) return false;
   if (era.v2_runner_env == 1 && era.version >= 1900) return true;

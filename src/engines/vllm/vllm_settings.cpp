@@ -348,6 +348,10 @@ Settings resolve_settings(const Deployment& d) {
   }
 
   auto get = [&](std::string_view name) { return d.flag(name); };
+  auto on = [&](std::string_view name) {  // given and true (a bare flag, true, 1, yes)
+    const std::string* v = get(name);
+    return v && truthy(*v);
+  };
 
   // ModelConfig.verify_with_parallel_config (vllm/config/model.py): the attention heads are
   // split evenly over the tensor-parallel ranks.
@@ -394,7 +398,7 @@ Settings resolve_settings(const Deployment& d) {
   // Qwen3.5 classes build no vision tower when both limits are 0 ("if not
   // multimodal_config.get_limit_per_prompt('image') and not ...('video'): self.visual = None").
   if (c.vision.present) {
-    if (const std::string* lmo = get("--language-model-only"); lmo && truthy(*lmo)) s.text_only = true;
+    if (on("--language-model-only")) s.text_only = true;
     std::optional<int64_t> image, video;
     auto limit = [&](const std::string& key, const nlohmann::json& v) {
       std::optional<int64_t> n;
@@ -491,7 +495,7 @@ Settings resolve_settings(const Deployment& d) {
   // _get_and_verify_max_len caps the context at the window ("max_length should be less than the
   // sliding window length"), the key it then names being sliding_window.
   const char* len_key = "max_position_embeddings";
-  if (const std::string* v = get("--disable-sliding-window"); v && truthy(*v) && c.sliding_window > 0) {
+  if (on("--disable-sliding-window") && c.sliding_window > 0) {
     s.disable_sliding_window = true;
     if (static_cast<double>(c.sliding_window) < derived) {
       derived = static_cast<double>(c.sliding_window);
@@ -525,7 +529,7 @@ Settings resolve_settings(const Deployment& d) {
   BatchDefaults bd = default_batch(era, d.capacity_bytes, d.gpu.name + " " + d.gpu.display, nvml_memory);
   s.max_num_seqs = bd.max_num_seqs;
   s.max_num_batched_tokens = bd.max_num_batched_tokens;
-  if (auto v = get("--no-enable-chunked-prefill"); v && truthy(*v)) s.chunked_prefill = false;
+  if (on("--no-enable-chunked-prefill")) s.chunked_prefill = false;
   if (auto v = get("--enable-chunked-prefill"); v && !truthy(*v)) s.chunked_prefill = false;
   bool mnbt_given = false;
   if (auto v = get("--max-num-seqs")) {
@@ -600,13 +604,9 @@ Settings resolve_settings(const Deployment& d) {
     s.era.v2_runner_env = *v == "1" ? 1 : 0;
   }
   const std::string& arch = d.model->config.architecture;
-  auto flag_on = [&](const char* f) {
-    const std::string* v = get(f);
-    return v && truthy(*v);
-  };
   s.era.v2_fallback = s.spec_method == "ngram" || (s.spec_method == "eagle3" && d.par.pp > 1) ||
                       (d.gpu.vendor == "amd" && (arch == "DeepseekV32ForCausalLM" || arch == "DeepseekV4ForCausalLM")) ||
-                      flag_on("--enable-dbo") || flag_on("--enable-elastic-ep") || flag_on("--kv-sharing-fast-prefill") ||
+                      on("--enable-dbo") || on("--enable-elastic-ep") || on("--kv-sharing-fast-prefill") ||
                       get("--logits-processors") != nullptr;
   if (auto v = get("--lora-dtype")) {
     if (*v == "float16" || *v == "bfloat16") s.lora.elem_bytes = 2;
