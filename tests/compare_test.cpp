@@ -139,4 +139,7 @@ TEST(Compare, SettingsSpelledForOneEngineAreCarriedToTheOthers) {
   EXPECT_EQ(j["engines"][0]["refused"], true);
   EXPECT_EQ(j["engines"][0]["unsupported"].get<std::string>().rfind("--context-length ValueError: Warning: User-specified context_length (131072)", 0), 0u);
   EXPECT_EQ(j["engines"][1]["refused"], true);
+  // TensorRT-LLM's PyTorch backend cuts it to the model's 40,960 and starts (model_engine.py
+  // _init_max_seq_len).
+  EXPECT_EQ(j["engines"][2]["context_len"].get<int64_t>(), 40960);
 }

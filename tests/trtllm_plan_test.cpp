@@ -86,6 +86,32 @@ TEST(TrtllmPlan, ShrinksMaxSeqLenInsteadOfRefusing) {
   EXPECT_TRUE(has_prefix(f, "Adjusted max_seq_len to 4096"));
 }
 
+TEST(TrtllmPlan, MaxSeqLenAboveTheModelsLimitIsCutNotRefused) {
+  // tensorrt_llm/_torch/pyexecutor/model_engine.py _init_max_seq_len: Qwen3-8B's limit is its
+  // max_position_embeddings 40,960 (rope_scaling none); --max_seq_len 131072 is cut to it with
+  // "Specified self.max_seq_len=131072 is larger than what the model can support (40960)...".
+  const std::string cut = "Specified self.max_seq_len=131072 is larger than what the model can support (40960). Setting max_seq_len to 40960.";
+  Forecast f = run({"--engine", "trtllm@1.3.0", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--max_seq_len", "131072"});
+  EXPECT_EQ(f.context_len, 40960);
+  EXPECT_NE(std::find(f.notes.begin(), f.notes.end(), cut), f.notes.end());
+  // PR #10600 (2026-01): TLLM_ALLOW_LONG_MAX_MODEL_LEN=1 keeps the given value.
+  f = run({"--engine", "trtllm@1.3.0", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--max_seq_len", "131072", "--env",
+           "TLLM_ALLOW_LONG_MAX_MODEL_LEN=yes"});
+  EXPECT_EQ(f.context_len, 131072);
+  // Before the clamp (1.0) and for a TensorRT engine built at that length, the value stands.
+  EXPECT_EQ(run({"--engine", "trtllm@1.0.0", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--max_seq_len", "131072"}).context_len, 131072);
+  EXPECT_EQ(run({"--engine", "trtllm@1.3.0", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--max_seq_len", "131072", "--backend", "tensorrt"})
+                .context_len,
+            131072);
+  // The inferred limit scales by a rope_scaling factor unless the type is su/longrope/llama3/yarn:
+  // Gemma-3-12B's text_config has {"factor": 8.0, "rope_type": "linear"} over 131,072 positions
+  // -> 1,048,576; Llama-3.1-8B's llama3 factor 8 leaves 131,072.
+  f = run({"--engine", "trtllm@1.3.0", "--model", "google/gemma-3-12b-it", "--gpu", "h200"});
+  EXPECT_NE(std::find(f.notes.begin(), f.notes.end(), "max_seq_len is scaled to 1048576 by rope scaling 8"), f.notes.end());
+  f = run({"--engine", "trtllm@1.3.0", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h200"});
+  EXPECT_NE(std::find(f.notes.begin(), f.notes.end(), "max_seq_len is not specified, using inferred value 131072"), f.notes.end());
+}
+
 TEST(TrtllmPlan, FlagErrorsInTrtllmWords) {
   std::vector<std::string> base{"--engine", "trtllm", "--model", "Qwen/Qwen3-8B", "--gpu", "h100"};
   auto with = [&](std::vector<std::string> extra) {

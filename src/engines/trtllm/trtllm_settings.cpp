@@ -216,9 +216,41 @@ Settings resolve_settings(const Deployment& d) {
   if (auto v = get("--max_batch_size")) s.max_batch_size = int_opt("--max_batch_size", *v, 1);
   if (auto v = get("--max_num_tokens")) s.max_num_tokens = int_opt("--max_num_tokens", *v, 1);
   if (auto v = get("--max_beam_width")) s.max_beam_width = int_opt("--max_beam_width", *v, 1);
-  s.max_seq_len = c.max_position_embeddings > 0 ? c.max_position_embeddings : 2048;
-  if (auto v = get("--max_seq_len")) s.max_seq_len = int_opt("--max_seq_len", *v, 1);
-  else s.notes.push_back(fmt::format("max_seq_len is not specified, using inferred value {}", s.max_seq_len));
+  // The model's limit (PyTorch backend: model_engine.py _infer_max_seq_len_from_config; TensorRT
+  // engines: trtllm-build's deduced value): max_position_embeddings (2048 without one) times the
+  // rope_scaling factor unless the type is su / longrope / llama3 / yarn (those already describe
+  // the long context), rounded up.
+  int64_t inferred = c.max_position_embeddings > 0 ? c.max_position_embeddings : 2048;
+  const std::string& rope = c.rope_scaling_type;
+  if (c.rope_scaling_factor > 0 && c.rope_scaling_factor != 1 && rope != "su" && rope != "longrope" && rope != "llama3" && rope != "yarn") {
+    inferred = static_cast<int64_t>(std::ceil(static_cast<double>(inferred) * c.rope_scaling_factor));
+    s.notes.push_back(fmt::format("max_seq_len is scaled to {} by rope scaling {}", inferred, c.rope_scaling_factor));
+  }
+  s.max_seq_len = inferred;
+  if (auto v = get("--max_seq_len")) {
+    s.max_seq_len = int_opt("--max_seq_len", *v, 1);
+    // PyTorch backend: a longer max_seq_len is cut to the model's limit with a warning, not
+    // refused (PyTorchModelEngine._init_max_seq_len; the clamp is in main by 2025-08-29, PR #7345's
+    // review, and absent from early-2025 copies: first release INFERRED 1.1). From PR #10600
+    // (merged 2026-01-16, first release INFERRED 1.3) TLLM_ALLOW_LONG_MAX_MODEL_LEN=1/true/yes/y
+    // keeps the given value. A TensorRT engine is built for the given length (trtllm-build only
+    // warns that accuracy might be affected).
+    if (s.backend != "trt" && s.era.version >= 10100 && s.max_seq_len > inferred) {
+      std::string allow = d.env_value("TLLM_ALLOW_LONG_MAX_MODEL_LEN") ? *d.env_value("TLLM_ALLOW_LONG_MAX_MODEL_LEN") : "0";
+      std::transform(allow.begin(), allow.end(), allow.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+      if (s.era.version >= 10300 && (allow == "1" || allow == "true" || allow == "yes" || allow == "y")) {
+        s.notes.push_back(fmt::format("User specified max_seq_len is larger than the config in the model config file ({}). Setting max_seq_len "
+                                      "to user's specified value {}. (TLLM_ALLOW_LONG_MAX_MODEL_LEN)",
+                                      inferred, s.max_seq_len));
+      } else {
+        s.notes.push_back(fmt::format("Specified self.max_seq_len={} is larger than what the model can support ({}). Setting max_seq_len to {}.",
+                                      s.max_seq_len, inferred, inferred));
+        s.max_seq_len = inferred;
+      }
+    }
+  } else {
+    s.notes.push_back(fmt::format("max_seq_len is not specified, using inferred value {}", s.max_seq_len));
+  }
   if (auto v = get("--disable_cuda_graph")) s.cuda_graphs = !truthy(*v);
   if (auto v = get("--fail_fast_on_attention_window_too_large")) s.fail_fast_window = truthy(*v);
   if (auto v = get("--cuda_graph_max_batch_size")) s.cuda_graph_max_batch_size = int_opt("--cuda_graph_max_batch_size", *v, 0);

@@ -80,10 +80,10 @@ Era make(int v, std::string reason) {
   e.default_utilization = v >= 2100 ? 0.92 : 0.9;
   int maj = v / 10000, min = (v / 100) % 100, pat = v % 100;
   std::string rules = e.v0 ? "V0 engine, whole-GPU profile"
-                      : e.whole_gpu ? "V1, whole-GPU peak (before PR #19312)"
-                      : e.total_consumed ? "V1, total_consumed accounting, CUDA-graph estimate applied"
-                      : e.graph_estimate_applied ? "V1, per-instance budget, CUDA-graph estimate applied"
-                      : "V1, per-instance budget (PR #19312)";
+                      : e.whole_gpu ? "V1 engine, whole-GPU peak (before PR #19312)"
+                      : e.total_consumed ? "V1 engine, total_consumed accounting, CUDA-graph estimate applied"
+                      : e.graph_estimate_applied ? "V1 engine, per-instance budget, CUDA-graph estimate applied"
+                      : "V1 engine, per-instance budget (PR #19312)";
   e.label = fmt::format("vLLM {}.{}.{} rules ({})", maj, min, pat, rules);
   return e;
 }

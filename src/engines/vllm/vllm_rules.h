@@ -22,7 +22,7 @@ namespace headroom::vllm {
 // Version number as major*10000 + minor*100 + patch (0.10.2 -> 1002).
 struct Era {
   int version = 0;          // resolved release the rules are taken from
-  std::string label;        // e.g. "vLLM 0.10.2 (V1, per-instance budget)"
+  std::string label;        // e.g. "vLLM 0.10.2 rules (V1 engine, per-instance budget)"
   std::string reason;       // how the version string was read
   bool v0 = false;          // < 0.8.0: V0 engine (worker.py profiling, "# GPU blocks")
   // V0 from 0.6.5 (PR #10511, memory_profiling): the baseline is read after the CUDA context
