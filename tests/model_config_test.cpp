@@ -124,6 +124,27 @@ TEST(Quantization, Nvfp4StorageHonoursExcludeList) {
   EXPECT_EQ(c.quant.kv_cache_quant, "FP8");
 }
 
+TEST(Quantization, KvCacheQuantAsEachLoaderReadsIt) {
+  // vLLM and SGLang read config.json's quantization_config before hf_quant_config.json
+  // (model_loader/weight_utils.py get_quant_config); TensorRT-LLM reads hf_quant_config.json first.
+  // nvidia/Qwen3.6-35B-A3B-NVFP4's config.json states no KV quantization where its
+  // hf_quant_config.json says FP8: vLLM 0.29 runs a bf16 cache (tests/data/extra xvllm-068: 4.9 GiB
+  // = 207,842 tokens, bf16 pages of 1,056 tokens).
+  const std::string hq = R"({"quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": "FP8", "group_size": 16}})";
+  auto c = parse(kLlama + R"(, "quantization_config": {"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16})", hq);
+  EXPECT_EQ(c.quant.kv_cache_quant, "FP8");
+  ASSERT_TRUE(c.quant.kv_cache_quant_config_json.has_value());
+  EXPECT_EQ(c.quant.kv_cache_quant_hf_loaders(), "");
+  // config.json's kv_cache_scheme {"type": "float", "num_bits": 8} is FP8 for both.
+  c = parse(kLlama + R"(, "quantization_config": {"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16,
+                         "kv_cache_scheme": {"type": "float", "num_bits": 8, "dynamic": false}})", hq);
+  EXPECT_EQ(c.quant.kv_cache_quant_hf_loaders(), "FP8");
+  // Without a config.json quantization_config every engine reads hf_quant_config.json.
+  c = parse(kLlama, hq);
+  EXPECT_FALSE(c.quant.kv_cache_quant_config_json.has_value());
+  EXPECT_EQ(c.quant.kv_cache_quant_hf_loaders(), "FP8");
+}
+
 TEST(Quantization, Fp8BlockAndPerTensor) {
   auto c = parse(kLlama + R"(, "quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128],
                                                           "modules_to_not_convert": ["lm_head"]})");

@@ -78,3 +78,20 @@ TEST(VllmGraphEra, DenseModelsIn019To022KeepTheFlatCost) {
   EXPECT_NEAR(g, 0.30, 0.005);
   EXPECT_LT(std::abs(g - 0.31) / 0.31, 0.1);
 }
+
+TEST(VllmGraphEra, ModelRunnerV2CapturesMoeHybridGdnLayersAtTheFlatCost) {
+  // tests/data/extra xvllm-068: nvidia/Qwen3.6-35B-A3B-NVFP4 on an RTX 5090, vLLM 0.29.0 (Model
+  // Runner V2, model_runner.py), --max-num-seqs 8: 5 PIECEWISE + 4 FULL graphs over 40 layers (10
+  // attention + 30 GDN), "0.08 GiB for CUDAGraph memory". Flat: 9 x 40 x 0.19 + 16 = 84.4 MiB
+  // = 0.08 GiB. The V1 runner (0.27.1) keeps the MoE-hybrid figure for the GDN layers:
+  // 9 x (10 x 0.19 + 30 x 1.88) + 16 = 540.7 MiB = 0.53 GiB.
+  const std::vector<std::string> flags{"--model", "nvidia/Qwen3.6-35B-A3B-NVFP4", "--gpu", "rtx-5090", "--max-model-len", "32768",
+                                       "--gpu-memory-utilization", "0.82", "--max-num-seqs", "8", "--language-model-only"};
+  auto with = [&](const std::string& engine) {
+    std::vector<std::string> v{"--engine", engine};
+    v.insert(v.end(), flags.begin(), flags.end());
+    return run(v);
+  };
+  EXPECT_NEAR(graph_took_gib(with("vllm@0.29.0")), 0.08, 0.005);
+  EXPECT_NEAR(graph_took_gib(with("vllm@0.27.1")), 0.53, 0.005);
+}

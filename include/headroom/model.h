@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -26,6 +27,12 @@ struct Quantization {
   bool desc_act = false;               // GPTQ act-order (adds g_idx)
   std::vector<std::string> exclude;    // module patterns left unquantized (fnmatch style)
   std::string kv_cache_quant;          // "FP8" when the checkpoint asks for an FP8 KV cache
+  // When config.json has a quantization_config as well as an hf_quant_config.json, the KV-cache
+  // quantization config.json states ("" = none): vLLM and SGLang read config.json first
+  // (model_loader/weight_utils.py get_quant_config), TensorRT-LLM reads hf_quant_config.json first.
+  std::optional<std::string> kv_cache_quant_config_json;
+  // The KV-cache quantization vLLM and SGLang see.
+  const std::string& kv_cache_quant_hf_loaders() const { return kv_cache_quant_config_json ? *kv_cache_quant_config_json : kv_cache_quant; }
   std::string source;                  // "config.json:quantization_config" | "hf_quant_config.json"
   // ModelOpt MIXED_PRECISION: exact module name -> method (modules not listed stay unquantized).
   std::vector<std::pair<std::string, QuantMethod>> per_module;

@@ -156,6 +156,14 @@ static std::string kv_from_scheme(const json* v) {
   return {};
 }
 
+// The KV-cache quantization a config.json quantization_config states, as vLLM's ModelOpt
+// from_config reads its flat format: kv_cache_quant_algo, else kv_cache_scheme (FP8 when
+// {"type": "float", "num_bits": 8}, or the scheme's name).
+static std::string kv_from_config_json(const std::vector<const json*>& s, std::string_view src) {
+  if (auto kv = get_string(s, "kv_cache_quant_algo", src)) return *kv;
+  return kv_from_scheme(find_key(s, "kv_cache_scheme"));
+}
+
 static Quantization from_hf_quant(std::string_view text, std::string_view source) {
   Quantization q;
   json root = parse_json(text, source);
@@ -214,7 +222,7 @@ static Quantization from_config(const json& qc, std::string_view source) {
       }
       q.exclude.push_back(e);
     }
-  q.kv_cache_quant = kv_from_scheme(find_key(s, "kv_cache_scheme"));
+  q.kv_cache_quant = kv_from_config_json(s, src);
   const std::string& m = q.raw_method;
   if (m == "fp8") {
     q.bits = 8;
@@ -306,6 +314,7 @@ Quantization parse_quantization(const json* qc, std::string_view source, std::st
                                 std::string_view hf_quant_source) {
   if (!hf_quant_text.empty()) {
     Quantization q = from_hf_quant(hf_quant_text, hf_quant_source);
+    if (qc && qc->is_object()) q.kv_cache_quant_config_json = kv_from_config_json({qc}, std::string(source) + ":quantization_config");
     // config.json may carry a fuller exclude list ("ignore") than hf_quant_config.json.
     if (qc && qc->is_object() && q.per_module.empty()) {
       for (const char* k : {"ignore", "modules_to_not_convert"})

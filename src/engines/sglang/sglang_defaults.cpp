@@ -205,7 +205,7 @@ std::string resolve_kv_dtype(const ModelConfig& c, const std::string& v, int sm)
                fmt::format("argument --kv-cache-dtype: invalid choice: '{}' (choose from 'auto', 'fp8_e5m2', 'fp8_e4m3', 'bf16', 'bfloat16', 'fp4_e2m1')", v));
   if (v != "auto") return v == "bf16" ? "bfloat16" : (v == "fp16" ? "float16" : v);
   // A checkpoint that quantized its KV scales (ModelOpt kv_cache_quant_algo FP8) gets an FP8 cache.
-  if (c.quant.kv_cache_quant == "FP8") return "fp8_e4m3";
+  if (c.quant.kv_cache_quant_hf_loaders() == "FP8") return "fp8_e4m3";
   // DSA models: fp8_e4m3 on SM >= 100, bfloat16 on Hopper (_set_default_nsa_kv_cache_dtype).
   if (c.has_indexer() && c.mla) return sm >= 100 ? "fp8_e4m3" : "bfloat16";
   return c.dtype == DType::F16 ? "float16" : "bfloat16";

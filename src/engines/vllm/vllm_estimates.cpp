@@ -670,7 +670,7 @@ Estimate sampler_warmup(const Era& era, const ModelConfig& c, int64_t num_reqs, 
 
 namespace {
 Estimate graph_memory(const ModelConfig& c, int64_t layers, int64_t linear_layers, int64_t piecewise, int64_t full, int tp,
-                      bool dense_gdn_as_attention) {
+                      bool gdn_as_attention) {
   // ESTIMATE (INFERRED from logs; vLLM has no formula for it). What "Graph capturing finished ...
   // took X GiB" measures (v1/worker/gpu_model_runner.py capture_model, every V1 release read):
   // mem_get_info() free memory before the capture loop minus after it, so the graph pool (one
@@ -769,11 +769,11 @@ Estimate graph_memory(const ModelConfig& c, int64_t layers, int64_t linear_layer
   double g = static_cast<double>(piecewise + full);
   double attn_units = g * static_cast<double>(layers - linear_layers);
   double linear_units = g * static_cast<double>(linear_layers);
-  const bool moe_hybrid = c.is_moe() || !dense_gdn_as_attention;
-  double per_linear = moe_hybrid ? per_linear_moe_tp1 / static_cast<double>(std::max(1, tp)) : per_attn;
+  double per_linear = gdn_as_attention ? per_attn : per_linear_moe_tp1 / static_cast<double>(std::max(1, tp));
   double central = attn_units * per_attn + linear_units * per_linear + 16.0 * MiB;
   std::string linear_what = linear_layers == 0 ? ""
-                            : moe_hybrid ? fmt::format(", 1.88/tp = {:.2f} MiB per GDN layer (MoE-hybrid figure, GUESS, n=2)", per_linear / MiB)
+                            : !gdn_as_attention ? fmt::format(", 1.88/tp = {:.2f} MiB per GDN layer (MoE-hybrid figure, GUESS, n=2)", per_linear / MiB)
+                            : c.is_moe() ? ", GDN layers as attention layers (Model Runner V2, INFERRED n=2)"
                                          : ", GDN layers of a dense hybrid as attention layers (n=2)";
   return range(central, 0.7, 1.6,
                fmt::format("CUDA graphs: {} piecewise + {} full captures over {} layers ({} linear-attention); fitted 0.19 MiB per (graph x layer){} "
@@ -804,7 +804,13 @@ Estimate cuda_graph_memory(const Era& era, const ModelConfig& c, int64_t layers,
   // n = 3 logs of 48-GDN-layer models; the scaling with the GDN layer count is a GUESS.
   // vllm#50780's "4 GiB on 0.26.1" (its batch size is not in the thread's excerpt) is not fitted.
   const bool dense_hybrid = !era.v0 && !c.is_moe() && linear_layers > 0;
-  Estimate e = graph_memory(c, layers, linear_layers, piecewise, full, tp, dense_hybrid);
+  // Model Runner V2 captures a MoE hybrid's GDN layers at the flat attention-layer cost too (the
+  // 1.88/tp figure is from V1 logs): Qwen3.6-35B-A3B-NVFP4 on an RTX 5090, 0.29.0, 5 + 4 graphs x
+  // 40 layers, "0.08 GiB for CUDAGraph memory" -> 0.18 MiB per (graph x layer) above the 16 MiB of
+  // fixed buffers (xvllm-068; the MoE figure gave 0.53 GiB), as the dense Qwen3.5-27B-FP8 on 0.30.0
+  // implies ~0.22 (xvllm-060). INFERRED, n = 2.
+  const bool gdn_as_attention = dense_hybrid || (linear_layers > 0 && model_runner_v2(era, c));
+  Estimate e = graph_memory(c, layers, linear_layers, piecewise, full, tp, gdn_as_attention);
   if (dense_hybrid && era.version >= 2600 && full > 0 && max_num_batched_tokens > 4096) {
     const double t = 0.11 * GiB * static_cast<double>(max_num_batched_tokens - 4096) / 1024.0 * static_cast<double>(linear_layers) / 48.0;
     e.central += static_cast<int64_t>(t);

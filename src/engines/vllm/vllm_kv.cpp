@@ -33,10 +33,11 @@ KvDtype resolve_kv_dtype(const Era& era, const std::string& flag, DType model_dt
   };
   if (f == "auto") {
     model();
-    // ModelOpt checkpoints that quantize the KV cache (hf_quant_config kv_cache_quant_algo FP8):
-    // vLLM loads the k/v scales and, since the 2025 quant-config plumbing, runs an fp8 cache
-    // when the dtype is left at auto (INFERRED from logs; older builds kept the model dtype).
-    if (era.version >= 1100 && q.kv_cache_quant == "FP8") {
+    // ModelOpt checkpoints that quantize the KV cache (kv_cache_quant_algo FP8, or config.json's
+    // kv_cache_scheme, which vLLM reads before hf_quant_config.json): vLLM loads the k/v scales
+    // and, since the 2025 quant-config plumbing, runs an fp8 cache when the dtype is left at auto
+    // (INFERRED from logs; older builds kept the model dtype).
+    if (era.version >= 1100 && q.kv_cache_quant_hf_loaders() == "FP8") {
       k.name = "fp8_e4m3";
       k.elem_bytes = 1;
     }
