@@ -120,11 +120,12 @@ TEST(ExtraVllm, KvTokensGivenTheLoggedMemoryAreExact) {
   // Consumed-memory round: 31 of 31; GLM-5.2's 50.62 GiB gives 1,139,456 tokens exactly once the
   // DSA indexer keys of its 21 indexer layers join the 78 latent caches (vllm_kv.cpp; +6.2% without).
   // Model Runner V2 round: xvllm-072 (Nemotron-3-Super, 6 GiB pinned) gives 1,179,648 exactly;
-  // xvllm-068 (Qwen3.6-35B-A3B-NVFP4, bf16 KV in 1,056-token pages, 4 groups) gives 209,542 from
-  // its 4.90 GiB (243 blocks / 38 per request) where it logs 207,842 = 6.3428 x 32,768, which no
-  // whole block count near 243 over 38 reproduces (222 / 35 would): +0.82%, the one miss, 32 of 33.
+  // xvllm-068 (Qwen3.6-35B-A3B-NVFP4, bf16 KV, --block-size 128) logs 207,842 = 222 / 35 x 32,768:
+  // its given 128 is the hybrid alignment (vllm/platforms/interface.py _align_hybrid_block_size,
+  // max(kernel block, cache block size)), so 1,152-token pages of 2,359,296 B and 29 + 3 x 2 blocks
+  // per request; with the alignment at 16 (1,056-token pages, 243 / 38) it gave 209,542, +0.82%.
   EXPECT_EQ(m["n"].get<int>(), 33);
-  EXPECT_NEAR(m["agreement"].get<double>(), 32.0 / 33.0, 0.0005);  // rounded to 3 places
+  EXPECT_DOUBLE_EQ(m["agreement"].get<double>(), 1.0);
   EXPECT_LE(extra()["kv_tokens_given_memory_err"]["median_abs_pct_err"].get<double>(), 0.02);
   // The reference figure: the GPU-less Qwen2.5-0.5B case, 11.71 GiB / 12 KiB per token at block 16,
   // the interval [1,022,784, 1,023,664] holds the logged 1,022,896.
@@ -217,7 +218,7 @@ TEST(ExtraVllm, ForecastErrorsStayWhereTheyAre) {
   // moves the two-GPU consumed - weights figure from 0.25 to 0.46 GiB: xvllm-060 -1.6% -> +2.8%,
   // xvllm-061 -10.8% -> -15.6% (its log subtracted no CUDA-graph estimate, which the forecast
   // does): median 2.76%, p90 14.34%.
-  // Model Runner V2 round: xvllm-068 -0.43% (+75.6% while the KV dtype was read from
+  // Model Runner V2 round: xvllm-068 -0.90% (+75.6% while the KV dtype was read from
   // hf_quant_config.json's kv_cache_quant_algo FP8: vLLM reads config.json's quantization_config
   // first, which states no KV quantization, so the cache is bf16), xvllm-069 -2.07%, xvllm-070
   // -1.69%, xvllm-072 exact (memory pinned), xvllm-071 (Qwen3.6-35B-A3B-FP8, DGX Spark) -20.8%:

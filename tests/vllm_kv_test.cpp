@@ -117,6 +117,23 @@ TEST(VllmKv, Qwen3NextHybridMatchesVllm048) {
   EXPECT_EQ(l.notes[0], "Setting attention block size to 544 tokens to ensure that attention page size is >= mamba page size.");
 }
 
+TEST(VllmKv, AGivenBlockSizeIsTheHybridAlignmentFrom019) {
+  // vllm/platforms/interface.py _align_hybrid_block_size (PR #37467, 2026-03): the alignment is
+  // max(the backend's smallest kernel block, cache_config.block_size). The Qwen3-Next state of
+  // 548,864 B per rank at TP2 with --block-size 128: 128 x cdiv(548,864, 128 x 1,024) = 640 tokens
+  // (16 gives 544, as 0.10.2 logged for vllm-048 without the flag). Real log: xvllm-068,
+  // Qwen3.6-35B-A3B --block-size 128 on 0.29.0 -> 1,152-token pages, 207,842 tokens exactly.
+  ModelConfig c = qwen3_next();
+  Parallel p;
+  p.tp = 2;
+  auto specs = layer_specs(c, p, bf16(), 0);
+  EXPECT_EQ(kv_layout(specs, 128, true, era_for_version("0.29.0")).block_size, 640);
+  EXPECT_EQ(kv_layout(specs, 16, false, era_for_version("0.29.0")).block_size, 544);
+  EXPECT_EQ(kv_layout(specs, 128, true, era_for_version("0.10.2")).block_size, 544);
+  // A given block at or above the need stays as given.
+  EXPECT_EQ(kv_layout(specs, 1024, true, era_for_version("0.29.0")).block_size, 1024);
+}
+
 TEST(VllmKv, GptOssNeededBytesMatchVllm005) {
   // vllm-005: "To serve at least one request with the models's max seq len (131072), (4.54 GiB KV
   // cache is needed". Page = 16 x 8 x (64 + 64) x 2 = 32,768 B. Full: 18 layers x cdiv(131,072, 16)

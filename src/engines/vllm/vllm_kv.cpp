@@ -457,7 +457,13 @@ KvLayout kv_layout(const std::vector<LayerSpec>& specs, int64_t block_size, bool
     // vllm/platforms/interface.py _align_hybrid_block_size: kernel alignment 16 (the attention
     // backends' smallest kernel block, or the cache block size if larger); in mamba_cache_mode
     // "all" the block is a multiple of lcm(mamba chunk size, alignment) instead.
-    int64_t align = 16;
+    // From PR #37467 (merged 2026-03-18, which moved the alignment into the platform's
+    // update_block_size_for_backend; first release INFERRED 0.19) the alignment is
+    // max(the backend's smallest kernel block, cache_config.block_size), so a --block-size given
+    // below the mamba page becomes the alignment: 128 x cdiv(2,146,304, 128 x 2,048) = 1,152 for
+    // Qwen3.6-35B-A3B in bf16 where 16 gives 1,056 (xvllm-068, 0.29.0: 4.9 GiB = 222 blocks,
+    // 222 / (29 + 3 x 2) x 32,768 = 207,842 tokens exactly as logged).
+    int64_t align = era.version >= 1900 && block_size_given ? std::max<int64_t>(16, block_size) : 16;
     int64_t need = align * cdiv(mamba_page, align * attn_bpt);
     bool all_mode = std::any_of(specs.begin(), specs.end(), [](const LayerSpec& s) { return s.kind == SpecKind::Mamba && s.mamba_mode == MambaCache::All; });
     if (all_mode && mamba_chunk > 0) {
