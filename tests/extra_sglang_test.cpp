@@ -99,40 +99,48 @@ TEST(ExtraSglang, ReplayMetricsPinned) {
   // MI355X V4-Pro starts forecast +15..19%: the per-token cost is within 0.6% of the logged
   // bytes_per_full_token, the budget before the pool ~19 GiB too large (the ROCm load takes ~130 GB
   // per rank against 118 GiB of weights forecast).
-  EXPECT_EQ(j["cases"].get<int>(), 38);
-  EXPECT_EQ(j["covered"].get<int>(), 36);
+  // Seventh pass (xsgl-039/040): Llama-3.1-8B on one H100 from sglang PR #4760's FA3 test
+  // (main@2025-03-25, +0.25%) and the docs CI's LoRA notebook (2026-02-09: three adapters,
+  // --max-total-tokens 20480 binds; its ~2.7 GB of LoRA buffers are not modelled, which only the
+  // pool-end free memory shows).
+  EXPECT_EQ(j["cases"].get<int>(), 40);
+  EXPECT_EQ(j["covered"].get<int>(), 38);
   // Pool size: forecast tokens against "max_total_num_tokens" / "#tokens". The p90 is xsgl-024's
   // +14.7%: a Windows desktop (Docker Desktop/WSL2) holds 1.25 GiB of the RTX 4090 before SGLang starts.
-  ASSERT_EQ(j["kv_tokens"]["n"].get<int>(), 34);
+  ASSERT_EQ(j["kv_tokens"]["n"].get<int>(), 36);
   // With the FP32 RoPE tables in the weights (engines/rope_tables.cpp, e.g. 64 MiB for Llama-3.1-8B):
   // median 0.73% -> 0.79%, p90 6.40% -> 4.61% (xsgl-024 43,731 -> 43,219 vs 38,141; xsgl-009 -1.0%).
   // Fifth pass: median 1.24%, p90 7.32% (n 26; xsgl-025's shared card and the two DSv4 builds);
-  // sixth: median 2.01%, p90 16.82% (n 34; the seven MI355X V4-Pro starts).
-  EXPECT_NEAR(j["kv_tokens"]["median_abs_pct_err"].get<double>(), 2.01, 0.05);
-  EXPECT_LE(j["kv_tokens"]["p90_abs_pct_err"].get<double>(), 16.85);
+  // sixth: median 2.01%, p90 16.82% (n 34; the seven MI355X V4-Pro starts); seventh: median 1.78%,
+  // p90 16.60% (n 36).
+  EXPECT_NEAR(j["kv_tokens"]["median_abs_pct_err"].get<double>(), 1.78, 0.05);
+  EXPECT_LE(j["kv_tokens"]["p90_abs_pct_err"].get<double>(), 16.65);
   // The same pool from the log's own "avail mem" figures: only the 2-decimal rounding is left.
   ASSERT_EQ(j["kv_tokens_given_memory_err"]["n"].get<int>(), 15);
   EXPECT_LE(j["kv_tokens_given_memory_err"]["median_abs_pct_err"].get<double>(), 0.03);
   EXPECT_LE(j["kv_tokens_given_memory_err"]["p90_abs_pct_err"].get<double>(), 0.2);
   // Weights per rank ("mem usage" at Load weight end) and free memory after them.
-  ASSERT_EQ(j["weights_gib"]["n"].get<int>(), 21);
+  ASSERT_EQ(j["weights_gib"]["n"].get<int>(), 23);
   // 1.77% -> 1.82% with the Gemma-4 k_eq_v V slot SGLang allocates and fills with k_proj
   // (gemma4_causal.py load_weights should_dup_k_to_v): xsgl-022 48.07 -> 48.09 GiB (logged 47.23).
   // 1.82% -> 1.41% with the RoPE cos/sin tables SGLang keeps in FP32 on CUDA (srt/layers/
   // rotary_embedding.py): xsgl-024 (Llama-3.1-8B) 14.96 -> 15.02 GiB as logged, xsgl-013 (Qwen3.5-9B TP2)
   // 8.81 -> 8.87 vs 8.85; xsgl-022 48.09 -> 48.84 (Gemma-4's two 262,144-row tables, 768 MiB).
-  EXPECT_NEAR(j["weights_gib"]["median_abs_pct_err"].get<double>(), 1.41, 0.05);
-  ASSERT_EQ(j["post_weights_avail"]["n"].get<int>(), 24);
+  // Seventh pass: Llama-3.1-8B 15.02 vs 15.11 and 15.02 exactly: median 1.19%.
+  EXPECT_NEAR(j["weights_gib"]["median_abs_pct_err"].get<double>(), 1.19, 0.05);
+  ASSERT_EQ(j["post_weights_avail"]["n"].get<int>(), 26);
   // 0.56% -> 0.82% with the fifth pass (xsgl-025's shared card, the MI300X DSv4 start's 109.2 vs 114.9).
-  EXPECT_NEAR(j["post_weights_avail"]["median_abs_pct_err"].get<double>(), 0.82, 0.05);
+  // Seventh pass: 63.62 vs 63.48 and 63.41: median 0.61%.
+  EXPECT_NEAR(j["post_weights_avail"]["median_abs_pct_err"].get<double>(), 0.61, 0.05);
   // CUDA-graph memory ("Capture ... end ... mem usage", decode + prefill graphs summed): the
   // per-mechanism estimate of graph_capture() (largest batch's activations and bf16 logits in the
   // pool, kernel nodes, 150 KiB per captured all-reduce) against 13 logged figures.
-  ASSERT_EQ(j["graph_gib"]["n"].get<int>(), 13);
-  EXPECT_NEAR(j["graph_gib"]["median_abs_pct_err"].get<double>(), 10.21, 0.1);
-  EXPECT_LE(j["graph_gib"]["p90_abs_pct_err"].get<double>(), 30.7);
+  // Seventh pass: the LoRA notebook's 3 decode graphs, 0.07 vs 0.06 GiB: median 12.34%, p90 30.53%.
+  ASSERT_EQ(j["graph_gib"]["n"].get<int>(), 14);
+  EXPECT_NEAR(j["graph_gib"]["median_abs_pct_err"].get<double>(), 12.34, 0.1);
+  EXPECT_LE(j["graph_gib"]["p90_abs_pct_err"].get<double>(), 30.6);
   // Outcome agreement (every case with a known outcome started).
-  ASSERT_EQ(j["outcome"]["n"].get<int>(), 25);
+  ASSERT_EQ(j["outcome"]["n"].get<int>(), 27);
   EXPECT_DOUBLE_EQ(j["outcome"]["agreement"].get<double>(), 1.0);
 
   // xsgl-004, GLM-5-FP8 on 8 x MI355X (v0.5.8.post1, --kv-cache-dtype fp8_e4m3): rest = 193.92 -

@@ -165,6 +165,12 @@ TEST(SglangPlan, CpuOffloadGbMovesLayerWeightsOffTheGpu) {
                          "--enable-metrics", "--enable-lora", "--max-lora-rank", "64"});
   EXPECT_EQ(c.kv_tokens, a.kv_tokens);
   EXPECT_TRUE(std::any_of(c.notes.begin(), c.notes.end(), [](const std::string& n) { return n.rfind("--enable-lora is not modelled", 0) == 0; }));
+  // The docs' LoRA notebook (tests/data/extra xsgl-040) passes --enable-lora-overlap-loading
+  // (a store_true in server_args.py) and --max-lora-chunk-size: both accepted.
+  const Forecast d = go({"--engine", "sglang", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s", "--enable-lora", "--enable-lora-overlap-loading",
+                         "--max-lora-chunk-size", "32"});
+  EXPECT_EQ(d.kv_tokens, a.kv_tokens);
+  EXPECT_TRUE(std::any_of(d.notes.begin(), d.notes.end(), [](const std::string& n) { return n.rfind("--enable-lora-overlap-loading is not modelled", 0) == 0; }));
 }
 
 TEST(SglangPlan, JsonModelOverrideArgsRewriteTheConfig) {

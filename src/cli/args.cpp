@@ -43,7 +43,7 @@ constexpr std::string_view kBooleanFlags[] = {
     "--is-embedding", "--enable-multimodal", "--disable-outlines-disk-cache", "--disable-chunked-prefix-cache",
     "--triton-attention-reduce-in-fp32", "--enable-nan-detection", "--enable-priority-scheduling", "--show-time-cost",
     "--collect-tokens-histogram", "--sleep-on-idle", "--disable-hybrid-swa-memory", "--weight-loader-disable-mmap",
-    "--enable-fp32-lm-head", "--enable-double-sparsity", "--delete-ckpt-after-loading", "--disable-fast-image-processor",
+    "--enable-fp32-lm-head", "--enable-double-sparsity", "--enable-lora-overlap-loading", "--delete-ckpt-after-loading", "--disable-fast-image-processor",
     "--keep-mm-feature-on-device", "--enable-request-time-stats-logging", "--prefill-round-robin-balance",
     "--enable-deterministic-inference", "--enable-weights-cpu-backup", "--enable-flashinfer-trtllm-moe",
     "--enable-triton-kernel-moe", "--enable-ep-moe", "--enable-deepep-moe", "--disable-shared-experts-fusion",

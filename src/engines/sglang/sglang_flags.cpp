@@ -66,7 +66,7 @@ const std::vector<std::string_view>& sglang_flags() {
       "--enable-trace", "--otlp-traces-endpoint", "--file-storage-pth", "--json-model-override-args",
       "--hybrid-kvcache-ratio", "--enable-lora", "--lora-paths", "--max-loras-per-batch", "--max-lora-rank",
       "--lora-target-modules", "--lora-backend", "--max-loaded-loras", "--lora-eviction-policy",
-      "--mamba-ssm-dtype", "--cpu-offload-gb", "--enable-double-sparsity", "--enable-fp32-lm-head",
+      "--enable-lora-overlap-loading", "--max-lora-chunk-size", "--mamba-ssm-dtype", "--cpu-offload-gb", "--enable-double-sparsity", "--enable-fp32-lm-head",
       "--modelopt-quant", "--modelopt-checkpoint-restore-path", "--modelopt-checkpoint-save-path"};
   return flags;
 }
@@ -80,6 +80,7 @@ const std::vector<std::pair<std::string_view, std::string_view>>& sglang_unmodel
       {"--max-loras-per-batch", "LoRA adapter buffers"},
       {"--max-lora-rank", "LoRA adapter buffers"},
       {"--max-loaded-loras", "LoRA adapter buffers"},
+      {"--enable-lora-overlap-loading", "LoRA adapter buffers"},
       {"--enable-double-sparsity", "the double-sparsity channel buffers"},
       {"--enable-fp32-lm-head", "float32 logits"},
       {"--modelopt-quant", "ModelOpt quantization at load"}};
