@@ -275,3 +275,41 @@ TEST(DoctorTrtllm, FractionFixUsesTrtllmServeSpellingAndLowersIt) {
   ASSERT_TRUE(d.forecast_after_fix.has_value());
   EXPECT_EQ(d.forecast_after_fix->verdict, Verdict::Fits);
 }
+
+TEST(DoctorTrtllm, FixesAreSpelledForTrtllmServe) {
+  // TensorRT-LLM#5950 (DeepSeek-V3 W4AFP8, 8 x H20, 1.0.0rc2): "Executor creation failed due to
+  // insufficient GPU memory ... Additional executor resources". Its warm-up fix is a smaller
+  // profiled peak in trtllm-serve's words (--max_num_tokens, default 8192 halved), never vLLM's
+  // --max-num-seqs (which the doctor offered before).
+  LogScan scan = scan_log_text(
+      "RuntimeError: Executor creation failed due to insufficient GPU memory.\n"
+      "The following component could not be created: Additional executor resources\n"
+      "Total GPU memory (GiB): 95.00\n"
+      "Free GPU memory before component creation attempt (GiB): 16.95\n",
+      "trt.log");
+  Diagnosis d = diagnose(scan, Args::parse({}));
+  ASSERT_EQ(d.engine, "trtllm");
+  ASSERT_FALSE(d.fixes.empty());
+  for (const auto& f : d.fixes) EXPECT_EQ(f.flag.find('-', 2), std::string::npos) << f.flag;  // trtllm-serve flags use '_'
+  EXPECT_EQ(d.fixes[0].flag, "--max_num_tokens");
+  EXPECT_EQ(d.fixes[0].value, "4096");
+}
+
+TEST(DoctorVllm, TensorParallelFixIsSpelledAsVllmSpellsIt) {
+  // Corpus vllm-004 (gpt-oss-120b on one H100, "No available memory for the cache blocks"): the
+  // doctor's "twice the GPUs" fix pastes into `vllm serve` as --tensor-parallel-size (it printed
+  // SGLang's --tp-size, which vLLM's parser rejects).
+  std::ifstream in(std::string(HEADROOM_TEST_DATA) + "/corpus/vllm.jsonl");
+  std::string line, raw;
+  while (std::getline(in, line))
+    if (line.find("\"id\": \"vllm-004\"") != std::string::npos) raw = nlohmann::json::parse(line)["raw"].get<std::string>();
+  ASSERT_FALSE(raw.empty());
+  Diagnosis d = diagnose(scan_log_text(raw, "vllm-004"), Args::parse({"--engine", "vllm@unknown@2025-08-20", "--model", "openai/gpt-oss-120b", "--gpu", "h100",
+                                                                   "--quantization", "mxfp4"}));
+  bool tp = false;
+  for (const auto& f : d.fixes) {
+    EXPECT_NE(f.flag, "--tp-size");
+    tp = tp || f.flag == "--tensor-parallel-size";
+  }
+  EXPECT_TRUE(tp);
+}

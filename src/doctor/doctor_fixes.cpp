@@ -3,6 +3,7 @@
 // least memory capture was seen to need). Without a deployment, directions and values come from
 // the log's numbers alone (static_fixes).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <fmt/format.h>
 
@@ -35,6 +36,15 @@ bool ok(const std::optional<Forecast>& f) { return f && f->verdict == Verdict::F
 
 std::string knob_of(EngineKind k) {
   return k == EngineKind::SGLang ? "--mem-fraction-static" : k == EngineKind::VLLM ? "--gpu-memory-utilization" : "--kv_cache_free_gpu_memory_fraction";  // trtllm-serve spelling
+}
+
+// The tensor-parallel and context-length flags as each engine spells them (SGLang server_args.py,
+// vLLM EngineArgs, trtllm-serve's click options): a fix must paste into that engine's command.
+std::string tp_flag(std::string_view engine) {
+  return engine == "sglang" ? "--tp-size" : engine == "trtllm" ? "--tp_size" : "--tensor-parallel-size";
+}
+std::string context_flag(std::string_view engine) {
+  return engine == "sglang" ? "--context-length" : engine == "trtllm" ? "--max_seq_len" : "--max-model-len";
 }
 
 // Largest value of the engine's memory knob whose forecast fits (worst case of every estimate).
@@ -260,10 +270,10 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, Diagnosis& dx) {
       d2.par.tp *= 2;
       d2.gpus = std::max(d2.gpus, d2.par.tp * d2.par.pp);
       if (auto f = try_plan(d2, o); f && f->verdict != Verdict::Refused)
-        add("--tp-size", std::to_string(d2.par.tp), *f, "no fraction works on this many GPUs: spread the weights over twice as many");
+        add(tp_flag(engine_kind_name(dep.engine)), std::to_string(d2.par.tp), *f, "no fraction works on this many GPUs: spread the weights over twice as many");
     }
   } else if (cause == "kv_too_small_for_context") {
-    const char* lenflag = sglang ? "--context-length" : "--max-model-len";
+    const std::string lenflag = context_flag(engine_kind_name(dep.engine));
     // The longest context the log's own KV memory holds: vLLM's "estimated maximum model length
     // is M" when printed (kv_cache_utils.py estimate_max_model_len), else L x available / needed
     // from "max seq len (L), (X GiB KV cache is needed ... available KV cache memory (Y GiB)" (the
@@ -323,7 +333,10 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, Diagnosis& dx) {
         if (ok(f)) { add("--chunked-prefill-size", std::to_string(c), *f, "smaller prefill chunks, smaller activation peak"); break; }
       }
     } else {
-      for (const char* fl : {"--max-num-seqs", "--max-num-batched-tokens"}) {
+      // vLLM's profile run is sized by max_num_seqs / max_num_batched_tokens, TensorRT-LLM's by
+      // max_batch_size / max_num_tokens (its dummy requests fill max_num_tokens).
+      static constexpr std::array<const char*, 2> kVllm{"--max-num-seqs", "--max-num-batched-tokens"}, kTrt{"--max_num_tokens", "--max_batch_size"};
+      for (const char* fl : dep.engine == EngineKind::TRTLLM ? kTrt : kVllm) {
         auto cur = int_flag(dep, *base, fl);
         for (int64_t v = cur ? *cur / 2 : 256; v >= 8; v /= 2) {
           auto f = try_plan(with_flag(dep, fl, std::to_string(v)), o);
@@ -343,7 +356,7 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, Diagnosis& dx) {
     Deployment d2 = dep;
     d2.par.tp *= 2;
     d2.gpus = std::max(d2.gpus, d2.par.tp * d2.par.pp);
-    if (auto f = try_plan(d2, o)) add(sglang ? "--tp-size" : "--tensor-parallel-size", std::to_string(d2.par.tp), *f, "spread the weights over twice as many GPUs");
+    if (auto f = try_plan(d2, o)) add(tp_flag(engine_kind_name(dep.engine)), std::to_string(d2.par.tp), *f, "spread the weights over twice as many GPUs");
   }
   if (dx.fixes.empty() && !no_error) {
     dx.gaps.push_back("no setting of the engine's knobs fits in the forecast; see the forecast below");
@@ -356,7 +369,7 @@ void static_fixes(const LogScan& scan, Diagnosis& dx) {
   const auto& s = scan.summary;
   const LogOom* oom = first_oom(scan);
   const bool sglang = dx.engine == "sglang";
-  const std::string knob = sglang ? "--mem-fraction-static" : dx.engine == "vllm" ? "--gpu-memory-utilization" : "free_gpu_memory_fraction";
+  const std::string knob = sglang ? "--mem-fraction-static" : dx.engine == "vllm" ? "--gpu-memory-utilization" : "--kv_cache_free_gpu_memory_fraction";
   std::optional<double> frac;
   if (auto it = scan.flags.find(knob); it != scan.flags.end()) try { frac = std::stod(it->second); } catch (...) {}
   if (s.mem_fraction_static && !frac) frac = s.mem_fraction_static->value;
@@ -388,9 +401,9 @@ void static_fixes(const LogScan& scan, Diagnosis& dx) {
                       doctor_gib(static_cast<int64_t>((*frac - std::max(0.3, v)) * base))));
     }
     int tp = 1;
-    for (const char* k : {"--tp-size", "--tensor-parallel-size", "--tp"})
+    for (const char* k : {"--tp-size", "--tensor-parallel-size", "--tp", "--tp_size"})
       if (auto it = scan.flags.find(k); it != scan.flags.end()) try { tp = std::stoi(it->second); } catch (...) {}
-    add(sglang ? "--tp-size" : "--tensor-parallel-size", std::to_string(tp * 2),
+    add(tp_flag(dx.engine), std::to_string(tp * 2),
         "if the OOM came while loading the weights: spreads them over twice as many GPUs");
     // The reading of the guessed stage first (doctor_place.cpp); both stay, each conditional.
     if (dx.stage == "weights" && dx.fixes.size() == 2) std::swap(dx.fixes[0], dx.fixes[1]);
@@ -404,7 +417,7 @@ void static_fixes(const LogScan& scan, Diagnosis& dx) {
     double v = std::floor((*frac - static_cast<double>(need) / base) * 100.0) / 100.0;
     add(knob, fmt_frac(std::max(0.3, v)), fmt::format("frees about {} for capture and runtime", doctor_gib(static_cast<int64_t>((*frac - v) * base))));
     if (sglang && !s.graph_bs.empty() && s.graph_bs.back() > 1) add("--cuda-graph-max-bs", std::to_string(std::max<int64_t>(1, s.graph_bs.back() / 2)), "captures fewer, smaller graphs");
-    if (!sglang) add("--enforce-eager", "true", "skips CUDA-graph capture (slower decode)");
+    if (dx.engine == "vllm") add("--enforce-eager", "true", "skips CUDA-graph capture (slower decode)");
   } else if (cause == "static_fraction_too_low") {
     const LogError* e = nullptr;
     for (const auto& x : scan.errors) if (x.suggested) { e = &x; break; }
@@ -414,7 +427,7 @@ void static_fixes(const LogScan& scan, Diagnosis& dx) {
           "1 - A/P plus 5% of P for the KV cache");
     else if (frac) {
       double v = std::min(0.98, *frac + 0.05);
-      if (!sglang) {  // V1's default max_num_seqs (1024) inflates the profiled sampler/activation peak on small cards
+      if (dx.engine == "vllm") {  // V1's default max_num_seqs (1024) inflates the profiled sampler/activation peak on small cards
         int64_t cur = 1024;
         if (auto it = scan.flags.find("--max-num-seqs"); it != scan.flags.end()) try { cur = std::stoll(it->second); } catch (...) {}
         if (cur > 64) add("--max-num-seqs", std::to_string(std::max<int64_t>(8, cur / 4)), "a smaller profiled sampler/activation peak");
@@ -430,7 +443,12 @@ void static_fixes(const LogScan& scan, Diagnosis& dx) {
     if (frac && !kv_bytes_given) add(knob, fmt_frac(std::min(0.98, *frac + 0.03)), "or more memory for the KV cache");
   } else if (cause == "activation_peak") {
     if (sglang) add("--chunked-prefill-size", "4096", "smaller prefill chunks");
-    else {
+    else if (dx.engine == "trtllm") {
+      // The profiling run's dummy requests fill max_num_tokens (default 8192).
+      int64_t cur = 8192;
+      if (auto it = scan.flags.find("--max_num_tokens"); it != scan.flags.end()) try { cur = std::stoll(it->second); } catch (...) {}
+      add("--max_num_tokens", std::to_string(std::max<int64_t>(256, cur / 2)), "a smaller profiled activation peak");
+    } else {
       auto it = scan.flags.find("--max-num-seqs");
       int64_t cur = 1024;
       if (it != scan.flags.end()) try { cur = std::stoll(it->second); } catch (...) {}
@@ -442,9 +460,9 @@ void static_fixes(const LogScan& scan, Diagnosis& dx) {
     if (frac) add(knob, fmt_frac(std::max(0.3, *frac - 0.03)), "more room for activations");
   } else if (cause == "weights_do_not_fit") {
     int tp = 1;
-    for (const char* k : {"--tp-size", "--tensor-parallel-size"})
+    for (const char* k : {"--tp-size", "--tensor-parallel-size", "--tp_size"})
       if (auto it = scan.flags.find(k); it != scan.flags.end()) try { tp = std::stoi(it->second); } catch (...) {}
-    add(sglang ? "--tp-size" : "--tensor-parallel-size", std::to_string(tp * 2), "spreads the weights over twice as many GPUs");
+    add(tp_flag(dx.engine), std::to_string(tp * 2), "spreads the weights over twice as many GPUs");
   }
 }
 
