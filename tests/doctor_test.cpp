@@ -313,3 +313,25 @@ TEST(DoctorVllm, TensorParallelFixIsSpelledAsVllmSpellsIt) {
   }
   EXPECT_TRUE(tp);
 }
+
+TEST(DoctorVllm, FractionAndContextTogetherWhenNeitherFitsAlone) {
+  // tests/data/extra xvllm-075: Qwen3-VL-8B-Instruct on an RTX 5090 at the script's 0.7, the
+  // model's 262,144-token default context: "Available KV cache memory: -1.79 GiB". No fraction
+  // fits one 262,144-token request on 31.37 GiB, and no context fits at 0.7; the thread's fix
+  // raised both (0.9 and --max-model-len 32000). The doctor's first fix is the pair, marked
+  // together, and its command carries both.
+  LogScan scan = scan_log_text("**Error**: `Available KV cache memory: -1.79 GiB`\n", "xvllm-075");
+  Diagnosis d = diagnose(scan, Args::parse({"--engine", "vllm@0.11.0", "--model", "Qwen/Qwen3-VL-8B-Instruct", "--gpu", "rtx-5090",
+                                            "--gpu-memory-utilization", "0.7", "--max-num-batched-tokens", "8192"}));
+  EXPECT_EQ(d.cause, "static_fraction_too_low");
+  ASSERT_GE(d.fixes.size(), 2u);
+  EXPECT_EQ(d.fixes[0].flag, "--gpu-memory-utilization");
+  EXPECT_GT(std::stod(d.fixes[0].value), 0.7);
+  EXPECT_FALSE(d.fixes[0].together);
+  EXPECT_EQ(d.fixes[1].flag, "--max-model-len");
+  EXPECT_TRUE(d.fixes[1].together);
+  EXPECT_LT(std::stoll(d.fixes[1].value), 262144);
+  EXPECT_NE(d.command.find("--gpu-memory-utilization " + d.fixes[0].value), std::string::npos);
+  EXPECT_NE(d.command.find("--max-model-len " + d.fixes[1].value), std::string::npos);
+  EXPECT_EQ(diagnosis_json(d)["fix"][1]["together"], true);
+}

@@ -18,6 +18,7 @@ struct DoctorFix {
   std::string flag;    // engine spelling, e.g. "--mem-fraction-static"; "PYTORCH_CUDA_ALLOC_CONF" for env
   std::string value;
   std::string effect;  // what it changes and its forecast outcome, one line
+  bool together = false;  // applies with the fix before it (neither works alone); JSON "together": true
 };
 
 struct Diagnosis {

@@ -12,7 +12,10 @@ nlohmann::ordered_json diagnosis_json(const Diagnosis& d) {
   J ev = J::array();
   for (const auto& e : d.evidence) ev.push_back({{"line", e.line}, {"text", e.text}, {"kind", e.kind}});
   J fix = J::array();
-  for (const auto& f : d.fixes) fix.push_back({{"flag", f.flag}, {"value", f.value}, {"effect", f.effect}});
+  for (const auto& f : d.fixes) {
+    fix.push_back({{"flag", f.flag}, {"value", f.value}, {"effect", f.effect}});
+    if (f.together) fix.back()["together"] = true;
+  }
   return J{{"engine", d.engine},
            {"stage", d.stage},
            {"stage_basis", d.stage_basis},
@@ -57,7 +60,10 @@ void print_diagnosis(std::ostream& out, const Diagnosis& d, const LogScan& scan)
   if (!d.fixes.empty()) {
     out << "\nfix (best first):\n";
     int i = 1;
-    for (const auto& f : d.fixes) out << fmt::format("  {}. {}{}{}\n     {}\n", i++, f.flag, f.flag.rfind("--", 0) == 0 ? " " : "=", f.value, f.effect);
+    for (const auto& f : d.fixes) {
+      if (f.together) out << fmt::format("     + {}{}{}\n       {}\n", f.flag, f.flag.rfind("--", 0) == 0 ? " " : "=", f.value, f.effect);
+      else out << fmt::format("  {}. {}{}{}\n     {}\n", i++, f.flag, f.flag.rfind("--", 0) == 0 ? " " : "=", f.value, f.effect);
+    }
   }
   if (!d.command.empty()) out << "\ncommand:\n  " << d.command << "\n";
   if (!d.will_not_help.empty()) {

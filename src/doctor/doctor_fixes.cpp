@@ -85,11 +85,13 @@ std::optional<int64_t> int_flag(const Deployment& d, const Forecast& f, const ch
 // with the first (recommended) fix applied, and an allocator setting as its environment.
 std::string command_with_fix(const Deployment& d, const std::vector<DoctorFix>& fixes) {
   FlagList flags = d.flags;
+  bool first = true;
   for (const auto& fx : fixes) {
     if (fx.flag.rfind("--", 0) != 0) continue;
+    if (!first && !fx.together) break;  // the first (recommended) fix and those that go with it
+    first = false;
     flags.erase(std::remove_if(flags.begin(), flags.end(), [&](const auto& f) { return f.first == fx.flag; }), flags.end());
     flags.emplace_back(fx.flag, fx.value);
-    break;  // the first (recommended) fix only
   }
   std::string cmd = headroom::launch_command(d, flags);
   for (const auto& fx : fixes)
@@ -271,6 +273,29 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, Diagnosis& dx) {
       d2.gpus = std::max(d2.gpus, d2.par.tp * d2.par.pp);
       if (auto f = try_plan(d2, o); f && f->verdict != Verdict::Refused)
         add(tp_flag(engine_kind_name(dep.engine)), std::to_string(d2.par.tp), *f, "no fraction works on this many GPUs: spread the weights over twice as many");
+      // No fraction fits at this context: the longest context at which one does, with that
+      // fraction (both are needed). Halving from the forecast's context, then the largest multiple
+      // of 1,024 below the next halving step that still fits at that fraction.
+      const std::string lenflag = context_flag(engine_kind_name(dep.engine));
+      for (int64_t len = base->context_len / 2; len >= 1024 && dep.engine != EngineKind::TRTLLM; len /= 2) {
+        Deployment dl = with_flag(dep, lenflag, std::to_string(len));
+        if (auto top = try_plan(with_flag(dl, knob, "0.980"), o); !top || top->verdict == Verdict::Refused) continue;
+        auto b = best_fraction(dl, o);
+        if (!b) continue;
+        int64_t lo = len, hi = std::min<int64_t>(len * 2 - 1024, base->context_len);
+        const std::string fv = fmt::format("{:.3f}", b->first);
+        while (lo + 1024 <= hi) {
+          int64_t mid = (lo + hi + 1024) / 2 / 1024 * 1024;
+          if (mid <= lo) break;
+          if (ok(try_plan(with_flag(with_flag(dep, lenflag, std::to_string(mid)), knob, fv), o))) lo = mid; else hi = mid - 1024;
+        }
+        auto f = try_plan(with_flag(with_flag(dep, lenflag, std::to_string(lo)), knob, fv), o);
+        if (!ok(f)) break;
+        add(knob, fmt_frac(b->first), *f, fmt::format("no fraction fits at a {}-token context: raise it together with a shorter context", base->context_len));
+        add(lenflag, std::to_string(lo), *f, fmt::format("the longest context that fits at {} {}", knob, fmt_frac(b->first)));
+        dx.fixes.back().together = true;
+        break;
+      }
     }
   } else if (cause == "kv_too_small_for_context") {
     const std::string lenflag = context_flag(engine_kind_name(dep.engine));
