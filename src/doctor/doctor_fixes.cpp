@@ -82,7 +82,8 @@ std::optional<int64_t> int_flag(const Deployment& d, const Forecast& f, const ch
 }
 
 // The command to paste: advise's launch_command (engine spelling, --env as shell assignments)
-// with the first (recommended) fix applied, and an allocator setting as its environment.
+// with the first (recommended) fix applied (and the fixes marked together with it), and an
+// allocator setting as its environment.
 std::string command_with_fix(const Deployment& d, const std::vector<DoctorFix>& fixes) {
   FlagList flags = d.flags;
   bool first = true;
