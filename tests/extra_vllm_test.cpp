@@ -95,11 +95,14 @@ TEST(ExtraVllm, EstimatedMaxModelLenForecastIsAKnownMiss) {
   // with a rank-64 LoRA slot on an A10G, 0.26.0) 10,272 vs 6,864 (+49.7%; +132% before the LoRA slots,
   // Marlin's FP8 scales and the V1 runner LoRA keeps were modelled, vllm_load_extras.cpp; ~0.5 GiB of
   // its profile is still unexplained). Seven: median 3.8%, p90 42.1%.
+  // Qwen3-VL's video profile on 0.11 (one video of a 153,600-token budget, vllm#27992; vllm_plan.cpp
+  // qwen3_vl_video_profile, fitted on this case and xvllm-074): xvllm-022 84,496 vs 87,840 (-3.8%,
+  // +37.0% before). Seven: median 3.8%, p90 22.3% (xvllm-055 is the miss left).
   // Pinned so that a fix shows and a regression fails.
   const auto& m = extra()["max_model_len"];
   EXPECT_EQ(m["n"].get<int>(), 7);
   EXPECT_LE(m["median_abs_pct_err"].get<double>(), 3.8);
-  EXPECT_LE(m["p90_abs_pct_err"].get<double>(), 42.1);
+  EXPECT_LE(m["p90_abs_pct_err"].get<double>(), 22.3);
 }
 
 TEST(ExtraVllm, KvTokensGivenTheLoggedMemoryAreExact) {

@@ -125,3 +125,23 @@ TEST(VllmVisionProfile, TextOnlyServingLoadsNoTower) {
   EXPECT_EQ(weights({"--limit-mm-per-prompt", R"({"image": 0})"}, &profiled), full);
   EXPECT_TRUE(profiled);
 }
+
+TEST(VllmVisionProfile, Qwen3VlProfilesOneVideoOn011) {
+  // vLLM 0.11 profiles Qwen3-VL with one video of a 153,600-token encoder budget (vllm#27992).
+  // By hand for Qwen3-VL-8B (4 patches of 3 x 2 x 16 x 16 fp32 = 24,576 B per budget token; encoder
+  // outputs 4,096 x (1 + 3 deepstack) x 2 = 32,768 B): 153,600 x (24,576 + 0.71 x 32,768)
+  // = 153,600 x 47,841.28 = 7,348,420,608 B = 6.84 GiB. Real log xvllm-074 (RTX 5090, u = 0.9, 0.11.0): "available KV
+  // cache memory (4.66 GiB)", which the forecast reproduces (it is one of the two fitted logs).
+  const std::vector<std::string> args{"--model", "Qwen/Qwen3-VL-8B-Instruct", "--gpu", "rtx-5090", "--gpu-memory-utilization", "0.9",
+                                      "--max-num-batched-tokens", "8192"};
+  auto with = [&](const std::string& engine) {
+    std::vector<std::string> v{"--engine", engine};
+    v.insert(v.end(), args.begin(), args.end());
+    return run(v);
+  };
+  Forecast f = with("vllm@0.11.0");
+  EXPECT_NEAR(static_cast<double>(activation_bytes(f)), 7348420608.0, 2.0);
+  EXPECT_TRUE(has_line(f, "Available KV cache memory: 4.66 GiB"));
+  // From 0.18 (the window's INFERRED end) the one-image path again: far below 6.84 GiB.
+  EXPECT_LT(activation_bytes(with("vllm@0.20.0")), 3 * GiB);
+}

@@ -319,6 +319,33 @@ std::optional<VisionProfile> vision_profile_peak(const Deployment& d, const Mode
   return r;
 }
 
+// Qwen3-VL (model_type qwen3_vl / qwen3_vl_moe) on vLLM 0.11 profiles ONE VIDEO, not an image:
+// "Encoder cache will be initialized with a budget of 153600 tokens, and profiled with 1 video items
+// of the maximum feature size" (vllm#27992, Qwen3-VL-8B-FP8 on 0.11.0, even at --max-model-len
+// 32768; public-code 42514581982, a Qwen3-VL-30B-class TP4 start, same budget). The video path's
+// memory is not derived (its dummy geometry was not read); ESTIMATE fitted on two 0.11.0 refusals
+// whose budgets leave the profile peak: Qwen3-VL-8B on an RTX 5090 at 0.9 (xvllm-074: 28.23 - 16.58
+// weights - 0.15 non-torch - 4.66 KV = 6.84 GiB) and Qwen3-VL-30B-A3B on an A100 80GB (xvllm-022:
+// 71.33 - 58.12 - ~0.2 - 8.04 = ~4.97 GiB): per budget token the fp32 pixel values of its 4 patches
+// (24,576 B) + 0.71 x the encoder outputs (out_hidden x (1 + deepstack levels) x 2 B), i.e. 47.8 and
+// 36.2 KB against 47.8 and 34.7 logged. Window INFERRED: 0.11 logs; vllm#38459 still sizes Qwen3-VL's
+// video per item on 0.17.1; the Qwen3.5 logs of 0.18+ and a Qwen3-VL-30B-A3B-FP8 start on 0.20.2
+// (xvllm-008, within 2.4% on the image path) do not show it.
+std::optional<Estimate> qwen3_vl_video_profile(const Era& era, const ModelConfig& c) {
+  const VisionTower& v = c.vision;
+  if (era.version < 1100 || era.version >= 1800 || (c.model_type != "qwen3_vl" && c.model_type != "qwen3_vl_moe")) return std::nullopt;
+  constexpr double kBudget = 153600;
+  const double merge = static_cast<double>(std::max<int64_t>(1, v.spatial_merge_size));
+  const double pixel_fp32 = merge * merge * static_cast<double>(v.in_channels * std::max<int64_t>(1, v.temporal_patch_size) * v.patch_size * v.patch_size) * 4;
+  const double out = static_cast<double>((v.out_hidden > 0 ? v.out_hidden : c.hidden_size) * (1 + std::max<int64_t>(0, v.deepstack_mergers))) * 2;
+  const double peak = kBudget * (pixel_fp32 + 0.71 * out);
+  return range(peak, 0.85, 1.2,
+               fmt::format("Qwen3-VL video profile of vLLM 0.11-0.17: one video of a 153,600-token encoder budget (vllm#27992), 153,600 x "
+                           "({:.0f} B of fp32 pixel values + 0.71 x {:.0f} B of encoder outputs) = {:.2f} GiB (ESTIMATE, n=2: Qwen3-VL-8B "
+                           "and -30B-A3B refusals on 0.11.0)",
+                           pixel_fp32, out, peak / GiB));
+}
+
 void prepare(Prepared& P, const Deployment& d) {
   P.valid = false;
   P.key = d;
@@ -476,6 +503,12 @@ void prepare(Prepared& P, const Deployment& d) {
             st.act.low = std::max(st.act.low, vit->tower.low);
             st.act.high = std::max(st.act.high, vit->tower.high);
             st.act.basis += "; the larger: " + vit->tower.basis;
+          }
+          if (auto video = qwen3_vl_video_profile(era, c); video && video->central > st.act.central) {
+            st.act.central = video->central;
+            st.act.low = std::max(st.act.low, video->low);
+            st.act.high = std::max(st.act.high, video->high);
+            st.act.basis += "; the larger: " + video->basis;
           }
         }
       int64_t pw = s.piecewise_graphs * s.graph_copies;
