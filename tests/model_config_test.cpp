@@ -124,6 +124,12 @@ TEST(Quantization, Nvfp4StorageHonoursExcludeList) {
   EXPECT_EQ(c.quant.kv_cache_quant, "FP8");
 }
 
+TEST(ModelConfigErrors, NumberOverflowIsAnInputError) {
+  // nlohmann throws out_of_range (406) for 1e309 while parsing; json_util.cpp's parse_json reports
+  // it as one input-error line (it escaped as an internal error before).
+  EXPECT_THROW(parse(kLlama + R"(, "rope_theta": 1e309)"), InputError);
+}
+
 TEST(Quantization, KvCacheQuantAsEachLoaderReadsIt) {
   // vLLM and SGLang read config.json's quantization_config before hf_quant_config.json
   // (model_loader/weight_utils.py get_quant_config); TensorRT-LLM reads hf_quant_config.json first.

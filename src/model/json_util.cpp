@@ -55,7 +55,7 @@ json parse_json(std::string_view text, std::string_view source) {
     // Re-parse with exceptions only to get the position of the error for the message.
     try {
       [[maybe_unused]] json again = json::parse(text.begin(), text.end());
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, or out_of_range 406 for a number like 1e309
       std::string what = e.what();
       auto p = what.find("parse error");
       fail_input(source, "json", p == std::string::npos ? what : what.substr(p));

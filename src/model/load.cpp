@@ -57,12 +57,9 @@ void apply_override(json& cfg, const json& over, bool into_sub_configs) {
 }
 
 std::string overridden_config(std::string_view config_text, const std::string& config_src, const ConfigOverride& o, std::vector<std::string>& keys) {
-  json over;
-  try {
-    over = json::parse(o.json_text);
-  } catch (const json::parse_error& e) {
-    fail_input("command line", o.option, fmt::format("not valid JSON: {}", e.what()));
-  }
+  // parse_json: nesting guard, Python's Infinity/NaN, and any JSON error (a number like 1e309
+  // overflows) as one input-error line naming the option.
+  json over = parse_json(o.json_text, "command line " + o.option);
   if (!over.is_object()) fail_input("command line", o.option, "must be a JSON object of config.json keys");
   json cfg = parse_json(config_text, config_src);
   if (!cfg.is_object()) fail_input(config_src, "", "config.json is not a JSON object");
