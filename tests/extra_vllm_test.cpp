@@ -237,9 +237,15 @@ TEST(ExtraVllm, ForecastErrorsStayWhereTheyAre) {
   // TP8 round: GLM-5.1-FP8 358,208 forecast for both builds, +4.1% / -4.1% (the two logs differ
   // by 2.75 GiB of non-KV memory that nothing in the deployment tells apart): 42 cases, median
   // 2.38%, p90 15.30%.
+  // Model Runner V2's graph estimate at the median of six logs' figures, 0.27 MiB per (graph x
+  // layer) instead of 0.40 fitted on xvllm-001/-002 alone (vllm_estimates.cpp cuda_graph_estimate):
+  // better xvllm-002 2.0 -> 1.8%, -007 6.5 -> 4.3%, -061 15.6 -> 8.6%, -068 0.9 -> 0.0%, -069 2.1 ->
+  // 1.6%, -070 1.7 -> 0.4%, -071 20.8 -> 19.6%; worse xvllm-001 0.1 -> 0.7%, -060 1.2 -> 3.2%, -063
+  // 23.7 -> 30.7% (its estimate, 0.73 GiB logged, is now nearer: 0.91 against 1.34, but ~1 GiB of
+  // its consumed memory is unexplained). 42 cases: median 2.92%, p90 12.33%.
   EXPECT_EQ(kv["n"].get<int>(), 42);
-  EXPECT_LE(kv["median_abs_pct_err"].get<double>(), 2.39);
-  EXPECT_LE(kv["p90_abs_pct_err"].get<double>(), 15.31);
+  EXPECT_LE(kv["median_abs_pct_err"].get<double>(), 2.93);
+  EXPECT_LE(kv["p90_abs_pct_err"].get<double>(), 12.34);
   // weights ("Model loading took" / "Loading model weights took"): 16 cases, median 0.15% (0.09%
   // over the 14 before xvllm-020, whose NVFP4 checkpoint loads 19.78 GiB against 21.33 derived).
   // Round 3: 26 cases, median 0.21%, p90 0.96%. gpt-oss on H100 at 0.11.0 takes vLLM's Triton MXFP4

@@ -892,24 +892,25 @@ Estimate cuda_graph_estimate(const Era& era, const ModelConfig& c, const Estimat
   // captures every PIECEWISE graph and samples the FULL ones into a throwaway pool, measured as a
   // free-memory delta around the whole span (warm-up transients included), then swaps the sampled
   // FULL cost for an extrapolation to all FULL graphs (PR #57865's diff quotes it: "measured -
-  // sum(mem_samples) + full_estimate"). Its size is not derivable; fitted on two logs whose
-  // budget arithmetic leaves it (ESTIMATE, n=2):
-  //   0.31.0 Llama-3.1-8B, A100-80GB, 86 graphs x 32 layers (xvllm-001): "1.44 GiB for peak
-  //     activation" = torch peak (~0.20: the forward at 2048 tokens, the 6 B/logit sampler) +
-  //     the applied estimate -> ~1.24 GiB = 0.456 MiB per (graph x layer) -- while the capture
-  //     itself "took" 0.23 GiB;
-  //   0.28.0 Qwen3-14B, L40S, 86 x 40 (xvllm-002): 40.84 requested - 27.52 weights - 11.57 KV
-  //     = 1.75 GiB, less consumed - weights (~0.385, non_torch_increase) and the torch peak (~0.24)
-  //     -> ~1.12 GiB = 0.33 MiB per (graph x layer).
-  // Central 0.40 MiB per (graph x layer) + 16 MiB, ends 0.75x .. 1.4x; about twice the 0.19 MiB
-  // the capture costs, as a FULL extrapolation from the first (pool-growing) samples would give.
-  // Checked, not fitted: the first hybrid on V2 (every family from 0.29), Qwen3.5-27B-FP8 TP2 on
-  // 2 x RTX 4090, 0.30.0 (xvllm-060): its advisory implies ~0.43 GiB over 19 + 11 graphs x 64
-  // layers = 0.22 MiB each, below this range; its KV forecast is -1.2%.
-  const double central = 0.40 * MiB * static_cast<double>(graphs) * static_cast<double>(layers) + 16.0 * MiB;
-  return range(central, 0.75, 1.4,
-               fmt::format("Model Runner V2 estimator (0.28+): {} graphs x {} layers x 0.40 MiB + 16 MiB (ESTIMATE, n=2: 0.31.0 Llama-3.1-8B, "
-                           "0.28.0 Qwen3-14B; the capture itself stays at 0.19 MiB per graph x layer)",
+  // sum(mem_samples) + full_estimate"). Its size is not derivable. Six logs give it per (graph x
+  // layer) above 16 MiB of fixed buffers, with the graph counts this file forecasts:
+  //   from the utilization advisory ("--gpu-memory-utilization=X is equivalent to Y without CUDA
+  //   graph memory profiling": the estimate is (X - Y) x total):
+  //     Nemotron-3.5-Lightning-30B-A3B-NVFP4, DGX Spark, 0.30.0, 86 x 52 (xvllm-070): 0.73 GiB -> 0.164;
+  //     Qwen3-8B-FP8 + a draft model, L4, 0.29.0, 94 x 36 (xvllm-063): 0.73 GiB -> 0.215;
+  //     Qwen3.5-27B-FP8 TP2, 2 x RTX 4090, 0.30.0, 30 x 64 (xvllm-060): ~0.43 GiB -> 0.221;
+  //     Qwen3.6-35B-A3B-FP8, DGX Spark, 0.30.0, 86 x 40 (xvllm-071): 1.06 GiB -> 0.311;
+  //   from budget arithmetic (less direct: the torch peak is itself estimated):
+  //     0.28.0 Qwen3-14B, L40S, 86 x 40 (xvllm-002): 40.84 requested - 27.52 weights - 11.57 KV
+  //       = 1.75 GiB, less consumed - weights (~0.385) and the torch peak (~0.24) -> ~1.12 GiB -> 0.33;
+  //     0.31.0 Llama-3.1-8B, A100-80GB, 86 x 32 (xvllm-001): "1.44 GiB for peak activation" = torch
+  //       peak (~0.20) + the applied estimate -> ~1.24 GiB -> 0.456 (the capture itself "took" 0.23).
+  // Central the median, 0.27 MiB per (graph x layer) + 16 MiB, ends 0.6x .. 1.7x (the six span
+  // 0.61x .. 1.69x). ESTIMATE, n=6. Until 2026-12 it was 0.40, fitted on the last two alone.
+  const double central = 0.27 * MiB * static_cast<double>(graphs) * static_cast<double>(layers) + 16.0 * MiB;
+  return range(central, 0.6, 1.7,
+               fmt::format("Model Runner V2 estimator (0.28+): {} graphs x {} layers x 0.27 MiB + 16 MiB (ESTIMATE, median of 6 logs, 0.16 .. 0.46; "
+                           "the capture itself stays at 0.19 MiB per graph x layer)",
                            graphs, layers));
 }
 
