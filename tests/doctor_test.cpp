@@ -16,6 +16,15 @@
 
 using namespace headroom;
 
+// The raw log of one case of a corpus file under tests/data ("" when the id is not there).
+static std::string case_raw(const std::string& file, const std::string& id) {
+  std::ifstream in(std::string(HEADROOM_TEST_DATA) + file);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.find("\"id\": \"" + id + "\"") != std::string::npos) return nlohmann::json::parse(line)["raw"].get<std::string>();
+  return "";
+}
+
 static Diagnosis seed_diagnosis() {
   LogScan scan = scan_log_file(std::string(HEADROOM_TEST_DATA) + "/seed/seed-crash.log");
   Args a = Args::parse({"--model", "nvidia/GLM-5-NVFP4", "--gpu", "rtx-pro-6000", "--tp", "8", "--mem-fraction-static", "0.95"});
@@ -184,10 +193,7 @@ TEST(DoctorVllm, ContextFixWhenAnotherStageIsAtRiskAtEveryLength) {
   // the fix is the longest one whose request the KV cache holds even at the unfavourable
   // estimates -- 18432, not the 23552 that holds it only at the central ones -- and its forecast
   // says at risk. (Before a stage's peak counted, the same 18432 came out as "fits".)
-  std::ifstream in(std::string(HEADROOM_TEST_DATA) + "/extra/vllm.jsonl");
-  std::string line, raw;
-  while (std::getline(in, line))
-    if (line.find("\"id\": \"xvllm-015\"") != std::string::npos) raw = nlohmann::json::parse(line)["raw"].get<std::string>();
+  const std::string raw = case_raw("/extra/vllm.jsonl", "xvllm-015");
   ASSERT_FALSE(raw.empty());
   Diagnosis d = diagnose(scan_log_text(raw, "xvllm-015"),
                          Args::parse({"--engine", "vllm@unknown@2025-03", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu-memory", "22.07GiB"}));
@@ -299,10 +305,7 @@ TEST(DoctorVllm, TensorParallelFixIsSpelledAsVllmSpellsIt) {
   // Corpus vllm-004 (gpt-oss-120b on one H100, "No available memory for the cache blocks"): the
   // doctor's "twice the GPUs" fix pastes into `vllm serve` as --tensor-parallel-size (it printed
   // SGLang's --tp-size, which vLLM's parser rejects).
-  std::ifstream in(std::string(HEADROOM_TEST_DATA) + "/corpus/vllm.jsonl");
-  std::string line, raw;
-  while (std::getline(in, line))
-    if (line.find("\"id\": \"vllm-004\"") != std::string::npos) raw = nlohmann::json::parse(line)["raw"].get<std::string>();
+  const std::string raw = case_raw("/corpus/vllm.jsonl", "vllm-004");
   ASSERT_FALSE(raw.empty());
   Diagnosis d = diagnose(scan_log_text(raw, "vllm-004"), Args::parse({"--engine", "vllm@unknown@2025-08-20", "--model", "openai/gpt-oss-120b", "--gpu", "h100",
                                                                    "--quantization", "mxfp4"}));
