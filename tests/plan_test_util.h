@@ -15,6 +15,12 @@ namespace headroom::test {
 
 inline Forecast run(std::vector<std::string> argv) { return plan(parse_deployment(Args::parse(argv))); }
 
+// A command line with more arguments appended.
+inline std::vector<std::string> plus(std::vector<std::string> argv, const std::vector<std::string>& more) {
+  argv.insert(argv.end(), more.begin(), more.end());
+  return argv;
+}
+
 inline bool has_line(const Forecast& f, const std::string& line) { return std::find(f.log.begin(), f.log.end(), line) != f.log.end(); }
 
 inline bool has_prefix(const Forecast& f, const std::string& prefix) {

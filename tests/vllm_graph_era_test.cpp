@@ -87,11 +87,7 @@ TEST(VllmGraphEra, ModelRunnerV2CapturesMoeHybridGdnLayersAtTheFlatCost) {
   // 9 x (10 x 0.19 + 30 x 1.88) + 16 = 540.7 MiB = 0.53 GiB.
   const std::vector<std::string> flags{"--model", "nvidia/Qwen3.6-35B-A3B-NVFP4", "--gpu", "rtx-5090", "--max-model-len", "32768",
                                        "--gpu-memory-utilization", "0.82", "--max-num-seqs", "8", "--language-model-only"};
-  auto with = [&](const std::string& engine) {
-    std::vector<std::string> v{"--engine", engine};
-    v.insert(v.end(), flags.begin(), flags.end());
-    return run(v);
-  };
+  auto with = [&](const std::string& engine) { return run(headroom::test::plus({"--engine", engine}, flags)); };
   EXPECT_NEAR(graph_took_gib(with("vllm@0.29.0")), 0.08, 0.005);
   EXPECT_NEAR(graph_took_gib(with("vllm@0.27.1")), 0.53, 0.005);
 }

@@ -122,11 +122,7 @@ TEST(VllmGraphEstimate, EveryFamilyTakesModelRunnerV2From029) {
     return std::any_of(f.notes.begin(), f.notes.end(), [](const std::string& n) { return n.find("Model Runner V2 dummy sampler") != std::string::npos; });
   };
   const std::vector<std::string> base{"--engine", "vllm@0.31.0", "--model", "Qwen/Qwen3-8B", "--gpu", "h100"};
-  auto with = [&](std::vector<std::string> extra) {
-    auto v = base;
-    v.insert(v.end(), extra.begin(), extra.end());
-    return v;
-  };
+  auto with = [&](const std::vector<std::string>& extra) { return plus(base, extra); };
   EXPECT_TRUE(sampler_note(base));
   EXPECT_FALSE(sampler_note(with({"--env", "VLLM_USE_V2_MODEL_RUNNER=0"})));
   EXPECT_FALSE(sampler_note(with({"--enable-dbo"})));  // dual batch overlap: one of the blog's fallbacks
@@ -134,11 +130,7 @@ TEST(VllmGraphEstimate, EveryFamilyTakesModelRunnerV2From029) {
   EXPECT_TRUE(sampler_note({"--engine", "vllm@0.27.1", "--model", "Qwen/Qwen3-30B-A3B", "--gpu", "h100", "--env", "VLLM_USE_V2_MODEL_RUNNER=1"}));
   // DeepSeek-V3.2 on ROCm stays on V1; on NVIDIA it takes V2.
   const std::vector<std::string> v32{"--engine", "vllm@0.31.0", "--model", "deepseek-ai/DeepSeek-V3.2", "--tp", "8", "--kv-cache-dtype", "fp8"};
-  auto on = [&](const char* gpu) {
-    auto v = v32;
-    v.insert(v.end(), {"--gpu", gpu});
-    return v;
-  };
+  auto on = [&](const char* gpu) { return plus(v32, {"--gpu", gpu}); };
   EXPECT_FALSE(sampler_note(on("mi355x")));
   EXPECT_TRUE(sampler_note(on("b200")));
   // The plan says which runner and why.

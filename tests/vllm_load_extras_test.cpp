@@ -181,11 +181,7 @@ TEST(VllmLoadExtras, CpuOffloadGb) {
   // final norm, vision tower -- the FP8 saving and the cap both run over every layer parameter
   // (the cap once stopped at attention + MLP + experts and left half the GDN projections).
   const std::vector<std::string> hybrid{"--engine", "vllm@0.20.0", "--model", "Qwen/Qwen3.5-4B", "--gpu", "l40s", "--cpu-offload-gb", "100"};
-  auto hybrid_weights = [&](std::vector<std::string> extra) {
-    auto v = hybrid;
-    v.insert(v.end(), extra.begin(), extra.end());
-    return rank0_item(run(v), "model weights")->bytes;
-  };
+  auto hybrid_weights = [&](const std::vector<std::string>& extra) { return rank0_item(run(plus(hybrid, extra)), "model weights")->bytes; };
   EXPECT_EQ(hybrid_weights({"--quantization", "fp8"}), hybrid_weights({}));
   EXPECT_NE(input_error({"--engine", "vllm@0.11.0", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s", "--cpu-offload-gb", "-1"})
                 .find("Input should be greater than or equal to 0"),
@@ -204,12 +200,7 @@ TEST(VllmLoadExtras, HfOverridesRewriteTheConfigBeforeTheBuild) {
   // holds q/o 2 x 4096 x 4096 + k/v 2 x 4096 x 1024 + MLP 3 x 4096 x 12288 + norms 8,448
   // = 192,946,432 parameters x 2 B = 385,892,864 B, so 18 x that less than 16,391,956,480 B.
   const std::vector<std::string> base{"--engine", "vllm@0.11.0", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s"};
-  auto with = [&](std::vector<std::string> extra) {
-    auto v = base;
-    v.insert(v.end(), extra.begin(), extra.end());
-    return run(v);
-  };
-  const Forecast f = with({"--hf-overrides", R"({"num_hidden_layers": 18})"});
+  const Forecast f = run(plus(base, {"--hf-overrides", R"({"num_hidden_layers": 18})"}));
   EXPECT_EQ(rank0_item(f, "model weights")->bytes, 16391956480 - 18 * 385892864LL);
   EXPECT_TRUE(std::any_of(f.notes.begin(), f.notes.end(), [](const std::string& n) { return n == "config.json as --hf-overrides rewrites it: num_hidden_layers"; }));
   // A nested sub-config is updated key by key (ModelConfig._apply_dict_overrides): Qwen3-VL-8B's

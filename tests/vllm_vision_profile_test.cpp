@@ -134,11 +134,7 @@ TEST(VllmVisionProfile, Qwen3VlProfilesOneVideoOn011) {
   // cache memory (4.66 GiB)", which the forecast reproduces (it is one of the two fitted logs).
   const std::vector<std::string> args{"--model", "Qwen/Qwen3-VL-8B-Instruct", "--gpu", "rtx-5090", "--gpu-memory-utilization", "0.9",
                                       "--max-num-batched-tokens", "8192"};
-  auto with = [&](const std::string& engine) {
-    std::vector<std::string> v{"--engine", engine};
-    v.insert(v.end(), args.begin(), args.end());
-    return run(v);
-  };
+  auto with = [&](const std::string& engine) { return run(plus({"--engine", engine}, args)); };
   Forecast f = with("vllm@0.11.0");
   EXPECT_NEAR(static_cast<double>(activation_bytes(f)), 7348420608.0, 2.0);
   EXPECT_TRUE(has_line(f, "Available KV cache memory: 4.66 GiB"));

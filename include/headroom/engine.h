@@ -38,6 +38,8 @@ struct ContextLimit {
 std::optional<ContextLimit> context_limit(const Deployment& d);
 // SGLang's derived context_length (the default --context-length).
 int64_t sglang_derived_context_length(const ModelConfig& c);
+// TensorRT-LLM's inferred max_seq_len (the default --max_seq_len, and what a longer one is cut to).
+int64_t trtllm_inferred_max_seq_len(const ModelConfig& c);
 
 // Engine flags (engine spelling) accepted by each engine model.
 const std::vector<std::string_view>& sglang_flags();

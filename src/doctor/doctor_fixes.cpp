@@ -48,9 +48,10 @@ std::string context_flag(std::string_view engine) {
 }
 
 // Largest value of the engine's memory knob whose forecast fits (worst case of every estimate).
+constexpr int kTopFractionMilli = 980;  // the highest knob value a fix proposes (the engines' own ceiling is 1)
 std::optional<std::pair<double, Forecast>> best_fraction(const Deployment& d, const PlanOptions& o) {
   const std::string knob = knob_of(d.engine);
-  for (int i = 980; i >= 300; i -= 5) {
+  for (int i = kTopFractionMilli; i >= 300; i -= 5) {
     double v = i / 1000.0;
     auto f = try_plan(with_flag(d, knob, fmt::format("{:.3f}", v)), o);
     if (ok(f)) return std::make_pair(v, *f);
@@ -280,7 +281,8 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, Diagnosis& dx) {
       const std::string lenflag = context_flag(engine_kind_name(dep.engine));
       for (int64_t len = base->context_len / 2; len >= 1024 && dep.engine != EngineKind::TRTLLM; len /= 2) {
         Deployment dl = with_flag(dep, lenflag, std::to_string(len));
-        if (auto top = try_plan(with_flag(dl, knob, "0.980"), o); !top || top->verdict == Verdict::Refused) continue;
+        if (auto top = try_plan(with_flag(dl, knob, fmt::format("{:.3f}", kTopFractionMilli / 1000.0)), o); !top || top->verdict == Verdict::Refused)
+          continue;
         auto b = best_fraction(dl, o);
         if (!b) continue;
         int64_t lo = len, hi = std::min<int64_t>(len * 2 - 1024, base->context_len);
@@ -470,7 +472,8 @@ void static_fixes(const LogScan& scan, Diagnosis& dx) {
   } else if (cause == "activation_peak") {
     if (sglang) add("--chunked-prefill-size", "4096", "smaller prefill chunks");
     else if (dx.engine == "trtllm") {
-      // The profiling run's dummy requests fill max_num_tokens (default 8192).
+      // The profiling run's dummy requests fill max_num_tokens (default 8192); halved, with a floor
+      // of 256 tokens (GUESS: below that the profiled peak is mostly fixed buffers).
       int64_t cur = 8192;
       if (auto it = scan.flags.find("--max_num_tokens"); it != scan.flags.end()) try { cur = std::stoll(it->second); } catch (...) {}
       add("--max_num_tokens", std::to_string(std::max<int64_t>(256, cur / 2)), "a smaller profiled activation peak");

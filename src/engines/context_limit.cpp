@@ -1,6 +1,7 @@
 // The longest context each engine accepts for a model without an override, derived as the
 // engine derives it. tune and fit check a --target-context against it before searching, so a
 // goal the engine would refuse is said once, with the engine's rule, instead of per candidate.
+#include <cmath>
 #include <fmt/format.h>
 
 #include "engines/vllm/vllm_settings.h"
@@ -17,6 +18,18 @@ int64_t sglang_derived_context_length(const ModelConfig& c) {
       c.rope_scaling_factor > 0)
     rope_factor = c.rope_scaling_factor;
   return c.max_position_embeddings > 0 ? static_cast<int64_t>(rope_factor * static_cast<double>(c.max_position_embeddings)) : 2048;
+}
+
+int64_t trtllm_inferred_max_seq_len(const ModelConfig& c) {
+  // PyTorch backend model_engine.py _infer_max_seq_len_from_config (TensorRT engines: trtllm-build's
+  // deduced value, the same rule): max_position_embeddings (2048 without one) times the
+  // rope_scaling factor unless the type is su / longrope / llama3 / yarn (those already describe
+  // the long context), rounded up.
+  int64_t inferred = c.max_position_embeddings > 0 ? c.max_position_embeddings : 2048;
+  const std::string& t = c.rope_scaling_type;
+  if (c.rope_scaling_factor > 0 && c.rope_scaling_factor != 1 && t != "su" && t != "longrope" && t != "llama3" && t != "yarn")
+    inferred = static_cast<int64_t>(std::ceil(static_cast<double>(inferred) * c.rope_scaling_factor));
+  return inferred;
 }
 
 std::optional<ContextLimit> context_limit(const Deployment& d) {

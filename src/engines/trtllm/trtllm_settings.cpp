@@ -216,16 +216,10 @@ Settings resolve_settings(const Deployment& d) {
   if (auto v = get("--max_batch_size")) s.max_batch_size = int_opt("--max_batch_size", *v, 1);
   if (auto v = get("--max_num_tokens")) s.max_num_tokens = int_opt("--max_num_tokens", *v, 1);
   if (auto v = get("--max_beam_width")) s.max_beam_width = int_opt("--max_beam_width", *v, 1);
-  // The model's limit (PyTorch backend: model_engine.py _infer_max_seq_len_from_config; TensorRT
-  // engines: trtllm-build's deduced value): max_position_embeddings (2048 without one) times the
-  // rope_scaling factor unless the type is su / longrope / llama3 / yarn (those already describe
-  // the long context), rounded up.
-  int64_t inferred = c.max_position_embeddings > 0 ? c.max_position_embeddings : 2048;
-  const std::string& rope = c.rope_scaling_type;
-  if (c.rope_scaling_factor > 0 && c.rope_scaling_factor != 1 && rope != "su" && rope != "longrope" && rope != "llama3" && rope != "yarn") {
-    inferred = static_cast<int64_t>(std::ceil(static_cast<double>(inferred) * c.rope_scaling_factor));
+  // The model's limit (engines/context_limit.cpp trtllm_inferred_max_seq_len).
+  const int64_t inferred = trtllm_inferred_max_seq_len(c);
+  if (inferred != (c.max_position_embeddings > 0 ? c.max_position_embeddings : 2048))
     s.notes.push_back(fmt::format("max_seq_len is scaled to {} by rope scaling {}", inferred, c.rope_scaling_factor));
-  }
   s.max_seq_len = inferred;
   if (auto v = get("--max_seq_len")) {
     s.max_seq_len = int_opt("--max_seq_len", *v, 1);
@@ -236,7 +230,8 @@ Settings resolve_settings(const Deployment& d) {
     // keeps the given value. A TensorRT engine is built for the given length (trtllm-build only
     // warns that accuracy might be affected).
     if (s.backend != "trt" && s.era.version >= 10100 && s.max_seq_len > inferred) {
-      std::string allow = d.env_value("TLLM_ALLOW_LONG_MAX_MODEL_LEN") ? *d.env_value("TLLM_ALLOW_LONG_MAX_MODEL_LEN") : "0";
+      const std::string* env = d.env_value("TLLM_ALLOW_LONG_MAX_MODEL_LEN");
+      std::string allow = env ? *env : "";
       std::transform(allow.begin(), allow.end(), allow.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
       if (s.era.version >= 10300 && (allow == "1" || allow == "true" || allow == "yes" || allow == "y")) {
         s.notes.push_back(fmt::format("User specified max_seq_len is larger than the config in the model config file ({}). Setting max_seq_len "

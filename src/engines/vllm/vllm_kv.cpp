@@ -454,11 +454,10 @@ KvLayout kv_layout(const std::vector<LayerSpec>& specs, int64_t block_size, bool
     // model_executor/models/config.py HybridAttentionMambaModelConfig: raise the attention
     // block size so one attention page >= the mamba page (kernel alignment 16), then pad the
     // mamba page to exactly attn_block * attn_bytes_per_token.
-    // vllm/platforms/interface.py _align_hybrid_block_size: kernel alignment 16 (the attention
-    // backends' smallest kernel block, or the cache block size if larger); in mamba_cache_mode
-    // "all" the block is a multiple of lcm(mamba chunk size, alignment) instead.
-    // From PR #37467 (merged 2026-03-18, which moved the alignment into the platform's
-    // update_block_size_for_backend; first release INFERRED 0.19) the alignment is
+    // Kernel alignment 16 (the attention backends' smallest kernel block); in mamba_cache_mode
+    // "all" the block is a multiple of lcm(mamba chunk size, alignment) instead. From PR #37467
+    // (merged 2026-03-18, which moved the alignment into vllm/platforms/interface.py
+    // _align_hybrid_block_size; first release INFERRED 0.19) the alignment is
     // max(the backend's smallest kernel block, cache_config.block_size), so a --block-size given
     // below the mamba page becomes the alignment: 128 x cdiv(2,146,304, 128 x 2,048) = 1,152 for
     // Qwen3.6-35B-A3B in bf16 where 16 gives 1,056 (xvllm-068, 0.29.0: 4.9 GiB = 222 blocks,

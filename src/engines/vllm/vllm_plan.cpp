@@ -297,6 +297,16 @@ struct VisionProfile {
   int64_t items = 1;
 };
 
+// Pixel values per patch (channels x temporal patch x patch^2) and encoder-output bytes per merged
+// token (out_hidden, plus the deepstack mergers' copies, in bf16) of a Qwen3-VL-style tower.
+double patch_values(const VisionTower& v) {
+  return static_cast<double>(v.in_channels * std::max<int64_t>(1, v.temporal_patch_size) * v.patch_size * v.patch_size);
+}
+double encoder_output_bytes(const ModelConfig& c) {
+  const VisionTower& v = c.vision;
+  return static_cast<double>((v.out_hidden > 0 ? v.out_hidden : c.hidden_size) * (1 + std::max<int64_t>(0, v.deepstack_mergers))) * 2;
+}
+
 std::optional<VisionProfile> vision_profile_peak(const Deployment& d, const ModelConfig& c, int tp, int64_t N) {
   const VisionTower& v = c.vision;
   if (!v.present || v.kind != "qwen3_vl" || v.hidden <= 0 || v.intermediate <= 0 || v.patch_size <= 0) return std::nullopt;
@@ -307,11 +317,10 @@ std::optional<VisionProfile> vision_profile_peak(const Deployment& d, const Mode
   r.items = std::max<int64_t>(1, std::max(N, kItemTokens) / kItemTokens);
   const double merge = static_cast<double>(std::max<int64_t>(1, v.spatial_merge_size));
   const double P = static_cast<double>(r.items * kItemTokens) * merge * merge;
-  const double pixel = static_cast<double>(v.in_channels * std::max<int64_t>(1, v.temporal_patch_size) * v.patch_size * v.patch_size) * (4 + 2);
+  const double pixel = patch_values(v) * (4 + 2);
   const double h = static_cast<double>(v.hidden), I = static_cast<double>(v.intermediate) / std::max(1, tp);
   const double peak = P * (pixel + 4 * h + 4 * I);
-  const int64_t out = v.out_hidden > 0 ? v.out_hidden : c.hidden_size;
-  r.held = static_cast<double>(r.items * kItemTokens) * static_cast<double>(out * (1 + std::max<int64_t>(0, v.deepstack_mergers))) * 2;
+  r.held = static_cast<double>(r.items * kItemTokens) * encoder_output_bytes(c);
   r.tower = range(peak, 0.8, 1.6,
                   fmt::format("vision tower profile on {} x 16,384-token image(s) ({:.0f} patches): fp32 pixel values and their bf16 "
                               "copy + hidden + a block's norm, fc1 and GELU outputs = {:.2f} GiB (GUESS: which block temporaries coexist)",
@@ -336,9 +345,10 @@ std::optional<Estimate> qwen3_vl_video_profile(const Era& era, const ModelConfig
   if (era.version < 1100 || era.version >= 1800 || (c.model_type != "qwen3_vl" && c.model_type != "qwen3_vl_moe")) return std::nullopt;
   constexpr double kBudget = 153600;
   const double merge = static_cast<double>(std::max<int64_t>(1, v.spatial_merge_size));
-  const double pixel_fp32 = merge * merge * static_cast<double>(v.in_channels * std::max<int64_t>(1, v.temporal_patch_size) * v.patch_size * v.patch_size) * 4;
-  const double out = static_cast<double>((v.out_hidden > 0 ? v.out_hidden : c.hidden_size) * (1 + std::max<int64_t>(0, v.deepstack_mergers))) * 2;
+  const double pixel_fp32 = merge * merge * patch_values(v) * 4;
+  const double out = encoder_output_bytes(c);
   const double peak = kBudget * (pixel_fp32 + 0.71 * out);
+  // Ends GUESSED around the two fitted logs (0.96x and 1.04x of the central).
   return range(peak, 0.85, 1.2,
                fmt::format("Qwen3-VL video profile of vLLM 0.11-0.17: one video of a 153,600-token encoder budget (vllm#27992), 153,600 x "
                            "({:.0f} B of fp32 pixel values + 0.71 x {:.0f} B of encoder outputs) = {:.2f} GiB (ESTIMATE, n=2: Qwen3-VL-8B "
