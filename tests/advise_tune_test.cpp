@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "headroom/engine.h"
 #include "headroom/advise.h"
 #include "headroom/cli.h"
 #include "headroom/deployment.h"
@@ -209,7 +210,7 @@ TEST(AdviseTune, ContradictoryTargetsEveryEngine) {
     // Llama-3.1's llama3 rope block leaves every engine's limit at max_position_embeddings.
     const std::string rule = std::string(engine) == "vllm"     ? "vLLM's derived max_model_len (config/model.py _get_and_verify_max_len)"
                              : std::string(engine) == "sglang" ? "SGLang's derived context_length (configs/model_config.py get_context_length)"
-                                                               : "max_position_embeddings";
+                                                               : "TensorRT-LLM's inferred max_seq_len (_torch/pyexecutor/model_engine.py _infer_max_seq_len_from_config)";
     EXPECT_NE(err.find("262144 is longer than meta-llama/Llama-3.1-70B-Instruct supports (" + rule + " 131072)"), std::string::npos) << err;
   }
 }
@@ -238,6 +239,31 @@ TEST(AdviseTune, TargetContextIsCheckedAgainstTheEnginesDerivedLimit) {
       << err;
   TuneResult s = tune(dep({"--engine", "sglang", "--model", cfg, "--gpu", "h100", "--env", "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"}), g);
   EXPECT_EQ(s.context_len, 131072);
+}
+
+TEST(AdviseTune, TrtllmTargetContextIsTheLengthThePyTorchBackendCutsTo) {
+  // Gemma-3-27B: max_position_embeddings 131,072 with rope_scaling {linear, factor 8}. TensorRT-LLM's
+  // _infer_max_seq_len_from_config scales by any factor but su/longrope/llama3/yarn: 131,072 x 8 =
+  // 1,048,576, the length the PyTorch backend (1.1+) cuts a longer --max_seq_len to. A TensorRT
+  // engine, a 1.0 release, or TLLM_ALLOW_LONG_MAX_MODEL_LEN=1 on 1.3 keep any length: no limit.
+  auto lim = [](std::vector<std::string> extra) {
+    return context_limit(dep(plus({"--engine", "trtllm", "--model", "google/gemma-3-27b-it", "--gpu", "h200"}, extra)));
+  };
+  ASSERT_TRUE(lim({}).has_value());
+  EXPECT_EQ(lim({})->tokens, 1048576);
+  EXPECT_EQ(lim({"--engine", "trtllm@1.2.0"})->tokens, 1048576);
+  EXPECT_FALSE(lim({"--backend", "tensorrt"}).has_value());
+  EXPECT_FALSE(lim({"--engine", "trtllm@1.0.0"}).has_value());
+  EXPECT_FALSE(lim({"--engine", "trtllm@1.3.0", "--env", "TLLM_ALLOW_LONG_MAX_MODEL_LEN=1"}).has_value());
+  // Before 1.3 the variable is not read: the cut stands.
+  EXPECT_EQ(lim({"--engine", "trtllm@1.2.0", "--env", "TLLM_ALLOW_LONG_MAX_MODEL_LEN=1"})->tokens, 1048576);
+  std::string err;
+  EXPECT_EQ(cli({"tune", "--engine", "trtllm", "--model", "google/gemma-3-27b-it", "--gpu", "h200", "--target-context", "2000000"}, nullptr, &err),
+            kExitBadInput);
+  EXPECT_NE(err.find("2000000 is longer than google/gemma-3-27b-it supports (TensorRT-LLM's inferred max_seq_len "
+                     "(_torch/pyexecutor/model_engine.py _infer_max_seq_len_from_config) 1048576)"),
+            std::string::npos)
+      << err;
 }
 
 TEST(AdviseTune, LaunchCommandSetsTheEnvironmentItWasGiven) {

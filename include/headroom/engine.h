@@ -29,8 +29,9 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt);
 
 // The longest context the engine accepts for the deployment's model without an override, as
 // the engine derives it (engines/context_limit.cpp); nullopt when the deployment's --env lifts
-// the limit (VLLM_ALLOW_LONG_MAX_MODEL_LEN, SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN) or the
-// config gives none.
+// the limit (VLLM_ALLOW_LONG_MAX_MODEL_LEN, SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN,
+// TLLM_ALLOW_LONG_MAX_MODEL_LEN), the engine keeps any length (a TensorRT-LLM TensorRT engine or a
+// release before 1.1) or the config gives none.
 struct ContextLimit {
   int64_t tokens = 0;
   std::string rule;  // where the figure comes from, for messages

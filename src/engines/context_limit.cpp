@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "engines/trtllm/trtllm_rules.h"
 #include "engines/vllm/vllm_settings.h"
 #include "headroom/engine.h"
 
@@ -46,6 +47,11 @@ std::optional<ContextLimit> context_limit(const Deployment& d) {
       if (d.env_on("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN")) return std::nullopt;
       return ContextLimit{sglang_derived_context_length(c), "SGLang's derived context_length (configs/model_config.py get_context_length)"};
     case EngineKind::TRTLLM:
+      // The length the PyTorch backend cuts a longer --max_seq_len to; a TensorRT engine (and
+      // TLLM_ALLOW_LONG_MAX_MODEL_LEN from 1.3) keeps any length (trtllm_settings.cpp has the sources).
+      if (auto cap = trtllm::resolve_settings(d).max_seq_len_cap)
+        return ContextLimit{*cap, "TensorRT-LLM's inferred max_seq_len (_torch/pyexecutor/model_engine.py _infer_max_seq_len_from_config)"};
+      return std::nullopt;
     case EngineKind::LlamaCpp:
       if (c.max_position_embeddings <= 0) return std::nullopt;
       return ContextLimit{c.max_position_embeddings, "max_position_embeddings"};

@@ -43,6 +43,9 @@ struct Settings {
   int64_t max_gpu_total_bytes = 0;          // KvCacheConfig.max_gpu_total_bytes (0 = unset)
   int64_t tokens_per_block = 32;            // KvCacheConfig.tokens_per_block (Era default when not given)
   int64_t max_batch_size = 2048, max_num_tokens = 8192, max_seq_len = 0, max_beam_width = 1;
+  // The length a longer --max_seq_len is cut to (the PyTorch backend from 1.1 without
+  // TLLM_ALLOW_LONG_MAX_MODEL_LEN); nullopt where the engine keeps any given length.
+  std::optional<int64_t> max_seq_len_cap;
   std::string kv_dtype = "auto";            // resolved: "bfloat16" | "float16" | "fp8" | "nvfp4"
   double kv_elem_bytes = 2;
   bool cuda_graphs = true;
