@@ -288,3 +288,17 @@ TEST(DoctorFrames, IndentedSourceLineWithoutItsTracebackHeader) {
       {"--engine", "vllm"});
   EXPECT_EQ(d.stage, "cuda_graph");  // was "warmup": the source line was not seen as a frame
 }
+
+TEST(DoctorStop, KvAllocationFailureNamesEachEnginesPoolCap) {
+  // A cudaMalloc failure right after the pool was sized (extra xtrt-026, TensorRT-LLM 1.2.1 on a
+  // 5.67 GiB RTX 3050): the cure caps the pool, in the engine's own spelling -- TensorRT-LLM's
+  // KvCacheConfig max_tokens / max_gpu_total_bytes, not SGLang's --max-total-tokens.
+  const std::string trt =
+      "Memory usage when calculating max tokens in paged kv cache: total: 5.67 GiB, available: 0.03 GiB\n"
+      "RuntimeError: [TensorRT-LLM][ERROR] CUDA runtime error in ::cudaMalloc(ptr, n): out of memory\n";
+  Diagnosis d = doctor(trt, {"--engine", "trtllm"});
+  EXPECT_EQ(d.stage, "kv_pool");
+  EXPECT_EQ(d.cause, "static_fraction_too_high");
+  EXPECT_NE(d.explanation.find("cap the pool (--max_tokens / --max_gpu_total_bytes)"), std::string::npos) << d.explanation;
+  EXPECT_EQ(d.explanation.find("--max-total-tokens"), std::string::npos) << d.explanation;
+}

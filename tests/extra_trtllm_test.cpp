@@ -79,25 +79,36 @@ TEST(ExtraTrtllm, ReplayMetricsPinned) {
   // forecast: the engine's activation memory from build settings the post does not show), and
   // xtrt-020, gpt-oss-120b in MLPerf's scale-out script failing to create its KV cache with 200 GiB
   // free (spec-decode resources, not a memory budget: an outcome miss).
-  EXPECT_EQ(j["cases"].get<int>(), 20);
-  EXPECT_EQ(j["covered"].get<int>(), 14);
+  // Fifth pass (2026-12-01, helper): seven logs, six of integer-quantized TensorRT engines now
+  // planned from their 16-bit checkpoints (--quantization in QuantAlgo spelling, trtllm_estimates.cpp
+  // engine_quant): xtrt-023 Llama-2-7B SmoothQuant on an A100 80GB (0.8) 133,120 vs 132,608
+  // (+0.39%), xtrt-024 Llama-3-8B INT4-AWQ TP2 on H100 (0.13) 1,108,416 vs 1,101,440 (+0.63%;
+  // its hang is not a memory outcome), xtrt-025 QwQ-32B INT4 weight-only on an A100 40GB (1.0.0rc4)
+  // starts as logged (20.98 GiB available vs 20.44), xtrt-026 Qwen2.5-7B INT4-AWQ on a 5.67 GiB
+  // RTX 3050 (1.2.1): logged "available: 0.03 GiB" then a cudaMalloc OOM, forecast ~0.17 GiB short
+  // already for the execution context (oom_warmup vs oom_kv: an outcome miss, the estimated CUDA
+  // context and execution context on a small card). Not covered: GLM-4-9B and Qwen2.5-Coder-0.5B
+  // (not in the catalog), a DeepSeek-V3 W4AFP8 checkpoint (no id).
+  EXPECT_EQ(j["cases"].get<int>(), 27);
+  EXPECT_EQ(j["covered"].get<int>(), 18);
 
   // Pool size: n and median |err| (%) of the forecast's tokens against "Allocated ... (N)".
-  ASSERT_EQ(j["kv_tokens"]["n"].get<int>(), 11);
-  // 2.61% measured (the middle of 11, xtrt-007; 1.73% over the 10 before xtrt-019's +90%; 3.01%
-  // before the PyTorch executor overhead term, 5.14% over the 9 cases of the second pass).
-  EXPECT_LE(j["kv_tokens"]["median_abs_pct_err"].get<double>(), 2.62);
+  ASSERT_EQ(j["kv_tokens"]["n"].get<int>(), 13);
+  // 0.84% measured over 13 (xtrt-015; 2.61% over the 11 before the fifth pass, 1.73% over the 10
+  // before xtrt-019's +90%; 3.01% before the PyTorch executor overhead term, 5.14% over the 9 cases
+  // of the second pass).
+  EXPECT_LE(j["kv_tokens"]["median_abs_pct_err"].get<double>(), 0.85);
   // Weights per rank and free memory after them (GiB figures the logs print).
   ASSERT_EQ(j["weights_gib"]["n"].get<int>(), 2);
   EXPECT_LE(j["weights_gib"]["median_abs_pct_err"].get<double>(), 4.3);  // 4.24% measured
   ASSERT_EQ(j["post_weights_avail"]["n"].get<int>(), 1);
   EXPECT_LE(j["post_weights_avail"]["median_abs_pct_err"].get<double>(), 0.9);  // 0.82% measured
   // Outcome agreement (fits, or the failing stage).
-  ASSERT_EQ(j["outcome"]["n"].get<int>(), 14);
-  EXPECT_GE(j["outcome"]["agreement"].get<double>(), 0.786 - 1e-9);  // 11/14 measured (the JSON rounds to 0.786)
-  // Doctor on the three crash logs.
-  ASSERT_EQ(j["doctor_stage"]["n"].get<int>(), 3);
-  EXPECT_GE(j["doctor_stage"]["agreement"].get<double>(), 1.0 - 1e-9);  // 3/3 measured
+  ASSERT_EQ(j["outcome"]["n"].get<int>(), 17);
+  EXPECT_GE(j["outcome"]["agreement"].get<double>(), 0.765 - 1e-9);  // 13/17 measured (the JSON rounds to 0.765)
+  // Doctor on the crash logs: 3/3, then xtrt-026's pool allocation and xtrt-027's warm-up (fifth pass).
+  ASSERT_EQ(j["doctor_stage"]["n"].get<int>(), 5);
+  EXPECT_GE(j["doctor_stage"]["agreement"].get<double>(), 1.0 - 1e-9);  // 5/5 measured
 }
 
 TEST(ExtraTrtllm, SecondPassCasesReplayed) {

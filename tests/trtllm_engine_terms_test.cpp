@@ -96,15 +96,45 @@ TEST(TrtllmEngineTerms, QuantizationFlagIsForEnginesOf16BitCheckpoints) {
   // The PyTorch backend reads the checkpoint's quantization; trtllm-serve has no such flag.
   EXPECT_NE(input_error({"--engine", "trtllm@1.2.1", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--quantization", "FP8"}).find("--backend tensorrt"),
             std::string::npos);
-  // Only FP8 is modelled.
-  EXPECT_NE(input_error({"--engine", "trtllm@0.19.0", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--backend", "tensorrt", "--quantization", "W4A16_AWQ"})
-                .find("not modelled"),
+  // NVFP4 engines are not modelled (the message lists what is).
+  EXPECT_NE(input_error({"--engine", "trtllm@0.19.0", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--backend", "tensorrt", "--quantization", "NVFP4"})
+                .find("not modelled by headroom (FP8, FP8_PER_CHANNEL_PER_TOKEN, W8A16,"),
             std::string::npos);
   // An FP8 checkpoint is what its engine holds already.
   EXPECT_NE(input_error({"--engine", "trtllm@0.19.0", "--model", "Qwen/Qwen3-32B-FP8", "--gpu", "h100", "--backend", "tensorrt", "--quantization", "FP8"})
                 .find("16-bit checkpoint"),
             std::string::npos);
   EXPECT_EQ(input_error({"--engine", "trtllm@0.19.0", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--backend", "tensorrt", "--quantization", "fp8"}), "");
+}
+
+TEST(TrtllmEngineTerms, IntegerEnginesOf16BitCheckpoints) {
+  auto weights_mib = [](const Forecast& f) {
+    const Stage* w = stage_of(f, "weights");
+    return w ? static_cast<double>(w->items.front().bytes) / MiBd : 0.0;
+  };
+  // xtrt-024 (tensorrtllm_backend#577, 0.13): Meta-Llama-3-8B-Instruct, quantize.py --qformat
+  // int4_awq --awq_block_size 128 --tp_size 2: "TensorRT-managed allocation ... GPU 2723 (MiB)" per
+  // rank. Linears 6.98e9 / 2 x (0.5 + 2/128) B + embedding and lm_head (16-bit, split over the
+  // two ranks) = 2,714 MiB (-0.3%). Its 17,210 primary blocks of 64 are 1,101,440 tokens.
+  Forecast awq = run({"--engine", "trtllm@0.13.0", "--model", "meta-llama/Meta-Llama-3-8B-Instruct", "--gpu", "h100", "--gpu-memory", "79.14GiB",
+                      "--tp", "2", "--backend", "tensorrt", "--quantization", "W4A16_AWQ", "--max_batch_size", "8", "--max_num_tokens", "4096",
+                      "--max_seq_len", "8000", "--tokens_per_block", "64"});
+  EXPECT_NEAR(weights_mib(awq), 2723.0, 0.01 * 2723.0);
+  EXPECT_NEAR(static_cast<double>(awq.kv_tokens), 1101440.0, 0.01 * 1101440.0);
+  // xtrt-023 (TensorRT-LLM#1400, 0.8): Llama-2-7B SmoothQuant engine, "GPU 6683 (MiB)": INT8
+  // linears, 1 B each = 6,677 MiB (-0.1%); 132,608 tokens in the pool.
+  Forecast sq = run({"--engine", "trtllm@0.8.0", "--model", "meta-llama/Llama-2-7b-hf", "--gpu", "a100-80gb", "--backend", "tensorrt",
+                     "--quantization", "W8A8_SQ_PER_TENSOR_PLUGIN", "--max_batch_size", "1", "--max_num_tokens", "4096", "--max_seq_len", "5120",
+                     "--max_beam_width", "5"});
+  EXPECT_NEAR(weights_mib(sq), 6683.0, 0.01 * 6683.0);
+  EXPECT_NEAR(static_cast<double>(sq.kv_tokens), 132608.0, 0.01 * 132608.0);
+  // xtrt-025 (a blog, 1.0.0rc4): QwQ-32B --use_weight_only --weight_only_precision int4 on an A100
+  // 40GB: "total: 39.49 GiB, available: 20.44 GiB". W4A16 linears 0.5 B + 16-bit embedding and
+  // lm_head = 17.43 GiB; the 16-bit checkpoint (61 GiB) would not load.
+  Forecast w4 = run({"--engine", "trtllm@1.0.0rc4", "--model", "Qwen/QwQ-32B", "--gpu", "a100-40gb", "--gpu-memory", "39.49GiB", "--backend", "tensorrt",
+                     "--quantization", "W4A16", "--max_batch_size", "1", "--max_seq_len", "8192", "--max_num_tokens", "4096"});
+  ASSERT_EQ(w4.verdict, Verdict::Fits);
+  EXPECT_NEAR(available_in(w4), 20.44, 0.03 * 20.44);
 }
 
 TEST(TrtllmEngineTerms, Llama31Fp8EngineOnRtx5090) {

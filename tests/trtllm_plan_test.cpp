@@ -86,6 +86,31 @@ TEST(TrtllmPlan, ShrinksMaxSeqLenInsteadOfRefusing) {
   EXPECT_TRUE(has_prefix(f, "Adjusted max_seq_len to 4096"));
 }
 
+TEST(TrtllmPlan, MaxNumTokensIsCappedAtMaxSeqLenTimesMaxBatchSize) {
+  // trtllm-build's check_max_num_tokens (tensorrt_llm/_utils.py) and the PyTorch backend's
+  // _init_max_num_tokens: "max_num_tokens (8192) shouldn't be greater than max_seq_len *
+  // max_batch_size (2048), specifying to max_seq_len * max_batch_size (2048)." xtrt-026's
+  // Qwen2.5-7B INT4-AWQ engine (--max_batch_size 1 --max_seq_len 2048) logs 262 MB of activation
+  // memory at build: the execution context for 2,048 tokens (32 x 3,584 x 2,048 B = 224 MiB), not
+  // for the default 8,192 (896 MiB).
+  const std::string cap = "max_num_tokens (8192) shouldn't be greater than max_seq_len * max_batch_size (2048), specifying to max_seq_len * max_batch_size (2048).";
+  Forecast f = run({"--engine", "trtllm@1.2.1", "--model", "Qwen/Qwen2.5-7B-Instruct", "--gpu", "l4", "--backend", "tensorrt", "--quantization",
+                    "W4A16_AWQ", "--max_batch_size", "1", "--max_seq_len", "2048"});
+  EXPECT_NE(std::find(f.notes.begin(), f.notes.end(), cap), f.notes.end());
+  bool found = false;
+  for (const auto& st : f.ranks.at(0).stages)
+    for (const auto& it : st.items)
+      if (it.what.rfind("execution context memory", 0) == 0) {
+        found = true;
+        EXPECT_EQ(it.bytes, 32 * 3584 * 2048);
+      }
+  EXPECT_TRUE(found);
+  // A given count within the cap stands.
+  f = run({"--engine", "trtllm@1.2.1", "--model", "Qwen/Qwen2.5-7B-Instruct", "--gpu", "l4", "--max_batch_size", "4", "--max_seq_len", "2048",
+           "--max_num_tokens", "8192"});
+  EXPECT_EQ(std::count_if(f.notes.begin(), f.notes.end(), [](const std::string& n) { return n.rfind("max_num_tokens (", 0) == 0; }), 0);
+}
+
 TEST(TrtllmPlan, MaxSeqLenAboveTheModelsLimitIsCutNotRefused) {
   // tensorrt_llm/_torch/pyexecutor/model_engine.py _init_max_seq_len: Qwen3-8B's limit is its
   // max_position_embeddings 40,960 (rope_scaling none); --max_seq_len 131072 is cut to it with

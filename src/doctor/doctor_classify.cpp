@@ -301,8 +301,11 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
 
   if (outcome == "oom_kv") {
     dx.cause = "static_fraction_too_high";
+    // The pool caps, as each engine spells them: SGLang --max-total-tokens, vLLM
+    // --kv-cache-memory-bytes, TensorRT-LLM KvCacheConfig.max_tokens / max_gpu_total_bytes.
+    const char* cap = sglang ? "--max-total-tokens" : dx.engine == "trtllm" ? "--max_tokens / --max_gpu_total_bytes" : "--kv-cache-memory-bytes";
     dx.explanation = fmt::format("Allocating the KV cache itself failed: the pool was sized from a free-memory figure that was not really "
-                                 "available when it was allocated. Lower {}, or cap the pool (--max-total-tokens / --kv-cache-memory-bytes).", knob);
+                                 "available when it was allocated. Lower {}, or cap the pool ({}).", knob, cap);
     dx.will_not_help.push_back("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: the pool is one large allocation that exceeds free memory");
     return;
   }

@@ -49,21 +49,65 @@ vllm::Estimate trt_runtime_buffers(const ModelConfig& c, int64_t max_batch_size)
                            max_batch_size));
 }
 
-int64_t fp8_engine_weights(const ModelConfig& c, const RankWeights& w) {
+namespace {
+// Bytes per linear weight for each modelled QuantAlgo. Weights are packed (FP8 / INT8 1 B, INT4
+// 0.5 B); per-output-channel scales (N of them per N x K matrix, < 0.1%) are not counted; the
+// group-wise INT4 formats carry a 16-bit scale per 128 input rows (quantize.py --awq_block_size
+// / convert_checkpoint.py --group_size, default 128: 2 / 128 B per weight) and GPTQ a 16-bit zero
+// point beside it (WeightOnlyGroupwiseQuantLinear's weights_scaling_factor and zero).
+// Checks (engine sizes as TensorRT-LLM logs them, against this rule on the catalog's 16-bit
+// checkpoint, tests/trtllm_engine_terms_test.cpp):
+//   FP8 Llama-2-7B 6,681 MiB vs "Loaded engine size: 6695 MiB" (docs memory.md, xtrt-013);
+//   W8A8_SQ_PER_CHANNEL Llama-2-7B vs 6,683 MiB TensorRT-managed (TensorRT-LLM#1400, xtrt-023);
+//   W4A16_AWQ Llama-3-8B TP2 vs 2,723 MiB per rank (tensorrtllm_backend#577, xtrt-024) and
+//   Qwen2.5-7B vs the build log's 5,306 MB (a homelab blog, xtrt-026).
+struct AlgoBytes {
+  const char* algo;
+  double bytes;
+};
+constexpr AlgoBytes kEngineQuant[] = {
+    {"FP8", 1.0},
+    {"FP8_PER_CHANNEL_PER_TOKEN", 1.0},
+    {"W8A16", 1.0},
+    {"W8A8_SQ_PER_CHANNEL", 1.0},
+    {"W8A8_SQ_PER_TENSOR_PLUGIN", 1.0},
+    {"W8A8_SQ_PER_CHANNEL_PER_TOKEN_PLUGIN", 1.0},
+    {"W8A8_SQ_PER_CHANNEL_PER_TENSOR_PLUGIN", 1.0},
+    {"W8A8_SQ_PER_TENSOR_PER_TOKEN_PLUGIN", 1.0},
+    {"W8A16_GPTQ", 1.0 + 4.0 / 128},
+    {"W4A16", 0.5},
+    {"W4A16_AWQ", 0.5 + 2.0 / 128},
+    {"W4A8_AWQ", 0.5 + 2.0 / 128},
+    {"W4A16_GPTQ", 0.5 + 4.0 / 128},
+};
+}  // namespace
+
+std::optional<EngineQuant> engine_quant(const std::string& algo_upper) {
+  for (const auto& a : kEngineQuant)
+    if (algo_upper == a.algo) return EngineQuant{a.algo, a.bytes};
+  return std::nullopt;
+}
+
+std::string engine_quant_names() {
+  std::string out;
+  for (const auto& a : kEngineQuant) out += (out.empty() ? "" : ", ") + std::string(a.algo);
+  return out;
+}
+
+int64_t engine_quant_weights(const ModelConfig& c, const RankWeights& w, const EngineQuant& q) {
   if (c.quant.method != QuantMethod::None || dtype_size(c.dtype) != 2)
     fail_input("trtllm", "--quantization",
-               fmt::format("FP8 engine weights are modelled from a 16-bit checkpoint; {} is already quantized ({}): give the checkpoint the "
+               fmt::format("{} engine weights are modelled from a 16-bit checkpoint; {} is already quantized ({}): give the checkpoint the "
                            "engine was built from",
-                           c.hf_id.empty() ? std::string("the model") : c.hf_id, c.quant.raw_method.empty() ? std::string(dtype_name(c.dtype)) : c.quant.raw_method));
-  // ModelOpt / TensorRT-LLM FP8 (QuantAlgo.FP8): the Linear layers of attention, MLP and experts
-  // hold FP8 weights (1 B) and one float scale each; embedding, lm_head, norms and the MoE router
-  // stay in the checkpoint dtype. Check: Llama-2-7B, 6.48e9 B of FP8 linears + 0.52e9 B of
-  // embedding and lm_head = 7.00e9 B = 6,681 MiB against "Loaded engine size: 6695 MiB" in
-  // docs/source/reference/memory.md (tests/data/extra xtrt-013).
-  int64_t bytes = w.bytes;
+                           q.algo, c.hf_id.empty() ? std::string("the model") : c.hf_id,
+                           c.quant.raw_method.empty() ? std::string(dtype_name(c.dtype)) : c.quant.raw_method));
+  // ModelOpt / TensorRT-LLM quantize the Linear layers of attention, MLP and experts; embedding,
+  // lm_head (excluded by quantize.py's defaults), norms and the MoE router stay 16-bit.
+  double bytes = static_cast<double>(w.bytes);
   for (const auto& [component, b] : w.by_component)
-    if (component == "attention" || component == "mlp" || component == "experts") bytes -= b / 2;
-  return bytes;
+    if (component == "attention" || component == "mlp" || component == "experts")
+      bytes -= static_cast<double>(b) * (1.0 - q.bytes_per_weight / 2.0);
+  return static_cast<int64_t>(bytes);
 }
 
 vllm::Estimate pytorch_executor_overhead() {

@@ -3,10 +3,12 @@
 // getDeviceMemorySizeV2() of the built engine, the runtime buffers and the decoder are sized by
 // TrtGptModelInflightBatching::createBuffers / createDecoder -- fitted on TensorRT-LLM's own
 // "[MemUsageChange] Allocated ..." log lines (trtllm_estimates.cpp lists the logs), the weights
-// of a TensorRT engine built with FP8 linear layers from a 16-bit checkpoint, and what the
+// of a TensorRT engine built with quantized linear layers from a 16-bit checkpoint, and what the
 // PyTorch backend's profiled peak holds beyond the terms shared with vLLM's model.
 #pragma once
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include "engines/vllm/vllm_rules.h"
 #include "headroom/layout.h"
@@ -20,11 +22,22 @@ vllm::Estimate trt_execution_context(const ModelConfig& c, int64_t max_num_token
 // "Allocated X GPU memory for runtime buffers." + "... for decoder." for max_batch_size
 // sequences (ESTIMATE, n = 3 logs: 20 B per sequence per vocabulary entry, 18..45 B logged).
 vllm::Estimate trt_runtime_buffers(const ModelConfig& c, int64_t max_batch_size);
-// Weights of an engine whose linear layers (attention, MLP, experts) were quantized to FP8
-// (trtllm-bench build --quantization FP8, ModelOpt --qformat fp8) from a 16-bit checkpoint:
-// 1 B per linear weight; embedding, lm_head and norms stay 16-bit. Throws InputError when the
-// checkpoint is not 16-bit (its own quantization is what the engine holds).
-int64_t fp8_engine_weights(const ModelConfig& c, const RankWeights& w);
+// The quantization a TensorRT engine was built with from a 16-bit checkpoint (trtllm-build after
+// quantize.py --qformat / convert_checkpoint.py, trtllm-bench build --quantization), in
+// TensorRT-LLM's QuantAlgo spelling (tensorrt_llm/quantization/mode.py), upper case: what one
+// linear-layer weight (attention, MLP, experts) then takes. nullopt for an algorithm headroom
+// does not model.
+struct EngineQuant {
+  std::string algo;            // QuantAlgo name, e.g. "W4A16_AWQ"
+  double bytes_per_weight = 2;  // packed weight + its per-group scales (and zeros)
+};
+std::optional<EngineQuant> engine_quant(const std::string& algo_upper);
+// The names engine_quant accepts, for messages.
+std::string engine_quant_names();
+// Weights of such an engine per rank: the linears at q.bytes_per_weight; embedding, lm_head, norms
+// and the MoE router stay 16-bit. Throws InputError when the checkpoint is not 16-bit (its own
+// quantization is what the engine holds).
+int64_t engine_quant_weights(const ModelConfig& c, const RankWeights& w, const EngineQuant& q);
 // PyTorch backend: the part of KvCacheCreator's profiled peak (torch peak + memory outside torch,
 // tensorrt_llm/_torch/pyexecutor/_util.py) that the CUDA-context, activation, non-torch-growth and
 // CUDA-graph terms shared with vLLM's model leave out, per rank (ESTIMATE, n = 3 logs: 0.49 ..

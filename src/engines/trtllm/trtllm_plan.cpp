@@ -79,8 +79,8 @@ void prepare(Prepared& P, const Deployment& d) {
     Terms t;
     t.rank = w.rank;
     t.pp_rank = w.pp_rank;
-    // An FP8-built TensorRT engine of a 16-bit checkpoint (--quantization FP8) holds FP8 linears.
-    t.weights = s.engine_quant == "FP8" ? trtllm::fp8_engine_weights(c, w) : w.bytes;
+    // A TensorRT engine built with quantized linears from a 16-bit checkpoint (--quantization).
+    t.weights = s.engine_quant.empty() ? w.bytes : trtllm::engine_quant_weights(c, w, *trtllm::engine_quant(s.engine_quant));
     // Every term below depends on the pipeline stage only: reuse an earlier rank's of this stage.
     const Terms* same_stage = nullptr;
     for (const auto& e : P.terms)
@@ -413,6 +413,11 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
     if (t0.graphs.central > 0) f.notes.push_back("ESTIMATED: " + t0.graphs.basis);
     if (t0.exec.central > 0) f.notes.push_back("ESTIMATED: " + t0.exec.basis);
     if (c.sliding_window > 0) f.notes.push_back("sliding-window layers planned with full-length KV (no max_attention_window given)");
+    if (auto q = trtllm::engine_quant(s.engine_quant))
+      f.notes.push_back(fmt::format("engine weights: {} linears of the 16-bit checkpoint at {:.4g} B per weight (group-wise scales per 128 input "
+                                    "rows where the format has them: the quantize.py / convert_checkpoint.py default); embedding, lm_head "
+                                    "and norms 16-bit",
+                                    q->algo, q->bytes_per_weight));
   }
   if (!opt.detail) f.log.clear();  // items stay: validate and tune read the stage sums
   return f;

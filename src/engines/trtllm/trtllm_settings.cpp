@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fmt/format.h>
 
+#include "engines/trtllm/trtllm_estimates.h"
 #include "engines/trtllm/trtllm_rules.h"
 #include "headroom/deployment.h"
 #include "headroom/engine.h"
@@ -35,7 +36,8 @@ const std::vector<std::string_view>& trtllm_flags() {
       "--free_gpu_memory_fraction", "--max_tokens", "--max_gpu_total_bytes", "--tokens_per_block", "--kv_cache_dtype",
       "--enable_block_reuse", "--cuda_graph_max_batch_size", "--cuda_graph_enable_padding", "--disable_cuda_graph", "--enable_attention_dp",
       // TensorRT engines: the quantization the engine was built with (trtllm-bench build
-      // --quantization FP8; ModelOpt quantize.py --qformat fp8) when --model names the 16-bit checkpoint
+      // --quantization FP8, W4A16_AWQ, ...; ModelOpt quantize.py --qformat) when --model names the
+      // 16-bit checkpoint
       "--quantization",
   };
   return v;
@@ -249,6 +251,16 @@ Settings resolve_settings(const Deployment& d) {
   } else {
     s.notes.push_back(fmt::format("max_seq_len is not specified, using inferred value {}", s.max_seq_len));
   }
+  // Both backends cap max_num_tokens at max_seq_len x max_batch_size, with the same warning:
+  // trtllm-build (check_max_num_tokens, tensorrt_llm/_utils.py), so a TensorRT engine's execution
+  // context is built for the capped count, and the PyTorch backend (PyTorchModelEngine.
+  // _init_max_num_tokens, after the max_seq_len cut above).
+  if (const int64_t cap = s.max_seq_len * s.max_batch_size; s.max_num_tokens > cap) {
+    s.notes.push_back(fmt::format("max_num_tokens ({}) shouldn't be greater than max_seq_len * max_batch_size ({}), specifying to max_seq_len * "
+                                  "max_batch_size ({}).",
+                                  s.max_num_tokens, cap, cap));
+    s.max_num_tokens = cap;
+  }
   if (auto v = get("--disable_cuda_graph")) s.cuda_graphs = !truthy(*v);
   if (auto v = get("--fail_fast_on_attention_window_too_large")) s.fail_fast_window = truthy(*v);
   if (auto v = get("--cuda_graph_max_batch_size")) s.cuda_graph_max_batch_size = int_opt("--cuda_graph_max_batch_size", *v, 0);
@@ -256,15 +268,16 @@ Settings resolve_settings(const Deployment& d) {
   if (s.cuda_graph_max_batch_size == 0) s.cuda_graph_max_batch_size = 128;  // CudaGraphConfig: max_batch_size or 128
   if (s.backend == "trt") s.cuda_graphs = false;
   if (auto v = get("--quantization")) {
-    // trtllm-bench's QuantAlgo spelling (tensorrt_llm/quantization/mode.py): only FP8 is modelled.
+    // trtllm-bench's QuantAlgo spelling (tensorrt_llm/quantization/mode.py); the modelled ones are
+    // in trtllm_estimates.cpp engine_quant.
     std::string q = *v;
     std::transform(q.begin(), q.end(), q.begin(), [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
     if (s.backend != "trt")
       fail_input("trtllm-serve", "--quantization",
                  "applies to a TensorRT engine (--backend tensorrt); the PyTorch backend reads the checkpoint's own quantization");
-    if (q != "FP8" && q != "NONE")
-      fail_input("trtllm-serve", "--quantization", fmt::format("'{}' is not modelled by headroom (FP8 or None)", *v));
-    s.engine_quant = q == "FP8" ? "FP8" : "";
+    if (q != "NONE" && q != "NO_QUANT" && !engine_quant(q))
+      fail_input("trtllm-serve", "--quantization", fmt::format("'{}' is not modelled by headroom ({} or None)", *v, engine_quant_names()));
+    s.engine_quant = (q == "NONE" || q == "NO_QUANT") ? "" : q;
   }
 
   // KV dtype: "auto" = the checkpoint's KV quantization (hf_quant_config kv_cache_quant_algo)
