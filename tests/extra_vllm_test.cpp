@@ -255,8 +255,10 @@ TEST(ExtraVllm, ForecastErrorsStayWhereTheyAre) {
   // its consumed memory is unexplained). 42 cases: median 2.92%, p90 12.33%.
   // 2026-12-01 round, four starts nobody fitted on: xvllm-078 -1.0%, -081 +1.1%, -082 +0.44%,
   // -083 -0.12%. 46 cases: median 1.71%, p90 11.97%.
+  // gpt-oss captures to 1024 (83 sizes, vllm_settings.cpp; logged by xvllm-094): xvllm-069's
+  // Model Runner V2 estimate grows with the graph count, -1.55% -> -1.95%: median 1.85%.
   EXPECT_EQ(kv["n"].get<int>(), 46);
-  EXPECT_LE(kv["median_abs_pct_err"].get<double>(), 1.72);
+  EXPECT_LE(kv["median_abs_pct_err"].get<double>(), 1.86);
   EXPECT_LE(kv["p90_abs_pct_err"].get<double>(), 11.98);
   // weights ("Model loading took" / "Loading model weights took"): 16 cases, median 0.15% (0.09%
   // over the 14 before xvllm-020, whose NVFP4 checkpoint loads 19.78 GiB against 21.33 derived).
@@ -315,9 +317,12 @@ TEST(ExtraVllm, ForecastErrorsStayWhereTheyAre) {
   // Model Runner V2 round: xvllm-068's "0.08 GiB for CUDAGraph memory" (Qwen3.6-35B-A3B, 9 graphs
   // x 40 layers) is the flat cost for its 30 GDN layers too: 0.08 vs 0.08 (0.53, +560%, with the V1
   // MoE-hybrid figure; vllm_estimates.cpp cuda_graph_memory): 23 cases, median 38.94%, p90 119.09%.
+  // gpt-oss's 83 capture sizes (its override to 1024) make the flat cost larger still for the two
+  // H100 0.11.0 figures (gpt-oss-20b 0.39 logged, gpt-oss-120b 1.03): median 39.86%, p90 121.75%.
+  // The count is the engine's (logged 83 by xvllm-094); the per-graph cost of gpt-oss is not fitted.
   EXPECT_EQ(extra()["graph_gib"]["n"].get<int>(), 23);
   EXPECT_LE(extra()["graph_gib"]["median_abs_pct_err"].get<double>(), 46.0);
-  EXPECT_LE(extra()["graph_gib"]["p90_abs_pct_err"].get<double>(), 119.1);
+  EXPECT_LE(extra()["graph_gib"]["p90_abs_pct_err"].get<double>(), 121.8);
   // outcome: 16 of 18 agree (other_error cases are not scored). The misses: vllm#17469's oom_graph,
   // and xvllm-011 (DeepSeek-V4-Flash TP2 on GH200, v0.22), forecast to start with 13.02 GiB of KV
   // where the log has 5.44 GiB and a refusal: V4's own profile-run memory is not estimated (the

@@ -459,6 +459,26 @@ TEST(VllmPlan, CudaGraphSizesAndModeFlags) {
             std::string::npos);
 }
 
+TEST(VllmPlan, GptOssCapturesTo1024) {
+  // GptOssForCausalLMConfig.verify_and_update_config: "Overriding max cuda graph capture size to
+  // 1024 for performance." -- 1, 2, 4, 8..248 by 8, 256..1024 by 16 = 83 sizes (its NOTE: 67 -> 83),
+  // as logged by gpt-oss-120b TP4 on vLLM 0.10.1.1 (extra xvllm-094). Not when a list is given.
+  auto graphs = [](std::vector<std::string> extra) {
+    const Forecast f = run(plus({"--model", "openai/gpt-oss-120b", "--gpu", "h100"}, extra));
+    for (const auto& l : f.log)
+      if (l.rfind("Profiling CUDA graph memory: ", 0) == 0) return l.substr(29);
+    const std::string* n = nullptr;
+    for (const auto& note : f.notes)
+      if (note.rfind("Overriding max cuda graph capture size to 1024", 0) == 0) n = &note;
+    return n ? *n : std::string("none");
+  };
+  EXPECT_EQ(graphs({"--engine", "vllm@0.21.0"}), "PIECEWISE=83 (largest=1024), FULL=83 (largest=1024)");  // FULL up to max_num_seqs 1024
+  EXPECT_EQ(graphs({"--engine", "vllm@0.21.0", "--cudagraph-capture-sizes", "1", "2", "4"}), "PIECEWISE=3 (largest=4), FULL=3 (largest=4)");
+  EXPECT_EQ(graphs({"--engine", "vllm@0.21.0", "-O", R"({"max_cudagraph_capture_size": 256})"}), "PIECEWISE=35 (largest=256), FULL=35 (largest=256)");
+  EXPECT_EQ(graphs({"--engine", "vllm@0.10.1"}), "Overriding max cuda graph capture size to 1024 for performance. (gpt-oss: 83 capture sizes)");
+  EXPECT_EQ(graphs({"--engine", "vllm@0.10.0"}), "none");  // before gpt-oss support: no override
+}
+
 TEST(VllmPlan, EveryVllmServeOptionIsAcceptedOrNamedAsNotModelled) {
   // Options of `vllm serve` without a startup-memory effect plan as without them; those whose
   // effect is not modelled are named in the notes; only what vLLM itself refuses is an error.

@@ -141,3 +141,30 @@ TEST(VllmVisionProfile, Qwen3VlProfilesOneVideoOn011) {
   // From 0.18 (the window's INFERRED end) the one-image path again: far below 6.84 GiB.
   EXPECT_LT(activation_bytes(with("vllm@0.20.0")), 3 * GiB);
 }
+
+TEST(VllmVisionProfile, Qwen3VlVideoProfileAtTensorParallelFour) {
+  // The fp32 pixel values are whole on every rank; the rest of the video profile shrinks with the
+  // rank's share of the tower. Qwen3-VL-30B-A3B (out_hidden 2,048, 3 deepstack mergers: 16,384 B of
+  // encoder output per token) at TP4: 153,600 x (24,576 + 0.71 x 16,384 / 4) = 4,221,567,796 B
+  // (3.93 GiB; 5.18 GiB at TP1). Real log xvllm-091 (4 x RTX 3090, 0.11.0, --max-model-len 65536):
+  // it started with "Available KV cache memory: 2.31 GiB" (100,752 tokens), which the TP1 figure
+  // refused (0.90 GiB, M 39,280); here 2.15 GiB (-6.9%).
+  Forecast f = run({"--engine", "vllm@0.11.0", "--model", "Qwen/Qwen3-VL-30B-A3B-Instruct", "--gpu", "rtx-3090", "--tp", "4", "--max-model-len",
+                    "65536"});
+  EXPECT_NEAR(static_cast<double>(activation_bytes(f)), 153600.0 * (24576.0 + 0.71 * 16384.0 / 4), 2.0);
+  EXPECT_NE(f.verdict, Verdict::Refused);
+  EXPECT_NEAR(static_cast<double>(f.kv_tokens), 100752.0, 0.08 * 100752.0);
+}
+
+TEST(VllmVisionProfile, Qwen25VlTowerWithItsSwiGluMlp) {
+  // Qwen2.5-VL's tower (Qwen2_5_VisionBlock, SwiGLU MLP): 16,384 tokens x 2 x 2 merge = 65,536
+  // patches of 3 x 2 x 14 x 14 = 1,176 values, fp32 + bf16 copy 7,056 B; hidden + norm output
+  // 4 x 1,280 = 5,120 B; gate_up and SiluAndMul outputs 6 x 3,420 = 20,520 B: 32,696 B per patch =
+  // 2,142,765,056 B (2.00 GiB), above the text side (sort-path sampler 1.39 GiB + 0.11 GiB of kept
+  // encoder output). Real log xvllm-092 (Qwen2.5-VL-7B-Instruct on one L4, vLLM 0.9.0.1,
+  // --max-model-len 2048): "Available KV cache memory: 1.81 GiB", 33,824 tokens; 1.66 GiB / 31,136
+  // here (-7.9%; +25% before this tower was profiled).
+  Forecast f = run({"--engine", "vllm@0.9.0", "--model", "Qwen/Qwen2.5-VL-7B-Instruct", "--gpu", "l4", "--max-model-len", "2048"});
+  EXPECT_EQ(activation_bytes(f), 65536LL * 32696);
+  EXPECT_NEAR(static_cast<double>(f.kv_tokens), 33824.0, 0.08 * 33824.0);
+}

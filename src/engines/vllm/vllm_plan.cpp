@@ -309,7 +309,8 @@ double encoder_output_bytes(const ModelConfig& c) {
 
 std::optional<VisionProfile> vision_profile_peak(const Deployment& d, const ModelConfig& c, int tp, int64_t N) {
   const VisionTower& v = c.vision;
-  if (!v.present || v.kind != "qwen3_vl" || v.hidden <= 0 || v.intermediate <= 0 || v.patch_size <= 0) return std::nullopt;
+  if (!v.present || (v.kind != "qwen3_vl" && v.kind != "qwen2_5_vl") || v.hidden <= 0 || v.intermediate <= 0 || v.patch_size <= 0)
+    return std::nullopt;
   for (const char* off : {"--skip-mm-profiling", "--language-model-only"})
     if (const std::string* f = d.flag(off); f && *f != "false" && *f != "False" && *f != "0") return std::nullopt;
   constexpr int64_t kItemTokens = 16384;  // the logged "maximum feature size" of one image
@@ -319,12 +320,15 @@ std::optional<VisionProfile> vision_profile_peak(const Deployment& d, const Mode
   const double P = static_cast<double>(r.items * kItemTokens) * merge * merge;
   const double pixel = patch_values(v) * (4 + 2);
   const double h = static_cast<double>(v.hidden), I = static_cast<double>(v.intermediate) / std::max(1, tp);
-  const double peak = P * (pixel + 4 * h + 4 * I);
+  // Qwen3-VL's block MLP is fc1 + GELU (2 x 2I B per patch); Qwen2.5-VL's is SwiGLU
+  // (Qwen2_5_VisionMLP: gate_up_proj's 2I outputs and SiluAndMul's I, 3 x 2I B).
+  const double mlp = v.kind == "qwen2_5_vl" ? 6 * I : 4 * I;
+  const double peak = P * (pixel + 4 * h + mlp);
   r.held = static_cast<double>(r.items * kItemTokens) * encoder_output_bytes(c);
   r.tower = range(peak, 0.8, 1.6,
                   fmt::format("vision tower profile on {} x 16,384-token image(s) ({:.0f} patches): fp32 pixel values and their bf16 "
-                              "copy + hidden + a block's norm, fc1 and GELU outputs = {:.2f} GiB (GUESS: which block temporaries coexist)",
-                              r.items, P, peak / GiB));
+                              "copy + hidden + a block's norm and MLP outputs ({}) = {:.2f} GiB (GUESS: which block temporaries coexist)",
+                              r.items, P, v.kind == "qwen2_5_vl" ? "SwiGLU gate_up + act" : "fc1 + GELU", peak / GiB));
   return r;
 }
 
@@ -340,20 +344,25 @@ std::optional<VisionProfile> vision_profile_peak(const Deployment& d, const Mode
 // 36.2 KB against 47.8 and 34.7 logged. Window INFERRED: 0.11 logs; vllm#38459 still sizes Qwen3-VL's
 // video per item on 0.17.1; the Qwen3.5 logs of 0.18+ and a Qwen3-VL-30B-A3B-FP8 start on 0.20.2
 // (xvllm-008, within 2.4% on the image path) do not show it.
-std::optional<Estimate> qwen3_vl_video_profile(const Era& era, const ModelConfig& c) {
+// Under tensor parallelism every rank holds the whole fp32 pixel input, while the second term
+// shrinks with the rank's share of the tower (its sharded linears' outputs): a Qwen3-VL-30B-A3B TP4
+// start on 4 x RTX 3090, 0.11.0 (xvllm-091: 0.9 x 23.56 - 14.77 weights - 2.31 KV = 4.12 GiB of peak
+// + non-torch, the pixel values alone 3.52) leaves ~0.4 GiB for it where the TP1 figure is 1.66.
+// INFERRED, n = 1 at TP > 1.
+std::optional<Estimate> qwen3_vl_video_profile(const Era& era, const ModelConfig& c, int tp) {
   const VisionTower& v = c.vision;
   if (era.version < 1100 || era.version >= 1800 || (c.model_type != "qwen3_vl" && c.model_type != "qwen3_vl_moe")) return std::nullopt;
   constexpr double kBudget = 153600;
   const double merge = static_cast<double>(std::max<int64_t>(1, v.spatial_merge_size));
   const double pixel_fp32 = merge * merge * patch_values(v) * 4;
   const double out = encoder_output_bytes(c);
-  const double peak = kBudget * (pixel_fp32 + 0.71 * out);
+  const double peak = kBudget * (pixel_fp32 + 0.71 * out / std::max(1, tp));
   // Ends GUESSED around the two fitted logs (0.96x and 1.04x of the central).
   return range(peak, 0.85, 1.2,
                fmt::format("Qwen3-VL video profile of vLLM 0.11-0.17: one video of a 153,600-token encoder budget (vllm#27992), 153,600 x "
-                           "({:.0f} B of fp32 pixel values + 0.71 x {:.0f} B of encoder outputs) = {:.2f} GiB (ESTIMATE, n=2: Qwen3-VL-8B "
-                           "and -30B-A3B refusals on 0.11.0)",
-                           pixel_fp32, out, peak / GiB));
+                           "({:.0f} B of fp32 pixel values + 0.71 x {:.0f} B of encoder outputs / tp {}) = {:.2f} GiB (ESTIMATE, n=2 at "
+                           "TP1: Qwen3-VL-8B and -30B-A3B refusals on 0.11.0; the / tp from one TP4 start)",
+                           pixel_fp32, out, tp, peak / GiB));
 }
 
 void prepare(Prepared& P, const Deployment& d) {
@@ -514,7 +523,7 @@ void prepare(Prepared& P, const Deployment& d) {
             st.act.high = std::max(st.act.high, vit->tower.high);
             st.act.basis += "; the larger: " + vit->tower.basis;
           }
-          if (auto video = qwen3_vl_video_profile(era, c); video && video->central > st.act.central) {
+          if (auto video = qwen3_vl_video_profile(era, c, tp); video && video->central > st.act.central) {
             st.act.central = video->central;
             st.act.low = std::max(st.act.low, video->low);
             st.act.high = std::max(st.act.high, video->high);

@@ -677,7 +677,25 @@ Settings resolve_settings(const Deployment& d) {
   // deprecation in 0.11: one value is the largest size, several the list), and the
   // --compilation-config JSON keys cudagraph_capture_sizes, max_cudagraph_capture_size (older
   // max_capture_size) and cudagraph_mode.
-  const GraphFlags gf = graph_flags(d);
+  GraphFlags gf = graph_flags(d);
+  // gpt-oss raises the largest captured size to 1024, "Overriding max cuda graph capture size to
+  // 1024 for performance." (GptOssForCausalLMConfig.verify_and_update_config,
+  // vllm/model_executor/models/config.py, with the model from 0.10.1; its NOTE: 67 -> 83 graphs).
+  // 0.10.x replaces a single cuda_graph_sizes value below 1024 by [1, 2, 4] + range(8, 256, 8) +
+  // range(256, 1025, 16); 0.11+ sets max_cudagraph_capture_size = 1024 when neither a capture list
+  // nor a maximum was given. Logged: gpt-oss-120b TP4 on 0.10.1.1, 83 graphs (extra xvllm-094).
+  if (!era.v0 && era.version >= 1001 && d.model->config.family == "gpt_oss" && gf.sizes.empty()) {
+    if (era.version < 1100 && gf.max_capture_size < 1024) {
+      gf.sizes = {1, 2, 4};
+      for (int64_t x = 8; x < 256; x += 8) gf.sizes.push_back(x);
+      for (int64_t x = 256; x <= 1024; x += 16) gf.sizes.push_back(x);
+      gf.max_capture_size = 0;
+      s.notes.push_back("Overriding max cuda graph capture size to 1024 for performance. (gpt-oss: 83 capture sizes)");
+    } else if (era.version >= 1100 && gf.max_capture_size <= 0) {
+      gf.max_capture_size = 1024;
+      s.notes.push_back("Overriding max cuda graph capture size to 1024 for performance. (gpt-oss)");
+    }
+  }
   if (gf.max_capture_size > 0) s.max_capture_size = gf.max_capture_size;
   int64_t dql = 1 + s.num_speculative_tokens;
   if (!s.enforce_eager) {
