@@ -55,6 +55,24 @@ TEST(GpuInterconnect, OverrideOnTheCommandLine) {
             std::string::npos);
 }
 
+TEST(GpuInterconnect, AGroupAcrossNodesTakesThePcieFigures) {
+  // One GPU per node (Ray): no NVLS, no custom all-reduce ("this process group spans across
+  // nodes"). Extra xvllm-094, gpt-oss-120b TP4 on four one-A100-80GB nodes, 0.10.1.1, u = 0.8:
+  // "Available KV cache memory: 45.32 GiB" = 0.8 x 79.15 - 17.22 weights - 0.78 of activation
+  // (FlashInfer's sampler ~0.67: "Using FlashInfer for top-p & top-k sampling") + non-torch.
+  GpuSpec net = require_gpu("a100-80gb");
+  net.interconnect = "network";
+  EXPECT_EQ(vllm::fabric_of(net), Fabric::Pcie);
+  auto avail = [](std::vector<std::string> extra) {
+    std::vector<std::string> a{"--engine", "vllm@0.10.1.1", "--model", "openai/gpt-oss-120b", "--gpu", "a100-80gb", "--tp", "4",
+                               "--gpu-memory-utilization", "0.8", "--max-model-len", "16384", "--env", "VLLM_USE_FLASHINFER_SAMPLER=1"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return headroom::test::number_after(run(a), "Available KV cache memory: ");
+  };
+  EXPECT_NEAR(avail({"--interconnect", "network"}), 45.32, 0.01 * 45.32);  // 45.24 GiB
+  EXPECT_LT(avail({}), 45.32 - 2.0);                                        // the NVLink host's 2.6 GiB of NCCL growth
+}
+
 TEST(VllmPcie, NcclBuffersIn0102AreFlatAndSmall) {
   // 0.9.1-0.10.2 build NCCL after the startup snapshot, so "GiB for non-torch memory" holds the
   // communicators' buffers. 8 x L40S TP8, 0.10.2 (xvllm-019): 0.17 .. 0.21 GiB over the ranks;

@@ -94,7 +94,14 @@ Estimate non_torch_increase(int world) {
 // Each era's figures below are fitted on logs of that era only. V0 (< 0.8) takes era A's rule
 // and is not re-derived: its own logs show more (PR #10511's sanity run, Llama-3-8B on H100:
 // non_torch_memory 1.79 GiB at TP1, 3.58 GiB at TP2, Dec 2024).
-Fabric fabric_of(const GpuSpec& g) { return g.vendor == "nvidia" && g.interconnect == "pcie" ? Fabric::Pcie : Fabric::NvLink; }
+// A group spread over nodes (--interconnect network, e.g. Ray with one GPU per node) builds no
+// NVLS buffers and no custom all-reduce either ("Custom allreduce is disabled because this process
+// group spans across nodes"): it takes the PCIe hosts' figures. Logged: gpt-oss-120b TP4 over four
+// one-GPU Ray nodes on 0.10.1.1 (extra xvllm-094) left 0.78 GiB for activation + non-torch, its
+// FlashInfer sampler 0.67 of it: ~0.11 GiB of growth, where the NVLink figure is 2.6.
+Fabric fabric_of(const GpuSpec& g) {
+  return g.vendor == "nvidia" && (g.interconnect == "pcie" || g.interconnect == "network") ? Fabric::Pcie : Fabric::NvLink;
+}
 
 // ---- PCIe hosts (Fabric::Pcie: GeForce / RTX workstation / L40S / A10 cards, data/gpus.json
 // "interconnect": "pcie"). NCCL over PCIe builds no NVLS (NVLink SHARP) buffers -- those need
