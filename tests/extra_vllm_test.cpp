@@ -1,5 +1,5 @@
 // Calibration on real vLLM startup logs from outside the visible corpus: validate_corpus() on
-// tests/data/extra/vllm.jsonl (78 cases: public-code index files, blog pages, vllm#17469 and vllm#44376, each
+// tests/data/extra/vllm.jsonl (93 cases: public-code index files, blog pages, vllm#17469 and vllm#44376, each
 // with its source and what was inferred in `notes`; V0 0.6.6 to 0.31, T4, V100 and L4 to A100/H100/L40S/RTX 5090/MI300X/
 // RTX PRO 6000/DGX Spark/GH200, TP 1-8, PP 4, EP), with the achieved metrics pinned so that a change
 // to the vLLM model that makes these unseen cases worse fails here.
@@ -64,8 +64,14 @@ TEST(ExtraVllm, CoversTheCasesWithAKnownGpu) {
   // smi total, INFERRED), Qwen2.5-7B fp16 on a V100 32GB (0.18.0), Qwen3-14B refused on an A100
   // 40GB (M 25,424); not covered: Qwen3-30B-A3B-Instruct-2507 (twice: a TP2 L40S refusal and an
   // MI300X start) and Seed-OSS-36B, whose configs the catalog does not hold.
-  EXPECT_EQ(extra()["cases"].get<int>(), 78);
-  EXPECT_EQ(extra()["covered"].get<int>(), 72);
+  // Second round of 2026-12-01 (xvllm-088..102): Qwen3-32B at TP1 / TP2 / PP2 on RTX PRO 6000s
+  // capped at u = 0.426 (0.27.1), Qwen3-VL-30B-A3B TP4 on 4 x RTX 3090 (0.11.0), Qwen2.5-VL-7B on
+  // one and two L4 (0.9.0.1), gpt-oss-120b TP4 over four one-A100 Ray nodes (0.10.1.1), Qwen3-0.6B
+  // on an L40S (2026-03 build); not covered (ids the catalog lacks, same shapes as catalog models
+  // per their notes): Qwen2-7B-Instruct x 4, RedHatAI Llama-3.3-70B FP8-dynamic, DeepSeek-R1-0528,
+  // Hermes-3-Llama-3.1-8B.
+  EXPECT_EQ(extra()["cases"].get<int>(), 93);
+  EXPECT_EQ(extra()["covered"].get<int>(), 80);
 }
 
 TEST(ExtraVllm, EstimatedMaxModelLenGivenTheLoggedMemory) {
@@ -143,8 +149,9 @@ TEST(ExtraVllm, KvTokensGivenTheLoggedMemoryAreExact) {
   // per request; with the alignment at 16 (1,056-token pages, 243 / 38) it gave 209,542, +0.82%.
   // TP8 round: both GLM-5.1-FP8 pools exact (344,192 and 373,696 from 32.11 / 34.86 GiB).
   // 2026-12-01 round: Llama-3.1-8B's 19.28 GiB -> 157,936 and Qwen2.5-7B fp16's 13.10 -> 245,280
-  // against 245,360 (the 2-decimal figure's width): 37 of 37.
-  EXPECT_EQ(m["n"].get<int>(), 37);
+  // against 245,360 (the 2-decimal figure's width): 37 of 37. Second round: 44 of 44 (Qwen3-32B
+  // TP2 / PP2, Qwen3-VL TP4, both Qwen2.5-VL starts, gpt-oss-120b TP4's hybrid sliding layout, Qwen3-0.6B).
+  EXPECT_EQ(m["n"].get<int>(), 44);
   EXPECT_DOUBLE_EQ(m["agreement"].get<double>(), 1.0);
   EXPECT_LE(extra()["kv_tokens_given_memory_err"]["median_abs_pct_err"].get<double>(), 0.02);
   // The reference figure: the GPU-less Qwen2.5-0.5B case, 11.71 GiB / 12 KiB per token at block 16,
@@ -257,9 +264,16 @@ TEST(ExtraVllm, ForecastErrorsStayWhereTheyAre) {
   // -083 -0.12%. 46 cases: median 1.71%, p90 11.97%.
   // gpt-oss captures to 1024 (83 sizes, vllm_settings.cpp; logged by xvllm-094): xvllm-069's
   // Model Runner V2 estimate grows with the graph count, -1.55% -> -1.95%: median 1.85%.
-  EXPECT_EQ(kv["n"].get<int>(), 46);
-  EXPECT_LE(kv["median_abs_pct_err"].get<double>(), 1.86);
-  EXPECT_LE(kv["p90_abs_pct_err"].get<double>(), 11.98);
+  // Second round, seven starts not fitted on (before -> after the Qwen2.5-VL tower and the TP
+  // video split they prompted): xvllm-089 (Qwen3-32B TP2) +4.0%, xvllm-090 (the same at PP2)
+  // +18.1% (its first stage held ~1.2 GiB more at the profile peak than a TP2 rank, not
+  // explained), xvllm-091 refused -> -6.9%, xvllm-092 +25.5% -> -7.9%, xvllm-093 -3.6% -> -4.7%,
+  // xvllm-094 -8.0% (four one-GPU Ray nodes: with --interconnect network and the FlashInfer
+  // sampler its log names, -0.2%; the case carries neither), xvllm-099 +2.0%. 53 cases: median
+  // 3.15%, p90 12.24%.
+  EXPECT_EQ(kv["n"].get<int>(), 53);
+  EXPECT_LE(kv["median_abs_pct_err"].get<double>(), 3.16);
+  EXPECT_LE(kv["p90_abs_pct_err"].get<double>(), 12.25);
   // weights ("Model loading took" / "Loading model weights took"): 16 cases, median 0.15% (0.09%
   // over the 14 before xvllm-020, whose NVFP4 checkpoint loads 19.78 GiB against 21.33 derived).
   // Round 3: 26 cases, median 0.21%, p90 0.96%. gpt-oss on H100 at 0.11.0 takes vLLM's Triton MXFP4
@@ -286,10 +300,12 @@ TEST(ExtraVllm, ForecastErrorsStayWhereTheyAre) {
   // median 0.09%, p90 2.04%.
   // TP8 round: GLM-5.1-FP8 88.71 vs 89.34 / 89.39 GiB: 44 cases, median 0.16%, p90 1.94%.
   // 2026-12-01 round: Llama-3.1-8B 14.99 vs 14.99, Qwen3-8B 15.27 vs 15.27, Qwen2.5-7B fp16 14.19 vs
-  // 14.25: 47 cases, median 0.10%, p90 1.80%.
-  EXPECT_EQ(extra()["weights_gib"]["n"].get<int>(), 47);
-  EXPECT_LE(extra()["weights_gib"]["median_abs_pct_err"].get<double>(), 0.11);
-  EXPECT_LE(extra()["weights_gib"]["p90_abs_pct_err"].get<double>(), 1.81);
+  // 14.25: 47 cases, median 0.10%, p90 1.80%. Second round: Qwen3-32B 61.03 / 30.52 vs 61.03 /
+  // 30.59 / 30.52, Qwen3-VL-30B-A3B TP4 14.91 vs 14.77, Qwen2.5-VL-7B 15.57 vs 15.63, gpt-oss-120b
+  // TP4 17.18 vs 17.22: 53 cases, median 0.22%, p90 1.54%.
+  EXPECT_EQ(extra()["weights_gib"]["n"].get<int>(), 53);
+  EXPECT_LE(extra()["weights_gib"]["median_abs_pct_err"].get<double>(), 0.23);
+  EXPECT_LE(extra()["weights_gib"]["p90_abs_pct_err"].get<double>(), 1.55);
   // graph ("Graph capturing finished ... took"): 8 cases, median 44.81%, p90 91.71% (7 cases,
   // 38.94% / 97.01% before xvllm-019: 8 x L40S TP8 0.10.2 took 3.45 GiB against 1.18 forecast --
   // NCCL collectives captured in graphs over PCIe, not modelled). The 0.19.x logs are misses too: Qwen3-8B 2.44 GiB on an A100-40GB and Qwen2.5-72B TP4 2.62 GiB on four
@@ -320,9 +336,12 @@ TEST(ExtraVllm, ForecastErrorsStayWhereTheyAre) {
   // gpt-oss's 83 capture sizes (its override to 1024) make the flat cost larger still for the two
   // H100 0.11.0 figures (gpt-oss-20b 0.39 logged, gpt-oss-120b 1.03): median 39.86%, p90 121.75%.
   // The count is the engine's (logged 83 by xvllm-094); the per-graph cost of gpt-oss is not fitted.
-  EXPECT_EQ(extra()["graph_gib"]["n"].get<int>(), 23);
-  EXPECT_LE(extra()["graph_gib"]["median_abs_pct_err"].get<double>(), 46.0);
-  EXPECT_LE(extra()["graph_gib"]["p90_abs_pct_err"].get<double>(), 121.8);
+  // Second round adds three misses: Qwen3-VL-30B-A3B TP4 over PCIe 1.92 logged, Qwen2.5-VL-7B on
+  // an L4 0.51 (the per-size outputs rule of 0.8-0.10.0 gives 1.57: the 0.33x log noted at that
+  // rule), gpt-oss-120b TP4 across nodes 1.88 (0.57 forecast): 26 cases, median 54.70%, p90 168.47%.
+  EXPECT_EQ(extra()["graph_gib"]["n"].get<int>(), 26);
+  EXPECT_LE(extra()["graph_gib"]["median_abs_pct_err"].get<double>(), 54.8);
+  EXPECT_LE(extra()["graph_gib"]["p90_abs_pct_err"].get<double>(), 168.5);
   // outcome: 16 of 18 agree (other_error cases are not scored). The misses: vllm#17469's oom_graph,
   // and xvllm-011 (DeepSeek-V4-Flash TP2 on GH200, v0.22), forecast to start with 13.02 GiB of KV
   // where the log has 5.44 GiB and a refusal: V4's own profile-run memory is not estimated (the
@@ -343,6 +362,7 @@ TEST(ExtraVllm, ForecastErrorsStayWhereTheyAre) {
   // + the two TP8 starts, both agree: 62 of 65. 2026-12-01 round: all six agree (four starts, two
   // refusals; the WSL2 refusal needs the card's smi total as its capacity, INFERRED in its notes):
   // 68 of 71.
-  EXPECT_EQ(extra()["outcome"]["n"].get<int>(), 71);
-  EXPECT_GE(extra()["outcome"]["agreement"].get<double>(), 0.957);
+  // Second round: all eight agree (one refusal, seven starts; two of them at_risk): 76 of 79.
+  EXPECT_EQ(extra()["outcome"]["n"].get<int>(), 79);
+  EXPECT_GE(extra()["outcome"]["agreement"].get<double>(), 0.962);
 }
