@@ -339,8 +339,12 @@ TEST(ExtraVllm, ForecastErrorsStayWhereTheyAre) {
   // Second round adds three misses: Qwen3-VL-30B-A3B TP4 over PCIe 1.92 logged, Qwen2.5-VL-7B on
   // an L4 0.51 (the per-size outputs rule of 0.8-0.10.0 gives 1.57: the 0.33x log noted at that
   // rule), gpt-oss-120b TP4 across nodes 1.88 (0.57 forecast): 26 cases, median 54.70%, p90 168.47%.
+  // NCCL all-reduces inside the graphs where custom all-reduce is off (more than two PCIe GPUs,
+  // before 0.20; vllm_estimates.cpp nccl_graph_capture, fitted on xvllm-017 / -019 / -091 / -094 /
+  // -098): xvllm-017 2.62 logged, 1.29 -> 3.17; xvllm-019 3.45, 1.18 -> 2.91; xvllm-091 1.92, 0.78 ->
+  // 1.91 (xvllm-094 spans nodes, which its case does not say): median 35.43%.
   EXPECT_EQ(extra()["graph_gib"]["n"].get<int>(), 26);
-  EXPECT_LE(extra()["graph_gib"]["median_abs_pct_err"].get<double>(), 54.8);
+  EXPECT_LE(extra()["graph_gib"]["median_abs_pct_err"].get<double>(), 35.5);
   EXPECT_LE(extra()["graph_gib"]["p90_abs_pct_err"].get<double>(), 168.5);
   // outcome: 16 of 18 agree (other_error cases are not scored). The misses: vllm#17469's oom_graph,
   // and xvllm-011 (DeepSeek-V4-Flash TP2 on GH200, v0.22), forecast to start with 13.02 GiB of KV

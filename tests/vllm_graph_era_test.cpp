@@ -91,3 +91,25 @@ TEST(VllmGraphEra, ModelRunnerV2CapturesMoeHybridGdnLayersAtTheFlatCost) {
   EXPECT_NEAR(graph_took_gib(with("vllm@0.29.0")), 0.08, 0.005);
   EXPECT_NEAR(graph_took_gib(with("vllm@0.27.1")), 0.53, 0.005);
 }
+
+TEST(VllmGraphEra, NcclAllReducesInsideTheGraphsOfPcieHostsAndNodeSpanningGroups) {
+  // Custom all-reduce is off for more than two PCIe GPUs ("not supported on more than two
+  // PCIe-only GPUs") and for groups across nodes: the captured graphs hold NCCL kernels and take
+  // 0.28 MiB more per (graph x layer) (vllm_estimates.cpp nccl_graph_capture, n = 5 logs).
+  // Qwen3-VL-30B-A3B TP4 on 4 x RTX 3090, 0.11.0 (extra xvllm-091): "Graph capturing finished in ..
+  // secs, took 1.92 GiB"; 51 + 35 graphs x 48 layers: flat 16 + 0.19 x 4,128 = 800 MiB, + 0.28 x
+  // 4,128 = 1,156 MiB -> 1.91 GiB.
+  const std::vector<std::string> vl{"--engine", "vllm@0.11.0", "--model", "Qwen/Qwen3-VL-30B-A3B-Instruct", "--gpu", "rtx-3090",
+                                    "--tp", "4", "--max-model-len", "65536"};
+  EXPECT_NEAR(graph_took_gib(run(vl)), 1.92, 0.02);
+  // Two PCIe GPUs keep custom all-reduce (where P2P works): no term at TP2.
+  std::vector<std::string> tp2 = vl;
+  tp2[7] = "2";
+  EXPECT_LT(graph_took_gib(run(tp2)), 0.85);
+  // Qwen3-235B-A22B-Instruct-2507-FP8 TP8 on 8 x L40S, 0.10.2 (extra xvllm-019): 3.45 GiB logged,
+  // 67 graphs x 94 layers: 1.18 flat + 1.72 = 2.91 GiB (-16%; its own figure is 0.37 per graph x layer).
+  EXPECT_NEAR(graph_took_gib(run({"--engine", "vllm@0.10.2", "--model", "Qwen/Qwen3-235B-A22B-FP8", "--gpu", "l40s", "--tp", "8"})), 2.91, 0.02);
+  // Not in 2026 builds (corpus vllm-052: Qwen3-235B-FP8 TP4 on four RTX PRO 6000 took 0.32 GiB).
+  const Forecast late = run({"--engine", "vllm@0.20.0", "--model", "Qwen/Qwen3-235B-A22B-FP8", "--gpu", "l40s", "--tp", "8"});
+  EXPECT_LT(graph_took_gib(late), 1.6);
+}

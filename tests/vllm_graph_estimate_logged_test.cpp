@@ -58,10 +58,12 @@ const std::vector<Logged>& logged() {
                                 "--max-num-seqs", "128", "--max-model-len", "240000", "--disable-custom-all-reduce",
                                 "--num-gpu-blocks-override", "15000"}},
       // Captures far above the flat cost, not modelled (vllm_estimates.cpp graph_memory): Qwen3-8B
-      // on an A100-40GB 0.19.1 (xvllm-010, took 2.44), Qwen2.5-72B TP4 on PCIe L40S 0.19.0
-      // (xvllm-017, took 2.62), Qwen3.5-9B fp8 + prefix caching 0.18.0 (xvllm-034, took 1.29).
+      // on an A100-40GB 0.19.1 (xvllm-010, took 2.44), Qwen3.5-9B fp8 + prefix caching 0.18.0
+      // (xvllm-034, took 1.29). Qwen2.5-72B TP4 on PCIe L40S 0.19.0 (xvllm-017, took 2.62) now takes
+      // the NCCL-in-graph term (nccl_graph_capture: custom all-reduce is off on four PCIe GPUs):
+      // capture 3.17, estimate 16 + (3,230 MiB of capture above it) x 1.18 = 3.74 GiB (1.52 before).
       {"xvllm-010", 2.35, 0.69, {"--engine", "vllm@0.19.1", "--model", "Qwen/Qwen3-8B", "--gpu", "a100-40gb"}},
-      {"xvllm-017", 2.73, 1.52, {"--engine", "vllm@0.19.0", "--model", "Qwen/Qwen2.5-72B-Instruct", "--gpu", "l40s", "--tp", "4", "--max-model-len", "8192"}},
+      {"xvllm-017", 2.73, 3.74, {"--engine", "vllm@0.19.0", "--model", "Qwen/Qwen2.5-72B-Instruct", "--gpu", "l40s", "--tp", "4", "--max-model-len", "8192"}},
       {"xvllm-034", 1.58, 0.62, {"--engine", "vllm@0.18.0", "--model", "Qwen/Qwen3.5-9B", "--gpu", "l40s", "--max-model-len", "65536", "--kv-cache-dtype",
                                  "fp8", "--enable-prefix-caching", "--max-num-batched-tokens", "8192", "--max-num-seqs", "256"}},
       // Hybrids whose first capture is not the flat cost: xvllm-020 (dense 27B hybrid, 0.23.1, FULL
@@ -94,7 +96,8 @@ TEST(VllmGraphEstimateLogged, ErrorAgainstTheLoggedEstimates) {
   // |forecast - logged| / logged. All ten: 2.7% .. 197.6%, median 38.5% (42.4% when the estimate was
   // the capture forecast itself: 0.30 / 0.53 / 0.53 / 0.59 / 0.96 GiB for the first five, 0.59 / 1.29 /
   // 0.53 / 0.12 / 4.91 for the rest). The five flat-cost builds: -5.4%, -3.1%, -20.5%, +32.7%, +2.7%,
-  // median 5.4% (before: -18.9%, -17.2%, -32.1%, +13.5%, -12.7%, median 17.2%).
+  // median 5.4% (before: -18.9%, -17.2%, -32.1%, +13.5%, -12.7%, median 17.2%). With the NCCL
+  // term on xvllm-017 (-44.3% -> +37.0%) the median of all ten is 34.8%.
   std::vector<double> all, flat;
   for (size_t i = 0; i < logged().size(); ++i) {
     const auto& c = logged()[i];
@@ -102,7 +105,7 @@ TEST(VllmGraphEstimateLogged, ErrorAgainstTheLoggedEstimates) {
     all.push_back(e);
     if (i < 5) flat.push_back(e);
   }
-  EXPECT_NEAR(median(all), 38.5, 0.1);
+  EXPECT_NEAR(median(all), 34.8, 0.1);
   EXPECT_NEAR(median(flat), 5.4, 0.1);  // a change that moves either should be re-pinned, with its reason
 }
 

@@ -829,6 +829,35 @@ Estimate cuda_graph_memory(const Era& era, const ModelConfig& c, int64_t layers,
   return e;
 }
 
+Estimate nccl_graph_capture(const Era& era, const ModelConfig& c, int tp, Fabric fabric, bool across_nodes, int64_t graphs, int64_t layers) {
+  // custom_all_reduce.py (CustomAllreduce.__init__) turns itself off for "more than two PCIe-only
+  // GPUs" and for "this process group spans across nodes"; the all-reduces of every captured graph
+  // are then NCCL kernels captured into it, and the captures take more than the flat cost. What the
+  // V1 runner's captures took above this file's flat forecast, per (graph x layer):
+  //   Qwen2.5-72B TP4, 4 x L40S, 0.19.0 (xvllm-017): 2.62 logged, 1.33 GiB over 86 x 80 -> 0.20 MiB
+  //   Qwen3-235B-A22B-FP8 TP8, 8 x L40S, 0.10.2 (xvllm-019): 3.45 logged, 2.27 over 67 x 94 -> 0.37
+  //   Qwen3-VL-30B-A3B TP4, 4 x RTX 3090, 0.11.0 (xvllm-091): 1.92 logged, 1.14 over 86 x 48 -> 0.28
+  //   gpt-oss-120b TP4 over four one-GPU Ray nodes, 0.10.1.1 (xvllm-094): 1.88, 1.31 over 83 x 36 -> 0.45
+  //   Qwen2-7B TP2 across two nodes, 0.10.1.1 (xvllm-098, a shape twin of Qwen2.5-7B): 1.00 against
+  //     0.50 at TP1 on the same build (xvllm-095/096), 0.50 over 67 x 28 -> 0.27
+  // ESTIMATE, n = 5: the median 0.28 MiB, ends 0.7x .. 1.6x. The mechanism (NCCL's per-graph
+  // resources for each captured collective, two per layer) is INFERRED. Two PCIe GPUs keep custom
+  // all-reduce where P2P works (not modelled: one T4 pair on Model Runner V2 took +0.28, an A100
+  // pair without P2P +0.08); NVLink hosts keep it up to 8 GPUs; Model Runner V2 is not covered.
+  // Not in 2026-08 builds: Qwen3-235B-A22B-FP8 TP4 on four RTX PRO 6000 (corpus vllm-052, V1
+  // runner) took 0.32 GiB, below the flat cost, and the same host's 0.27.1 TP4 + EP start (extra
+  // xvllm-031) left the KV its estimate allows without the term. The cut is placed after the last
+  // release that shows it, 0.19.0 (INFERRED; what changed in 0.20 .. 0.26 was not read).
+  Estimate e;
+  if (era.v0 || era.version >= 2000 || tp <= 1 || model_runner_v2(era, c) || layers <= 0 || graphs <= 0) return e;
+  if (!(across_nodes || (fabric == Fabric::Pcie && tp > 2))) return e;
+  const double central = 0.28 * MiB * static_cast<double>(graphs) * static_cast<double>(layers);
+  return range(central, 0.7, 1.6,
+               fmt::format("NCCL all-reduces captured in {} graphs x {} layers (custom all-reduce off: {}): 0.28 MiB per graph x layer "
+                           "(ESTIMATE, n=5 logs, 0.20 .. 0.45)",
+                           graphs, layers, across_nodes ? "the group spans nodes" : "more than two PCIe GPUs"));
+}
+
 Estimate cuda_graph_estimate(const Era& era, const ModelConfig& c, const Estimate& capture, int64_t layers, int64_t graphs,
                              int64_t second_size) {
   // What profile_cudagraph_memory() returns (0.17+, logged "Estimated CUDA graph memory: X GiB

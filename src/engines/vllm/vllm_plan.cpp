@@ -536,6 +536,13 @@ void prepare(Prepared& P, const Deployment& d) {
                 : era.graph_outputs_per_size && linear == 0
                     ? cuda_graph_memory_outputs_per_size(c, layers, s.capture, s.model_dtype == DType::F32 ? 4 : 2)
                     : cuda_graph_memory(era, c, layers, linear, pw, full, tp, N);
+      if (s.cuda_graphs())
+        if (Estimate nccl = nccl_graph_capture(era, c, tp, fabric, d.gpu.interconnect == "network", pw + full, layers); nccl.central > 0) {
+          st.gact.central += nccl.central;
+          st.gact.low += nccl.low;
+          st.gact.high += nccl.high;
+          st.gact.basis += "; + " + nccl.basis;
+        }
       // The second-largest PIECEWISE size: the graph whose delta vLLM's estimator extrapolates.
       std::vector<int64_t> sizes = s.capture;
       std::sort(sizes.begin(), sizes.end());

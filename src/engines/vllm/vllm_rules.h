@@ -272,6 +272,11 @@ Estimate cuda_graph_memory(const ModelConfig& c, int64_t layers_on_rank, int64_t
 // The same by era: dense hybrids' GDN layers cost as attention layers before 0.26 (vllm_estimates.cpp).
 Estimate cuda_graph_memory(const Era& era, const ModelConfig& c, int64_t layers_on_rank, int64_t linear_layers_on_rank,
                            int64_t piecewise_graphs, int64_t full_graphs, int tp, int64_t max_num_batched_tokens);
+// What NCCL collectives captured inside the graphs add, where vLLM's custom all-reduce is off (more
+// than two PCIe GPUs, or a group across nodes) on the V1 runner: per (graph x decoder layer), an
+// ESTIMATE (vllm_estimates.cpp lists the logs). Zero where custom all-reduce takes the graphs.
+Estimate nccl_graph_capture(const Era& era, const ModelConfig& c, int tp, Fabric fabric, bool across_nodes, int64_t graphs,
+                            int64_t layers_on_rank);
 // Model Runner V2 (vllm/v1/worker/gpu/) runs the deployment: dense models from 0.25.1 (vllm_estimates.cpp).
 bool model_runner_v2(const Era& era, const ModelConfig& c);
 // The runner model_runner_v2 picks and why, as a plan note ("" for V0).
