@@ -436,6 +436,16 @@ SamplerPath sampler_path(const Era& era, int64_t reqs, FlashInferSampler fi, boo
     // (cuda_context / non_torch_increase, Fabric::Pcie) charge 0.70 + 0.21 = 0.91. The forecast
     // still refuses it with the sort path's 1.38 GiB: FlashInfer's 10 B path (a FlashInfer
     // < 0.2.3 install, e.g. a container) or VLLM_USE_FLASHINFER_SAMPLER=1 would fit.
+    // Before 0.11 the gate is 'is not False': an install with FlashInfer (the vllm/vllm-openai image;
+    // "Using FlashInfer for top-p & top-k sampling" in its log) takes FlashInfer's path unasked --
+    // the 0.10.1.1 logs of extra xvllm-094..097 and the 0.10.2 image of xvllm-013 did, pip installs
+    // without it (xvllm-019, -098: "FlashInfer is not available") sort. The note says how to plan it.
+    if (era.version < 1100)
+      return {sort, fib, sort,
+              fmt::format("PyTorch sort path {:.0f} B/logit, as a pip install without FlashInfer runs it; an install with FlashInfer (the "
+                          "vllm/vllm-openai image, whose log says 'Using FlashInfer for top-p & top-k sampling') takes {:.0f} B: "
+                          "--env VLLM_USE_FLASHINFER_SAMPLER=1 plans that",
+                          sort, fib)};
     return {sort, fib, sort, fmt::format("PyTorch sort path {:.0f} B/logit; FlashInfer path {:.0f} B", sort, fib)};
   }
   // 0.16+ (2026): Triton in-place top-k/top-p or FlashInfer, both 14 B. vllm PR #33538
