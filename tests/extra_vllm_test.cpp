@@ -270,9 +270,12 @@ TEST(ExtraVllm, ForecastErrorsStayWhereTheyAre) {
   // explained), xvllm-091 refused -> -6.9%, xvllm-092 +25.5% -> -7.9%, xvllm-093 -3.6% -> -4.7%,
   // xvllm-094 -8.0% (four one-GPU Ray nodes: with --interconnect network and the FlashInfer
   // sampler its log names, -0.2%; the case carries neither), xvllm-099 +2.0%. 53 cases: median
-  // 3.15%, p90 12.24%.
+  // 3.15%, p90 12.24%. validate now reads the environment a vLLM log states (validate.cpp
+  // vllm_environment_from_log): xvllm-094's "this process group spans across nodes" plans it with
+  // --interconnect network, -8.0% -> -2.7% (its FlashInfer line is in the source, not in the case's
+  // raw): median 2.71%.
   EXPECT_EQ(kv["n"].get<int>(), 53);
-  EXPECT_LE(kv["median_abs_pct_err"].get<double>(), 3.16);
+  EXPECT_LE(kv["median_abs_pct_err"].get<double>(), 2.72);
   EXPECT_LE(kv["p90_abs_pct_err"].get<double>(), 12.25);
   // weights ("Model loading took" / "Loading model weights took"): 16 cases, median 0.15% (0.09%
   // over the 14 before xvllm-020, whose NVFP4 checkpoint loads 19.78 GiB against 21.33 derived).
@@ -344,7 +347,8 @@ TEST(ExtraVllm, ForecastErrorsStayWhereTheyAre) {
   // -098): xvllm-017 2.62 logged, 1.29 -> 3.17; xvllm-019 3.45, 1.18 -> 2.91; xvllm-091 1.92, 0.78 ->
   // 1.91 (xvllm-094 spans nodes, which its case does not say): median 35.43%.
   EXPECT_EQ(extra()["graph_gib"]["n"].get<int>(), 26);
-  EXPECT_LE(extra()["graph_gib"]["median_abs_pct_err"].get<double>(), 35.5);
+  // xvllm-094 across nodes (read from its log) takes the NCCL term too: 0.57 -> 1.37 vs 1.88, median 29.07%.
+  EXPECT_LE(extra()["graph_gib"]["median_abs_pct_err"].get<double>(), 29.1);
   EXPECT_LE(extra()["graph_gib"]["p90_abs_pct_err"].get<double>(), 168.5);
   // outcome: 16 of 18 agree (other_error cases are not scored). The misses: vllm#17469's oom_graph,
   // and xvllm-011 (DeepSeek-V4-Flash TP2 on GH200, v0.22), forecast to start with 13.02 GiB of KV

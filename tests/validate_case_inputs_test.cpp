@@ -55,6 +55,31 @@ TEST(ValidateCaseInputs, EnvInParenthesesReachesThePlan) {
 }
 
 
+TEST(ValidateCaseInputs, EnvironmentTheVllmLogStatesReachesThePlan) {
+  // Two facts no flag carries, stated by vLLM's own lines (extra xvllm-094: gpt-oss-120b TP4 over
+  // four one-GPU Ray nodes, 0.10.1.1): FlashInfer's sampler in use (VLLM_USE_FLASHINFER_SAMPLER=1:
+  // 14 B per logit, not the sort's 38) and a group across nodes (--interconnect network: the PCIe
+  // hosts' NCCL figures). Each one raises the forecast pool; a variable the notes set wins.
+  auto c = [](const char* id, const char* raw, const char* notes) {
+    return fmt::format(R"({{"id": "{}", "engine": "vllm", "engine_version": "0.10.1.1", "model": "openai/gpt-oss-120b", "gpu": "a100-80gb", )"
+                       R"("gpus": 4, "tp": 4, "flags": {{"--gpu-memory-utilization": "0.8", "--max-model-len": "16384"}}, )"
+                       R"("observed": {{"outcome": "ok"}}, "raw": "{}", "notes": "{}"}})"
+                       "\n",
+                       id, raw, notes);
+  };
+  const char* fi = "INFO [topk_topp_sampler.py:49] Using FlashInfer for top-p & top-k sampling.";
+  const char* nodes = "WARNING [custom_all_reduce.py:85] Custom allreduce is disabled because this process group spans across nodes.";
+  auto path = test::write_corpus("case_inputs_logenv.jsonl",
+                                 c("plain", "", "") + c("fi", fi, "") + c("nodes", nodes, "") +
+                                     c("fi-but-env0", fi, "run with env VLLM_USE_FLASHINFER_SAMPLER=0."));
+  auto j = validate_corpus(path);
+  std::remove(path.c_str());
+  auto kv = [&](const char* id) { return test::case_row(j, id)["predicted"]["kv_tokens"].get<int64_t>(); };
+  EXPECT_GT(kv("fi"), kv("plain"));
+  EXPECT_GT(kv("nodes"), kv("plain"));
+  EXPECT_EQ(kv("fi-but-env0"), kv("plain"));
+}
+
 TEST(ValidateCaseInputs, ParallelismFromTheRecordedFlagsAndNumbersAsStrings) {
   // tp null but the launch command's --tensor-parallel-size recorded: planned at that TP, the same
   // forecast as the filled field; "tp": "2" (a string) reads as 2; a TP in neither stays unknown.

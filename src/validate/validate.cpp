@@ -44,6 +44,22 @@ std::vector<std::string> env_from_notes(const J& c) {
   return out;
 }
 
+// What a vLLM log states about the environment it ran in, which no flag of the case carries:
+// FlashInfer's top-p/top-k sampler in use (topk_topp_sampler.py logs "Using FlashInfer for top-p &
+// top-k sampling", so the install had FlashInfer: VLLM_USE_FLASHINFER_SAMPLER=1 plans that path)
+// and a TP group spread over nodes (custom_all_reduce.py: "Custom allreduce is disabled because
+// this process group spans across nodes": --interconnect network). A variable the notes set wins.
+std::vector<std::string> vllm_environment_from_log(const std::string& raw, const std::vector<std::string>& env_given) {
+  std::vector<std::string> out;
+  const bool sampler_given = std::any_of(env_given.begin(), env_given.end(),
+                                         [](const std::string& e) { return e.rfind("VLLM_USE_FLASHINFER_SAMPLER=", 0) == 0; });
+  if (!sampler_given && raw.find("Using FlashInfer for top-p & top-k sampling") != std::string::npos)
+    out.insert(out.end(), {"--env", "VLLM_USE_FLASHINFER_SAMPLER=1"});
+  if (raw.find("Custom allreduce is disabled because this process group spans across nodes") != std::string::npos)
+    out.insert(out.end(), {"--interconnect", "network"});
+  return out;
+}
+
 std::optional<double> num(const J& o, const char* k) {
   if (!o.is_object() || !o.contains(k) || o[k].is_null()) return std::nullopt;
   if (o[k].is_number()) return o[k].get<double>();
@@ -306,7 +322,10 @@ J validate_corpus(const std::string& path) {
             base.insert(base.end(), {k, val});
           }
         }
-      for (const auto& e : env_from_notes(c)) base.insert(base.end(), {"--env", e});
+      const std::vector<std::string> env_given = env_from_notes(c);
+      for (const auto& e : env_given) base.insert(base.end(), {"--env", e});
+      if (engine == "vllm")
+        for (const auto& a : vllm_environment_from_log(str(c, "raw").value_or(""), env_given)) base.push_back(a);
       if (gpu && find_gpu(*gpu)) {
         gpu_args = {"--gpu", *gpu};
         if (total) gpu_args.insert(gpu_args.end(), {"--gpu-memory", fmt::format("{}GiB", *total)});
