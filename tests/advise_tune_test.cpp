@@ -275,6 +275,21 @@ TEST(AdviseTune, LaunchCommandSetsTheEnvironmentItWasGiven) {
   EXPECT_EQ(r.launch_command.rfind("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 vllm serve Qwen/Qwen3-8B", 0), 0u) << r.launch_command;
 }
 
+TEST(AdviseTune, TrtllmEngineQuantizationIsNotATrtllmServeOption) {
+  // --quantization W4A16_AWQ says how the TensorRT engine was built (quantize.py --qformat int4_awq);
+  // trtllm-serve has no such option, so the command to paste leaves it out and says which engine
+  // directory to serve.
+  TuneResult r = tune(dep({"--engine", "trtllm@0.13.0", "--backend", "tensorrt", "--quantization", "W4A16_AWQ", "--model",
+                           "meta-llama/Meta-Llama-3-8B-Instruct", "--gpu", "l4"}),
+                      TuneGoal{});
+  ASSERT_TRUE(r.feasible) << r.reason;
+  EXPECT_EQ(r.launch_command.rfind("# serve the TensorRT engine built from meta-llama/Meta-Llama-3-8B-Instruct with quantization W4A16_AWQ", 0), 0u)
+      << r.launch_command;
+  EXPECT_EQ(r.launch_command.find("--quantization"), std::string::npos) << r.launch_command;
+  EXPECT_NE(r.launch_command.find("\ntrtllm-serve meta-llama/Meta-Llama-3-8B-Instruct --tp_size 1 --backend tensorrt"), std::string::npos)
+      << r.launch_command;
+}
+
 TEST(Tune, VllmSamplerWarmUpPeakKeepsTheMargin) {
   // vLLM's sampler warm-up (1024 dummy requests on an H100) allocates after the KV pool and is
   // freed again, so free memory after the stage does not show it; the stage's peak does. The

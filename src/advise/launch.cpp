@@ -90,8 +90,16 @@ std::string launch_command(const Deployment& d, const FlagList& flags) {
       }
     yaml.push_back({std::string(section), {std::move(line)}});
   };
+  std::string engine_note;
   for (const auto& [k, v] : flags) {
     if (d.engine == EngineKind::TRTLLM) {
+      // --quantization is how the TensorRT engine was built (trtllm-build after quantize.py /
+      // convert_checkpoint.py), not a trtllm-serve option: serve that engine's directory.
+      if (k == "--quantization") {
+        engine_note = fmt::format("# serve the TensorRT engine built from {} with quantization {} (its directory in place of the model)\n",
+                                  d.model_spec, v);
+        continue;
+      }
       if (k == "--disable_cuda_graph") {
         if (v == "true" || v == "1") yaml_add("", "cuda_graph_config: null");
         continue;
@@ -115,7 +123,7 @@ std::string launch_command(const Deployment& d, const FlagList& flags) {
     }
     cmd = "cat > extra_llm_api_options.yaml <<'EOF'\n" + file + "EOF\n" + cmd + " --extra_llm_api_options extra_llm_api_options.yaml";
   }
-  return cmd;
+  return engine_note + cmd;
 }
 
 }  // namespace headroom
