@@ -561,3 +561,29 @@ TEST(VllmPlan, DisableSlidingWindowMakesEveryLayerFullAndCapsTheContext) {
   longer.insert(longer.end(), {"--disable-sliding-window", "--max-model-len", "8192"});
   EXPECT_NE(input_error(longer).find("derived max_model_len (sliding_window=1024"), std::string::npos);
 }
+
+TEST(VllmPlan, PipelineStagesCheckedAgainstTheWholeModelIn014To015) {
+  // 0.14-0.15 check one request's KV with the unified spec of every worker's layers against one
+  // stage's memory (PR #29431's regression; PR #33698 fixed it, in 0.16 INFERRED). vllm#32105 (GLM-4.7,
+  // PP8 on A100s, a 2026-01-28 nightly): "To serve at least one request with the models's max seq len
+  // (202752), (71.16 GiB KV cache is needed, which is larger than the available KV cache memory
+  // (28.57 GiB). Based on the available memory, the estimated maximum model length is 81392."
+  // 71.16 GiB = 202,752 tokens x 92 layers x 8 KV heads x 128 x 2 x 2 B; 81,392 = 28.57 GiB of
+  // those 376,832-B tokens, rounded down to whole blocks. The same memory pinned on an H200:
+  const Forecast f = run({"--engine", "vllm@main@2026-01-28", "--model", "zai-org/GLM-4.7", "--gpu", "h200", "--pp", "8", "--max-num-seqs", "128",
+                          "--max-model-len", "202752", "--kv-cache-memory-bytes", "30677012807"});
+  ASSERT_TRUE(f.failure.has_value());
+  EXPECT_NE(f.failure->message.find("(71.16 GiB KV cache is needed, which is larger than the available KV cache memory (28.57 GiB). Based on the "
+                                    "available memory, the estimated maximum model length is 81392."),
+            std::string::npos)
+      << f.failure->message;
+  // vllm#34076 (0.15.2rc1.dev93, Qwen3-Coder-30B-A3B-Instruct-FP8 at PP2): "24.0 GiB KV cache is
+  // needed" for 262,144 tokens = all 48 layers x 4 KV heads x 128 x 2 x 2 B. From 0.16 each stage
+  // checks its own 24 layers and the same launch fits.
+  const std::vector<std::string> coder{"--model", "Qwen/Qwen3-Coder-30B-A3B-Instruct-FP8", "--gpu", "rtx-5090", "--pp", "2"};
+  const Forecast old = run(plus({"--engine", "vllm@0.15.1"}, coder));
+  ASSERT_TRUE(old.failure.has_value());
+  EXPECT_NE(old.failure->message.find("(24.0 GiB KV cache is needed"), std::string::npos) << old.failure->message;
+  EXPECT_EQ(run(plus({"--engine", "vllm@0.16.0"}, coder)).verdict, Verdict::Fits);
+  EXPECT_NE(run(plus({"--engine", "vllm@0.13.0"}, coder)).verdict, Verdict::Refused);  // before the regression
+}

@@ -204,6 +204,13 @@ struct Prepared {
   Deployment key;
   Settings s;
   std::string era_text;
+  // 0.14 .. 0.15 with pipeline parallelism: get_kv_cache_configs checks one request's memory with the
+  // unified spec of ALL workers' layers against a worker's memory (PR #29431's regression, fixed by
+  // PR #33698, merged 2026-02-03: vllm#32105 "71.16 GiB is the required total KV cache for 202,752
+  // tokens, not a single GPU"; vllm#34076 on 0.15.2rc1.dev93 still asks 24.0 GiB = all 48 layers of
+  // Qwen3-Coder-30B-A3B at 262,144 tokens). First release with the fix INFERRED 0.16. The whole
+  // model's layout for that check; empty otherwise.
+  std::optional<KvLayout> whole_model_check;
   std::vector<StageTerms> stages;
   std::vector<RankTerms> ranks;
   std::vector<std::string> notes, log;  // notes after the settings' own; the first log lines
@@ -412,6 +419,17 @@ void prepare(Prepared& P, const Deployment& d) {
                                   s.spec_model, draft_ws.empty() ? std::string("0 B") : human_bytes(draft_ws.front().bytes), s.draft_layers));
   } else if (!s.spec_method.empty() && !mtp && !(s.spec_method == "draft_model" && !s.spec_model.empty())) {  // else settled in resolve_settings
     P.notes.push_back(fmt::format("speculative method '{}': the draft model's weights and KV are not modelled", s.spec_method));
+  }
+
+  P.whole_model_check.reset();
+  if (pp > 1 && !era.v0 && era.version >= 1400 && era.version < 1600) {
+    Deployment one = d;
+    one.par.pp = 1;
+    KvLayout whole = stage_kv_layout(one, s, 0);
+    if (!whole.packed) whole.in_flight_batches = stage_kv_layout(d, s, 0).in_flight_batches;
+    P.whole_model_check = whole;
+    P.notes.push_back("the one-request KV check of 0.14-0.15 counts every layer of the model against one pipeline stage's memory (vllm#32105, "
+                      "fixed by PR #33698 in 0.16 INFERRED)");
   }
 
   // ---- per-stage and per-rank terms
@@ -701,7 +719,10 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
     if (s.max_model_len_auto) {
       int64_t best = INT64_MAX;
       for (const auto& t : ranks)
-        if (t.same_as < 0) best = std::min(best, checked(t, Central) > 0 ? estimate_max_model_len(t.st->layout, checked(t, Central), L0, N) : 0);
+        if (t.same_as < 0)
+          best = std::min(best, checked(t, Central) > 0 ? estimate_max_model_len(P.whole_model_check ? *P.whole_model_check : t.st->layout,
+                                                                                 checked(t, Central), L0, N)
+                                                        : 0);
       if (best <= 0) {
         refusal = Failure{"kv_pool", 0, 0, min_avail,
                           "ValueError: Cannot auto-fit max_model_len: not enough GPU memory available to serve even a single token. Try increasing `gpu_memory_utilization`."};
@@ -723,10 +744,11 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
         refusal_rank = t.rank;
         break;
       }
-      int64_t need = needed_bytes(t.st->layout, L, N);
+      const KvLayout& checked_layout = P.whole_model_check ? *P.whole_model_check : t.st->layout;
+      int64_t need = needed_bytes(checked_layout, L, N);
       if (era.v0) continue;  // V0 checks tokens after blocks (below)
       if (need > a) {
-        int64_t M = estimate_max_model_len(t.st->layout, a, L, N);
+        int64_t M = estimate_max_model_len(checked_layout, a, L, N);
         std::string est = M > 0 ? fmt::format("Based on the available memory, the estimated maximum model length is {}. ", M) : "";
         std::string g_need = era.format_gib ? gib_fmt(need) : fmt::format("{:.2f}", to_gib(need));
         std::string g_av = era.format_gib ? gib_fmt(a) : fmt::format("{:.2f}", to_gib(a));
