@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "engines/trtllm/trtllm_rules.h"
 #include "engines/vllm/vllm_rules.h"
 #include "headroom/layout.h"
 #include "headroom/model.h"
@@ -22,15 +23,8 @@ vllm::Estimate trt_execution_context(const ModelConfig& c, int64_t max_num_token
 // "Allocated X GPU memory for runtime buffers." + "... for decoder." for max_batch_size
 // sequences (ESTIMATE, n = 3 logs: 20 B per sequence per vocabulary entry, 18..45 B logged).
 vllm::Estimate trt_runtime_buffers(const ModelConfig& c, int64_t max_batch_size);
-// The quantization a TensorRT engine was built with from a 16-bit checkpoint (trtllm-build after
-// quantize.py --qformat / convert_checkpoint.py, trtllm-bench build --quantization), in
-// TensorRT-LLM's QuantAlgo spelling (tensorrt_llm/quantization/mode.py), upper case: what one
-// linear-layer weight (attention, MLP, experts) then takes. nullopt for an algorithm headroom
-// does not model.
-struct EngineQuant {
-  std::string algo;            // QuantAlgo name, e.g. "W4A16_AWQ"
-  double bytes_per_weight = 2;  // packed weight + its per-group scales (and zeros)
-};
+// The engine quantization of an upper-case QuantAlgo name (trtllm_rules.h EngineQuant); nullopt for
+// an algorithm headroom does not model.
 std::optional<EngineQuant> engine_quant(const std::string& algo_upper);
 // The names engine_quant accepts, for messages.
 std::string engine_quant_names();

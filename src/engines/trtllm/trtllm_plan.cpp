@@ -80,7 +80,7 @@ void prepare(Prepared& P, const Deployment& d) {
     t.rank = w.rank;
     t.pp_rank = w.pp_rank;
     // A TensorRT engine built with quantized linears from a 16-bit checkpoint (--quantization).
-    t.weights = s.engine_quant.empty() ? w.bytes : trtllm::engine_quant_weights(c, w, *trtllm::engine_quant(s.engine_quant));
+    t.weights = s.engine_quant ? trtllm::engine_quant_weights(c, w, *s.engine_quant) : w.bytes;
     // Every term below depends on the pipeline stage only: reuse an earlier rank's of this stage.
     const Terms* same_stage = nullptr;
     for (const auto& e : P.terms)
@@ -413,7 +413,7 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
     if (t0.graphs.central > 0) f.notes.push_back("ESTIMATED: " + t0.graphs.basis);
     if (t0.exec.central > 0) f.notes.push_back("ESTIMATED: " + t0.exec.basis);
     if (c.sliding_window > 0) f.notes.push_back("sliding-window layers planned with full-length KV (no max_attention_window given)");
-    if (auto q = trtllm::engine_quant(s.engine_quant))
+    if (const auto& q = s.engine_quant)
       f.notes.push_back(fmt::format("engine weights: {} linears of the 16-bit checkpoint at {:.4g} B per weight (group-wise scales per 128 input "
                                     "rows where the format has them: the quantize.py / convert_checkpoint.py default); embedding, lm_head "
                                     "and norms 16-bit",

@@ -34,6 +34,15 @@ struct Era {
 };
 Era era_for_version(const std::string& version);
 
+// The quantization a TensorRT engine was built with from a 16-bit checkpoint (trtllm-build after
+// quantize.py --qformat / convert_checkpoint.py, trtllm-bench build --quantization), in
+// TensorRT-LLM's QuantAlgo spelling (tensorrt_llm/quantization/mode.py): what one linear-layer
+// weight (attention, MLP, experts) then takes (trtllm_estimates.cpp engine_quant has the table).
+struct EngineQuant {
+  std::string algo;            // QuantAlgo name, e.g. "W4A16_AWQ"
+  double bytes_per_weight = 2;  // packed weight + its per-group scales (and zeros)
+};
+
 struct Settings {
   Era era;
   std::string backend = "pytorch";          // "pytorch" | "trt"
@@ -54,7 +63,7 @@ struct Settings {
   int tp = 1, pp = 1, ep = 1;
   bool attention_dp = false;
   bool fail_fast_window = false;            // --fail_fast_on_attention_window_too_large (default False)
-  std::string engine_quant;                 // --quantization FP8: a TensorRT engine built with FP8 linears ("" = as the checkpoint)
+  std::optional<EngineQuant> engine_quant;  // --quantization W4A16_AWQ, FP8, ...: a TensorRT engine's linears (nullopt = as the checkpoint)
   std::vector<std::pair<std::string, std::string>> table;
   std::vector<std::string> notes;
 };

@@ -275,9 +275,11 @@ Settings resolve_settings(const Deployment& d) {
     if (s.backend != "trt")
       fail_input("trtllm-serve", "--quantization",
                  "applies to a TensorRT engine (--backend tensorrt); the PyTorch backend reads the checkpoint's own quantization");
-    if (q != "NONE" && q != "NO_QUANT" && !engine_quant(q))
-      fail_input("trtllm-serve", "--quantization", fmt::format("'{}' is not modelled by headroom ({} or None)", *v, engine_quant_names()));
-    s.engine_quant = (q == "NONE" || q == "NO_QUANT") ? "" : q;
+    if (q != "NONE" && q != "NO_QUANT") {
+      s.engine_quant = engine_quant(q);
+      if (!s.engine_quant)
+        fail_input("trtllm-serve", "--quantization", fmt::format("'{}' is not modelled by headroom ({} or None)", *v, engine_quant_names()));
+    }
   }
 
   // KV dtype: "auto" = the checkpoint's KV quantization (hf_quant_config kv_cache_quant_algo)
@@ -309,7 +311,7 @@ Settings resolve_settings(const Deployment& d) {
       {"--enable_attention_dp", s.attention_dp ? "true" : "false"},
       {"--cuda_graph_max_batch_size", s.cuda_graphs ? std::to_string(s.cuda_graph_max_batch_size) : "disabled"},
       {"--cuda_graph_enable_padding", s.cuda_graph_padding ? "true" : "false"},
-      {"--quantization", s.engine_quant.empty() ? "None" : s.engine_quant},
+      {"--quantization", s.engine_quant ? s.engine_quant->algo : "None"},
   };
   if (get("--extra_llm_api_options"))
     s.notes.push_back("--extra_llm_api_options: the YAML file is not read; pass its kv_cache_config fields as flags (--max_tokens, --tokens_per_block, ...)");

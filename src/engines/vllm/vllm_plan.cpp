@@ -426,7 +426,7 @@ void prepare(Prepared& P, const Deployment& d) {
     Deployment one = d;
     one.par.pp = 1;
     KvLayout whole = stage_kv_layout(one, s, 0);
-    if (!whole.packed) whole.in_flight_batches = stage_kv_layout(d, s, 0).in_flight_batches;
+    if (!whole.packed) whole.in_flight_batches = in_flight_batches(d, s);  // the deployment's (pp batches), not one stage's
     P.whole_model_check = whole;
     P.notes.push_back("the one-request KV check of 0.14-0.15 counts every layer of the model against one pipeline stage's memory (vllm#32105, "
                       "fixed by PR #33698 in 0.16 INFERRED)");
