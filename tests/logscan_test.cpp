@@ -902,3 +902,31 @@ TEST(LogScanArgs, VllmNonDefaultDictValuesBecomeJson) {
   EXPECT_EQ(s.flags.at("--compilation-config"), R"({"level": 3, "use_inductor": true, "backend": null, "note": "a \"b\""})");
   EXPECT_FALSE(json::parse(s.flags.at("--compilation-config"), nullptr, false).is_discarded());
 }
+
+TEST(LogScanVllmVersion, LineFormatsHintTheReleaseWhenNoLinePrintsIt) {
+  // Corpus vllm-021 (vllm#10517, RTX 3090, late 2024) prints no version; its one-line
+  // "Memory profiling results: ... initial_memory_usage=" is V0 worker.py before PR #10511 (0.6.5).
+  LogScan a = scan_log_text(
+      "Memory profiling results: total_gpu_memory=23.58GiB initial_memory_usage=15.34GiB peak_torch_memory=17.98GiB "
+      "memory_usage_post_profile=15.35GiB non_torch_memory=0.35GiB kv_cache_size=2.89GiB gpu_memory_utilization=0.90\n",
+      "t");
+  EXPECT_TRUE(a.engine_version.empty());
+  EXPECT_EQ(a.engine_version_hint, "0.6.4");
+  EXPECT_NE(a.engine_version_hint_why.find("PR #10511"), std::string::npos);
+  // Extra xvllm-015 (OCI AQUA, 2025-03): V0's breakdown of 0.6.5+, the default engine up to 0.7.3.
+  LogScan b = scan_log_text(
+      "INFO 03-25 21:32:48 worker.py:266] the current vLLM instance can use total_gpu_memory (22.07GiB) x gpu_memory_utilization "
+      "(0.90) = 19.86GiB\n",
+      "t");
+  EXPECT_EQ(b.engine_version_hint, "0.7.3");
+  // A printed version is the version; the hint is only a fallback.
+  LogScan c = scan_log_text(
+      "INFO 11-20 10:00:00 api_server.py:585] vLLM API server version 0.6.3.post1\n"
+      "Memory profiling results: total_gpu_memory=23.58GiB initial_memory_usage=15.34GiB peak_torch_memory=17.98GiB "
+      "memory_usage_post_profile=15.35GiB non_torch_memory=0.35GiB kv_cache_size=2.89GiB gpu_memory_utilization=0.90\n",
+      "t");
+  EXPECT_EQ(c.engine_version, "0.6.3.post1");
+  // A V1 log has neither V0 line: no hint.
+  LogScan d = scan_log_text("INFO [gpu_worker.py:276] Available KV cache memory: 19.36 GiB\n", "t");
+  EXPECT_TRUE(d.engine_version_hint.empty());
+}

@@ -123,5 +123,35 @@ TEST(ValidateCaseInputs, FlagValuesOfEveryJsonType) {
   EXPECT_EQ(test::case_row(j, "typed")["predicted"]["weights_gib"], plain["predicted"]["weights_gib"]);
 }
 
+TEST(ValidateCaseInputs, VagueVersionTakesTheOneTheLogShows) {
+  // Corpus vllm-021 (vllm#10517) is recorded "unknown@2024", which brackets to 0.6.5 (PR #10511: the
+  // CUDA context out of the budget); its own line is the pre-0.6.5 one-line "Memory profiling
+  // results: ... initial_memory_usage=...", whose non_torch_memory=0.35GiB holds the context. On
+  // 0.6.4 rules the refusal's pool is 23,488 tokens (logged 23,648; 27,168 on 0.6.5 rules). A printed
+  // version ("vLLM API server version 0.6.5") wins over the format; a numeric record version is kept.
+  const char* results = "Memory profiling results: total_gpu_memory=23.58GiB initial_memory_usage=15.34GiB peak_torch_memory=17.98GiB "
+                        "memory_usage_post_profile=15.35GiB non_torch_memory=0.35GiB kv_cache_size=2.89GiB gpu_memory_utilization=0.90";
+  auto c = [&](const char* id, const char* version, const std::string& raw) {
+    return fmt::format(R"({{"id": "{}", "engine": "vllm", "engine_version": {}, "model": "meta-llama/Llama-3.1-8B-Instruct", "gpu": "rtx-3090", )"
+                       R"("gpu_total_gib": 23.58, "gpus": 1, "tp": 1, "flags": {{"--gpu-memory-utilization": "0.9", "--max-model-len": "29000"}}, )"
+                       R"("observed": {{"outcome": "refused_kv", "kv_tokens": 23648}}, "raw": "{}"}})"
+                       "\n",
+                       id, version, raw);
+  };
+  auto path = test::write_corpus("case_inputs_version.jsonl", c("format", "\"unknown@2024\"", results) + c("null", "null", results) +
+                                                                c("stamp", "\"unknown@2024\"", std::string("vLLM API server version 0.6.5\\n") + results) +
+                                                                c("numeric", "\"0.6.5\"", results) + c("no-log", "\"unknown@2024\"", ""));
+  auto j = validate_corpus(path);
+  std::remove(path.c_str());
+  auto kv = [&](const char* id) { return test::case_row(j, id)["predicted"]["kv_tokens"].get<int64_t>(); };
+  EXPECT_EQ(kv("format"), 23488);
+  EXPECT_EQ(kv("null"), 23488);
+  EXPECT_NE(test::case_row(j, "format")["note"].get<std::string>().find("0.6.4 rules INFERRED"), std::string::npos);
+  EXPECT_EQ(kv("stamp"), 27168);
+  EXPECT_NE(test::case_row(j, "stamp")["note"].get<std::string>().find("version 0.6.5 as the log prints it"), std::string::npos);
+  EXPECT_EQ(kv("numeric"), 27168);
+  EXPECT_EQ(kv("no-log"), 27168);
+}
+
 }  // namespace
 }  // namespace headroom

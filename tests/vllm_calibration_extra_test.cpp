@@ -40,8 +40,32 @@ TEST(VllmExtraCalibration, V0From065KeepsTheCudaContextOutOfTheBudget) {
   // "non_torch_memory=0.35GiB" on an RTX 3090 (vllm-021); here 0.45 context + 0.15 growth.
   argv[1] = "vllm@0.6.4";
   Forecast g = run(argv);
-  EXPECT_TRUE(log_contains(g, "non_torch_memory takes 0.60GiB"));
+  EXPECT_TRUE(log_contains(g, "non_torch_memory=0.60GiB"));
   EXPECT_LT(g.kv_tokens, f.kv_tokens);
+}
+
+TEST(VllmExtraCalibration, V0Before065PrintsItsOneLineResultsAndCpuBlocks) {
+  // Corpus vllm-021 (vllm#10517, Llama-3.1-8B, RTX 3090 23.58 GiB, --max-model-len 29000): "Memory
+  // profiling results: total_gpu_memory=23.58GiB initial_memory_usage=15.34GiB peak_torch_memory=17.98GiB
+  // memory_usage_post_profile=15.35GiB non_torch_memory=0.35GiB kv_cache_size=2.89GiB
+  // gpu_memory_utilization=0.90", "# GPU blocks: 1478, # CPU blocks: 2048" and the refusal at 23,648
+  // tokens. CPU blocks = 4 GiB swap // (16 tokens x 32 layers x 8 heads x 128 x 2 x 2 B = 2 MiB) = 2048.
+  std::vector<std::string> argv = {"--engine", "vllm@0.6.4", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "rtx-3090",
+                                   "--gpu-memory", "23.58GiB", "--gpu-memory-utilization", "0.9", "--max-model-len", "29000"};
+  Forecast f = run(argv);
+  EXPECT_EQ(f.verdict, Verdict::Refused);
+  EXPECT_LT(pct_err(f.kv_tokens, 23648), 1.0);  // 23,488 forecast (-0.7%)
+  EXPECT_TRUE(log_contains(f, "Memory profiling results: total_gpu_memory=23.58GiB initial_memory_usage="));
+  EXPECT_TRUE(log_contains(f, "gpu_memory_utilization=0.90"));
+  EXPECT_TRUE(log_contains(f, "# CPU blocks: 2048"));
+  argv.insert(argv.end(), {"--swap-space", "1"});
+  EXPECT_TRUE(log_contains(run(argv), "# CPU blocks: 512"));
+  // CacheConfig.swap_space: float, ge=0; a PiB per GPU is no host's memory.
+  EXPECT_NE(input_error({"--engine", "vllm@0.6.4", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s", "--swap-space", "-1"})
+                .find("Input should be greater than or equal to 0"),
+            std::string::npos);
+  EXPECT_NE(input_error({"--engine", "vllm@0.6.4", "--model", "Qwen/Qwen3-8B", "--gpu", "l40s", "--swap-space", "1e300"}).find("Too large swap space"),
+            std::string::npos);
 }
 
 TEST(VllmExtraCalibration, ProfileRunSamplerIsTritonFrom016) {

@@ -244,6 +244,11 @@ struct LogScan {
   LogEngine engine = LogEngine::Unknown;  // from the memory lines and markers the log contains
   std::string engine_version;             // as printed ("0.10.1.1"), or empty
   int64_t engine_version_line = 0;
+  // When no line prints the version: the release whose rules the log's own line formats belong
+  // to ("0.6.4" for V0's pre-PR-#10511 "Memory profiling results: ... initial_memory_usage="),
+  // with the line and why; empty when the formats do not tell.
+  std::string engine_version_hint;
+  std::string engine_version_hint_why;
   std::string model_class;                // SGLang "type=DeepseekV3ForCausalLM" of the first load
 
   std::vector<LogArgSet> arg_sets;

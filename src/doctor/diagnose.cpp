@@ -58,7 +58,13 @@ RebuiltArgs rebuild_args(const LogScan& scan, const Args& user) {
         engine = "sglang";
         r.gaps.push_back("the log does not say which engine wrote it: assuming SGLang (give --engine)");
     }
-    if (!scan.engine_version.empty()) engine += "@" + scan.engine_version;
+    if (!scan.engine_version.empty()) {
+      engine += "@" + scan.engine_version;
+    } else if (!scan.engine_version_hint.empty()) {
+      engine += "@" + scan.engine_version_hint;
+      r.gaps.push_back(fmt::format("the log does not print the engine's version: {} rules INFERRED from {}", scan.engine_version_hint,
+                                   scan.engine_version_hint_why));
+    }
   }
   a.insert(a.end(), {"--engine", engine});
   EngineKind kind = parse_engine_spec(engine).first;

@@ -150,6 +150,7 @@ struct Ctx {
              int device = -1, int64_t oom_index = -1);
   LogError& error(const Line& l, std::string_view kind);
   void version(std::string_view v, int64_t line);
+  void version_hint(std::string_view v, std::string_view why, int64_t line);
 };
 
 inline void set_first(std::optional<LogFigure>& f, int64_t v, int64_t line) {

@@ -195,6 +195,9 @@ void read_vllm(Ctx& c, const Line& l) {
     if (auto v = size_after(b, ") =", GiB)) set_first(f.requested, *v, l.no);
     c.keep(l, "vllm.v0_budget");
     c.score_vllm += 2;
+    // V0 worker.py's breakdown inside memory_profiling (PR #10511, 0.6.5) until V0 left (0.11);
+    // V0 was the default engine up to 0.7.3, whose rules the era table applies to any V0 log.
+    c.version_hint("0.7.3", "V0's 'the current vLLM instance can use total_gpu_memory' breakdown (0.6.5 .. 0.7.3 as the default engine)", l.no);
   }
   if (k[kVWeightsTake]) {
     auto& f = c.fig(l.rank);
@@ -216,6 +219,10 @@ void read_vllm(Ctx& c, const Line& l) {
     if (auto v = size_after(b, "kv_cache_size=", GiB)) set_first(f.kv_bytes, *v, l.no);
     if (auto v = num_after(b, "gpu_memory_utilization=")) set_first(f.gpu_memory_utilization, *v, l.no);
     c.keep(l, "vllm.v0_profiling_results");
+    // The format V0 worker.py printed before PR #10511 replaced it (first release 0.6.5):
+    // non_torch_memory there is every non-torch byte in use, the CUDA context included.
+    if (b.find("initial_memory_usage=") != std::string_view::npos)
+      c.version_hint("0.6.4", "V0's 'Memory profiling results: ... initial_memory_usage=' line (before PR #10511, 0.6.5)", l.no);
     c.stage(l, "kv_pool");
     c.score_vllm += 2;
   }

@@ -2,6 +2,7 @@
 // colours, over-long lines, binary junk), runs the keyword prefilter, hands matching lines to
 // the engine readers, and at the end builds the per-rank summary and the reading-level outcome.
 #include <algorithm>
+#include <fmt/format.h>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -126,6 +127,12 @@ void Ctx::version(std::string_view v, int64_t line) {
   if (!scan.engine_version.empty() || v.empty() || v.size() > 80) return;
   scan.engine_version = std::string(v);
   scan.engine_version_line = line;
+}
+
+void Ctx::version_hint(std::string_view v, std::string_view why, int64_t line) {
+  if (!scan.engine_version_hint.empty()) return;
+  scan.engine_version_hint = std::string(v);
+  scan.engine_version_hint_why = fmt::format("{} (line {})", why, line);
 }
 
 }  // namespace logscan_detail

@@ -60,6 +60,26 @@ std::vector<std::string> vllm_environment_from_log(const std::string& raw, const
   return out;
 }
 
+// A record whose engine_version names no release (null, "unknown", "unknown@2024", "latest@..."):
+// the version the log prints ("Initializing a V1 LLM engine (v0.10.1.1)", "vLLM API server version
+// ..."), else the release whose rules its own line formats belong to (logscan's version hint, e.g.
+// V0's pre-0.6.5 "Memory profiling results: ... initial_memory_usage=" line), with a note saying
+// which. Either is closer to the code that ran than a date bracket. Untagged source builds
+// ("0.1.dev...") tell nothing and are not used.
+std::optional<std::pair<std::string, std::string>> version_from_log(const std::optional<std::string>& version, const std::string& raw,
+                                                                    const std::string& id) {
+  auto head = version ? version->substr(0, version->find('@')) : std::string();
+  if (version && *version != "null" && head != "unknown" && head != "latest") return std::nullopt;
+  if (raw.empty()) return std::nullopt;
+  LogScan scan = scan_log_text(raw, id);
+  const std::string& v = scan.engine_version;
+  if (!v.empty() && std::isdigit(static_cast<unsigned char>(v.front())) && v.rfind("0.1.dev", 0) != 0)
+    return std::pair{v, fmt::format("version {} as the log prints it", v)};
+  if (!scan.engine_version_hint.empty())
+    return std::pair{scan.engine_version_hint, fmt::format("{} rules INFERRED from the log's {}", scan.engine_version_hint, scan.engine_version_hint_why)};
+  return std::nullopt;
+}
+
 std::optional<double> num(const J& o, const char* k) {
   if (!o.is_object() || !o.contains(k) || o[k].is_null()) return std::nullopt;
   if (o[k].is_number()) return o[k].get<double>();
@@ -272,6 +292,11 @@ J validate_corpus(const std::string& path) {
     std::string why;
     auto engine = str(c, "engine").value_or("");
     auto version = str(c, "engine_version");
+    std::string version_note;
+    if (auto lv = version_from_log(version, str(c, "raw").value_or(""), str(c, "id").value_or(""))) {
+      version = lv->first;
+      version_note = lv->second;
+    }
     auto model = str(c, "model");
     auto gpu = str(c, "gpu");
     auto total = num(c, "gpu_total_gib");
@@ -510,7 +535,8 @@ J validate_corpus(const std::string& path) {
       }
     }
     if (!why.empty()) row["reason"] = why;
-    else if (!gpu_note.empty()) row["note"] = gpu_note;
+    else if (!gpu_note.empty() || !version_note.empty())
+      row["note"] = gpu_note + (gpu_note.empty() || version_note.empty() ? "" : "; ") + version_note;
     J o = J::object();
     for (const char* k : {"kv_tokens", "weights_gib", "post_weights_avail_gib", "graph_gib", "outcome"})
       if (obs.contains(k) && !obs[k].is_null()) o[k] = obs[k];

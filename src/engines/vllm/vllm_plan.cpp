@@ -61,6 +61,13 @@ std::string py(double x) {
 
 std::string conserving() { return " See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."; }
 
+// V0's CPU swap blocks: int(swap_space_bytes // cache_block_size), 4 GiB by default (2048 blocks of
+// 2 MiB for Llama-3.1-8B in vllm-021's and xvllm-015's logs).
+int64_t v0_cpu_blocks(const Settings& s, const RankTerms& t0) {
+  const int64_t block = t0.st->layout.bytes_per_block_all();
+  return block > 0 ? static_cast<int64_t>(s.swap_space_gib * 1073741824.0) / block : 0;
+}
+
 // The lines vLLM prints on rank 0 / the engine core from weight loading to graph capture, in
 // the era's wording (after the results are set in f).
 void log_lines(Forecast& f, const Settings& s, const RankTerms& t0, int64_t F0c, int64_t R, int64_t T, double u, int64_t L, int64_t blocks,
@@ -78,7 +85,15 @@ void log_lines(Forecast& f, const Settings& s, const RankTerms& t0, int64_t F0c,
       if (!era.total_consumed)
         f.log.push_back(fmt::format("Initial free memory: {:.2f} GiB; Requested memory: {:.2f} (util), {:.2f} GiB", to_gib(F0c), u, to_gib(R)));
     }
-    if (era.v0)
+    if (era.v0 && !era.v0_context_in_baseline) {
+      // V0 worker.py before PR #10511 (0.6.4 and earlier): one line, non_torch_memory = every
+      // non-torch byte in use (the CUDA context included); as an RTX 3090 log printed it (vllm-021).
+      const int64_t non_torch = t0.st->nt.central + t0.st->ctx_budget.central;
+      f.log.push_back(fmt::format("Memory profiling results: total_gpu_memory={:.2f}GiB initial_memory_usage={:.2f}GiB peak_torch_memory={:.2f}GiB "
+                                  "memory_usage_post_profile={:.2f}GiB non_torch_memory={:.2f}GiB kv_cache_size={:.2f}GiB gpu_memory_utilization={:.2f}",
+                                  to_gib(T), to_gib(W0 + t0.st->ctx_budget.central), to_gib(W0 + t0.st->act.central), to_gib(W0 + non_torch),
+                                  to_gib(non_torch), to_gib(t0.avail[Central]), u));
+    } else if (era.v0)
       f.log.push_back(fmt::format("Memory profiling takes (not forecast) seconds. the current vLLM instance can use total_gpu_memory ({:.2f}GiB) x "
                                   "gpu_memory_utilization ({:.2f}) = {:.2f}GiB. model weights take {:.2f}GiB; non_torch_memory takes {:.2f}GiB; PyTorch "
                                   "activation peak memory takes {:.2f}GiB; the rest of the memory reserved for KV Cache is {:.2f}GiB.",
@@ -128,7 +143,7 @@ void log_lines(Forecast& f, const Settings& s, const RankTerms& t0, int64_t F0c,
     if (s.dcp > 1 && !era.v0)  // kv_cache_utils.py _report_kv_cache_config, before the size line
       f.log.push_back(fmt::format("Multiplying the GPU KV cache size by the cp_world_size {} (pcp_world_size 1 * dcp_world_size {}).", s.dcp, s.dcp));
     if (era.v0) {
-      f.log.push_back(fmt::format("# GPU blocks: {}, # CPU blocks: {}", blocks, 0));
+      f.log.push_back(fmt::format("# GPU blocks: {}, # CPU blocks: {}", blocks, v0_cpu_blocks(s, t0)));
       f.log.push_back(fmt::format("Maximum concurrency for {} tokens per request: {:.2f}x", L, f.max_concurrency));
     } else if (era.combined_kv_line) {
       f.log.push_back(fmt::format("GPU KV cache size: {} tokens, Maximum concurrency for {} tokens per request: {:.2f}x", commas(f.kv_tokens),
@@ -166,7 +181,7 @@ void log_lines(Forecast& f, const Settings& s, const RankTerms& t0, int64_t F0c,
     }
   }
   if (era.v0 && refusal && refusal->stage == "kv_pool" && v0_tokens > 0) {
-    f.log.push_back(fmt::format("# GPU blocks: {}, # CPU blocks: {}", blocks, 0));
+    f.log.push_back(fmt::format("# GPU blocks: {}, # CPU blocks: {}", blocks, v0_cpu_blocks(s, t0)));
   }
 }
 

@@ -392,6 +392,17 @@ Settings resolve_settings(const Deployment& d) {
     s.cpu_offload_bytes = static_cast<int64_t>(gb * 1073741824.0);
   }
 
+  // --swap-space (CacheConfig.swap_space: float GiB per GPU, default 4, ge=0): V0's CPU swap blocks,
+  // int(swap_space_bytes // cache_block_size) (worker.py determine_num_available_blocks).
+  if (auto v = get("--swap-space")) {
+    s.swap_space_gib = plain_float("--swap-space", *v);
+    if (s.swap_space_gib < 0) pydantic("CacheConfig", "swap_space", "Input should be greater than or equal to 0", "greater_than_equal", *v, "float");
+    // CacheConfig.verify_with_parallel_config raises "Too large swap space" above 70% of the host's
+    // memory; no host has a PiB.
+    if (s.swap_space_gib > 1048576)
+      fail_input("vllm serve", "--swap-space", fmt::format("{} GiB per GPU: vLLM raises 'Too large swap space' above 70% of the host's memory", *v));
+  }
+
   // Text-only serving of a vision-language model. --language-model-only skips the towers a model
   // marks (_mark_tower_model). --limit-mm-per-prompt (JSON '{"image": 0, "video": 0}', the older
   // "image=0,video=0", or the dotted --limit-mm-per-prompt.image 0): the Qwen2.5-VL / Qwen3-VL /

@@ -33,6 +33,7 @@ struct Settings {
   // --quantization fp8 on an unquantized 16-bit checkpoint: vLLM's online dynamic FP8.
   bool online_fp8 = false;
   int64_t cpu_offload_bytes = 0;     // --cpu-offload-gb x 1024^3, per GPU
+  double swap_space_gib = 4;         // --swap-space (CacheConfig.swap_space, GiB per GPU): V0 sizes its CPU blocks from it
   int64_t mamba_block_size = 0;      // --mamba-block-size (0: not given); used in mamba_cache_mode "all"
   // The vision tower is neither loaded nor profiled: --language-model-only, or image and video
   // limits of 0 on a Qwen-VL family model.
