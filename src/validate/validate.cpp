@@ -47,16 +47,23 @@ std::vector<std::string> env_from_notes(const J& c) {
 // What a vLLM log states about the environment it ran in, which no flag of the case carries:
 // FlashInfer's top-p/top-k sampler in use (topk_topp_sampler.py logs "Using FlashInfer for top-p &
 // top-k sampling", so the install had FlashInfer: VLLM_USE_FLASHINFER_SAMPLER=1 plans that path)
-// and a TP group spread over nodes (custom_all_reduce.py: "Custom allreduce is disabled because
-// this process group spans across nodes": --interconnect network). A variable the notes set wins.
+// a TP group spread over nodes (custom_all_reduce.py: "Custom allreduce is disabled because this
+// process group spans across nodes": --interconnect network) and GPUs without peer access ("...
+// because your platform lacks GPU P2P capability or P2P test failed": --interconnect pcie, cards
+// on PCIe, not NVLink). A variable the notes set wins. A line a post wrapped at a fixed width
+// ("Custom allre\nduce is disabled") is read with the wrap undone.
 std::vector<std::string> vllm_environment_from_log(const std::string& raw, const std::vector<std::string>& env_given) {
   std::vector<std::string> out;
+  std::string unwrapped = raw;
+  unwrapped.erase(std::remove(unwrapped.begin(), unwrapped.end(), '\n'), unwrapped.end());
+  auto says = [&](const char* line) { return raw.find(line) != std::string::npos || unwrapped.find(line) != std::string::npos; };
   const bool sampler_given = std::any_of(env_given.begin(), env_given.end(),
                                          [](const std::string& e) { return e.rfind("VLLM_USE_FLASHINFER_SAMPLER=", 0) == 0; });
-  if (!sampler_given && raw.find("Using FlashInfer for top-p & top-k sampling") != std::string::npos)
-    out.insert(out.end(), {"--env", "VLLM_USE_FLASHINFER_SAMPLER=1"});
-  if (raw.find("Custom allreduce is disabled because this process group spans across nodes") != std::string::npos)
+  if (!sampler_given && says("Using FlashInfer for top-p & top-k sampling")) out.insert(out.end(), {"--env", "VLLM_USE_FLASHINFER_SAMPLER=1"});
+  if (says("Custom allreduce is disabled because this process group spans across nodes"))
     out.insert(out.end(), {"--interconnect", "network"});
+  else if (says("Custom allreduce is disabled because your platform lacks GPU P2P capability"))
+    out.insert(out.end(), {"--interconnect", "pcie"});
   return out;
 }
 

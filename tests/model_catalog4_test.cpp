@@ -1,0 +1,57 @@
+// Catalog additions of the fifth collection pass (data/models, INDEX.md "Fifth pass"): four real
+// config files of models that extra startup logs name. Each reproduces a count its source states
+// (a tensor total, a checkpoint's total_size) and the KV bytes per token its logs imply.
+#include <gtest/gtest.h>
+
+#include "headroom/kv.h"
+#include "headroom/model.h"
+
+using namespace headroom;
+
+namespace {
+Parallel tp(int n) {
+  Parallel p;
+  p.tp = n;
+  return p;
+}
+}  // namespace
+
+TEST(ModelCatalog4, Qwen2_7B_InstructMatchesItsReportedTensorTotal) {
+  // The model report the config comes from sums its four safetensors files to 7,615,616,512
+  // parameters in 339 tensors. By hand: layer = q 3584x3584 + 3584 bias, k and v 3584x512 + 512
+  // bias each, o 3584x3584, MLP 3 x 3584x18944, 2 norms x 3584 = 233,057,792; x 28 = 6,525,618,176;
+  // + embedding and untied lm_head 2 x 152064x3584 = 1,089,994,752; + final norm 3,584.
+  auto m = load_model("Qwen/Qwen2-7B-Instruct");
+  EXPECT_EQ(m->params_total, 7'615'616'512);
+  EXPECT_EQ(m->tensors.size(), 339u);
+  EXPECT_FALSE(m->config.tie_word_embeddings);
+  // 28 layers x 4 KV heads x 128 x (K + V) x 2 B = 57,344 B: extra xvllm-096 logs 464,848 tokens in
+  // "Available KV cache memory: 24.83 GiB" (464,848 x 57,344 B = 24.826 GiB).
+  EXPECT_EQ(kv_per_token(m->config, EngineKind::VLLM, tp(1), "auto", 80).full_bytes, 57'344);
+  EXPECT_EQ(kv_per_token(m->config, EngineKind::VLLM, tp(2), "auto", 80).full_bytes, 28'672);
+}
+
+TEST(ModelCatalog4, Qwen1_5_7B_MatchesItsIndexTotalSize) {
+  // metadata.total_size of the same folder's model.safetensors.index.json: 15,442,649,088 B, all
+  // BF16. No GQA: 32 KV heads, so 32 layers x 32 x 128 x 2 x 2 B = 524,288 B per token (extra
+  // xtrt-012: 631 blocks x 64 tokens x 524,288 B = 19.72 GiB = 0.9 x the logged 21.89 GiB).
+  auto m = load_model("Qwen/Qwen1.5-7B");
+  EXPECT_EQ(m->checkpoint_bytes, 15'442'649'088);
+  EXPECT_EQ(m->config.num_kv_heads, 32);
+  EXPECT_EQ(kv_per_token(m->config, EngineKind::VLLM, tp(1), "auto", 80).full_bytes, 524'288);
+}
+
+TEST(ModelCatalog4, CoderAndHermesShareTheirBasesShapes) {
+  // Qwen2.5-Coder-0.5B-Instruct differs from Qwen2.5-0.5B-Instruct only in max_window_layers (24 vs
+  // 21, unused: use_sliding_window false), so the counts are equal (model card: 0.49B). Hermes-3 is
+  // a Llama-3.1-8B fine-tune with the same shapes: 8,030,261,248 like meta-llama/Llama-3.1-8B-Instruct.
+  auto coder = load_model("Qwen/Qwen2.5-Coder-0.5B-Instruct");
+  auto base = load_model("Qwen/Qwen2.5-0.5B-Instruct");
+  EXPECT_EQ(coder->params_total, base->params_total);
+  EXPECT_EQ(coder->params_total, 494'032'768);
+  EXPECT_TRUE(coder->config.tie_word_embeddings);
+  auto hermes = load_model("NousResearch/Hermes-3-Llama-3.1-8B");
+  EXPECT_EQ(hermes->params_total, 8'030'261'248);
+  EXPECT_EQ(hermes->config.max_position_embeddings, 131'072);
+  EXPECT_EQ(hermes->config.rope_scaling_type, "llama3");
+}
