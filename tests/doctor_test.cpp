@@ -338,3 +338,16 @@ TEST(DoctorVllm, FractionAndContextTogetherWhenNeitherFitsAlone) {
   EXPECT_NE(d.command.find("--max-model-len " + d.fixes[1].value), std::string::npos);
   EXPECT_EQ(diagnosis_json(d)["fix"][1]["together"], true);
 }
+
+TEST(DoctorVllm, VersionInferredFromTheLogsOwnFormatWhenNoneIsPrinted) {
+  // Corpus vllm-021 prints no version; its "Memory profiling results: ... initial_memory_usage=" is
+  // V0's line before PR #10511 (0.6.5): the doctor plans with 0.6.4 rules and says so in its gaps.
+  const std::string raw = case_raw("/corpus/vllm.jsonl", "vllm-021");
+  ASSERT_FALSE(raw.empty());
+  Diagnosis d = diagnose(scan_log_text(raw, "vllm-021"), Args::parse({"--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "rtx-3090"}));
+  EXPECT_EQ(d.engine, "vllm");
+  EXPECT_EQ(d.stage, "kv_pool");
+  bool said = false;
+  for (const auto& g : d.gaps) said = said || g.find("0.6.4 rules INFERRED") != std::string::npos;
+  EXPECT_TRUE(said);
+}
