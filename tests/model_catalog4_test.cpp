@@ -55,3 +55,23 @@ TEST(ModelCatalog4, CoderAndHermesShareTheirBasesShapes) {
   EXPECT_EQ(hermes->config.max_position_embeddings, 131'072);
   EXPECT_EQ(hermes->config.rope_scaling_type, "llama3");
 }
+
+TEST(ModelCatalog4, ByteExactQwenAndDistillConfigs) {
+  // Sixth pass, each file byte-identical to a hash an independent manifest pins (facts.json).
+  // Qwen3-30B-A3B-Instruct-2507 has Qwen3-30B-A3B's shapes with a 262,144-token native context
+  // (rope_theta 1e7): the same parameters, a longer default --max-model-len.
+  auto inst = load_model("Qwen/Qwen3-30B-A3B-Instruct-2507");
+  auto base = load_model("Qwen/Qwen3-30B-A3B");
+  EXPECT_EQ(inst->params_total, base->params_total);
+  EXPECT_EQ(inst->params_active, base->params_active);
+  EXPECT_EQ(inst->config.max_position_embeddings, 262'144);
+  EXPECT_EQ(base->config.max_position_embeddings, 40'960);
+  // DeepSeek-R1-Distill-Qwen-7B is Qwen2-7B-Instruct's geometry (rope_theta 1e4, 131,072 positions).
+  auto distill = load_model("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B");
+  EXPECT_EQ(distill->params_total, 7'615'616'512);
+  EXPECT_EQ(distill->config.max_position_embeddings, 131'072);
+  // Qwen2.5-0.5B (base): the report's 494,032,768 parameters in 290 tensors.
+  auto small = load_model("Qwen/Qwen2.5-0.5B");
+  EXPECT_EQ(small->params_total, 494'032'768);
+  EXPECT_EQ(small->tensors.size(), 290u);
+}
