@@ -153,5 +153,31 @@ TEST(ValidateCaseInputs, VagueVersionTakesTheOneTheLogShows) {
   EXPECT_EQ(kv("no-log"), 27168);
 }
 
+TEST(ValidateCaseInputs, TorchCompileCacheStateTheLogShowsReachesThePlan) {
+  // Extra xvllm-111 / -112 (0.27.1, Qwen3-8B, RTX 4090): the first start compiles ("torch.compile
+  // took 38.96 s in total"), the restart loads ("Directly load AOT compilation from path ...",
+  // "torch.compile took 0.30 s"). A cold start plans 1 GiB less KV; no line, the restart's plan.
+  auto c = [](const char* id, const char* raw) {
+    return fmt::format(R"({{"id": "{}", "engine": "vllm", "engine_version": "0.27.1", "model": "Qwen/Qwen3-8B", "gpu": "rtx-4090", )"
+                       R"("gpu_total_gib": 23.52, "gpus": 1, "tp": 1, "flags": {{"--max-model-len": "8192"}}, "observed": {{"outcome": "ok"}}, "raw": "{}"}})"
+                       "\n",
+                       id, raw);
+  };
+  auto path = test::write_corpus("case_inputs_compile.jsonl",
+                                 c("cold", "INFO [monitor.py:53] torch.compile took 38.96 s in total") +
+                                     c("graph", "INFO [backends.py:393] Compiling a graph for compile range (1, 2048) takes 17.57 s") +
+                                     c("warm", "INFO [decorators.py:311] Directly load AOT compilation from path /root/.cache/vllm/x\\n"
+                                               "INFO [monitor.py:53] torch.compile took 0.30 s in total") +
+                                     c("quick", "INFO [monitor.py:53] torch.compile took 0.30 s in total") + c("none", ""));
+  auto j = validate_corpus(path);
+  std::remove(path.c_str());
+  auto kv = [&](const char* id) { return test::case_row(j, id)["predicted"]["kv_tokens"].get<int64_t>(); };
+  EXPECT_EQ(kv("none"), 41888);
+  EXPECT_EQ(kv("warm"), 41888);
+  EXPECT_EQ(kv("quick"), 41888);
+  EXPECT_EQ(kv("cold"), 34608);
+  EXPECT_EQ(kv("graph"), 34608);
+}
+
 }  // namespace
 }  // namespace headroom

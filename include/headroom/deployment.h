@@ -29,6 +29,10 @@ struct Deployment {
   // --env NAME=VALUE: the engine's environment variables that change its memory arithmetic
   // (e.g. VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0); an engine model notes the ones it ignores.
   std::vector<std::pair<std::string, std::string>> env;
+  // --compile-cache cold|warm: the state of vLLM's torch.compile cache at start (~/.cache/vllm/
+  // torch_compile_cache): cold on a first start or in a fresh container, warm on a restart that kept
+  // it. Empty = not said (each engine model states what it assumes).
+  std::string compile_cache;
 
   const std::string* flag(std::string_view name) const;   // last value given, or nullptr
   const std::string* env_value(std::string_view name) const;  // last --env value given, or nullptr

@@ -64,7 +64,7 @@ constexpr Alias kParallelFlags[] = {
 };
 constexpr std::string_view kHeadroomOptions[] = {"--engine", "--model", "--model-path", "--gpu", "--gpu-memory",
                                                  "--gpus", "--json", "--enable-dp-attention", "--env",
-                                                 "--interconnect"};
+                                                 "--interconnect", "--compile-cache"};
 }  // namespace
 
 const std::vector<std::string_view>& common_deployment_options() {
@@ -229,6 +229,11 @@ Deployment parse_deployment(const Args& given, std::string_view default_model, s
   if (auto ic = args.get("--interconnect")) {
     if (!is_interconnect(*ic)) fail_input("command line", "--interconnect", fmt::format("'{}' is not one of {}", *ic, fmt::join(kInterconnects, ", ")));
     d.gpu.interconnect = *ic;
+  }
+
+  if (auto cc = args.get("--compile-cache")) {
+    if (*cc != "cold" && *cc != "warm") fail_input("command line", "--compile-cache", fmt::format("'{}' is not one of cold, warm", *cc));
+    d.compile_cache = *cc;
   }
 
   for (const auto& [k, v] : args.options()) {

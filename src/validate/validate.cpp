@@ -64,6 +64,15 @@ std::vector<std::string> vllm_environment_from_log(const std::string& raw, const
     out.insert(out.end(), {"--interconnect", "network"});
   else if (says("Custom allreduce is disabled because your platform lacks GPU P2P capability"))
     out.insert(out.end(), {"--interconnect", "pcie"});
+  // The torch.compile cache the start found: loaded ("Directly load AOT compilation from path",
+  // "Directly load the compiled graph(s)") -> warm; compiled ("Compiling a graph for ...", or
+  // "torch.compile took N s in total" with N >= 5 s where a cache hit takes well under one) -> cold.
+  static const std::regex took(R"(torch\.compile (?:took|takes) ([0-9]+(?:\.[0-9]+)?) ?s)");
+  std::smatch m;
+  if (says("Directly load AOT compilation") || says("Directly load the compiled graph"))
+    out.insert(out.end(), {"--compile-cache", "warm"});
+  else if (says("Compiling a graph for") || (std::regex_search(raw, m, took) && std::stod(m[1].str()) >= 5))
+    out.insert(out.end(), {"--compile-cache", "cold"});
   return out;
 }
 

@@ -185,6 +185,13 @@ void log_lines(Forecast& f, const Settings& s, const RankTerms& t0, int64_t F0c,
   }
 }
 
+// Model Runner V2 compiling with torch.compile on an empty cache: --compile-cache cold, or
+// VLLM_DISABLE_COMPILE_CACHE=1 (vllm/envs.py: every start compiles). enforce_eager compiles nothing.
+bool compiles_cold(const Deployment& d, const Settings& s) {
+  if (s.enforce_eager || !model_runner_v2(s.era, d.model->config)) return false;
+  return d.compile_cache == "cold" || d.env_on("VLLM_DISABLE_COMPILE_CACHE");
+}
+
 // What the forecast rests on: the budget rule of the era, the estimated terms, the KV layout.
 void notes(Forecast& f, const Deployment& d, const Settings& s, const RankTerms& t0, int64_t T, int64_t R, double u) {
   const Era& era = s.era;
@@ -207,6 +214,14 @@ void notes(Forecast& f, const Deployment& d, const Settings& s, const RankTerms&
                                 : t0.st->layout.composition.empty() ? ""
                                                                      : " (" + t0.st->layout.composition + ")"));
   if (d.par.dp > 1) f.notes.push_back(fmt::format("data parallel {}: each engine replica plans the same; KV tokens are per replica", d.par.dp));
+  if (!era.v0 && !s.enforce_eager && !compiles_cold(d, s)) {
+    if (model_runner_v2(era, d.model->config))
+      f.notes.push_back("torch.compile cache: warm (a restart that kept ~/.cache/vllm). A first start or a fresh container compiles inside the "
+                        "profile run and holds ~1.0 GiB more (ESTIMATE): --compile-cache cold plans it");
+    else if (d.compile_cache == "warm")
+      f.notes.push_back("torch.compile cache: the V1 runner's terms are fitted on first starts; a warm restart had 0.95 GiB more KV in a 0.24.0 "
+                        "pair (xvllm-012), not applied (n=1)");
+  }
 }
 
 // What plans of one deployment share when only its budget flags differ (tune's and fit's
@@ -539,6 +554,13 @@ void prepare(Prepared& P, const Deployment& d) {
       if (dsv4) sparse = dsv4_profile_buffers(c, s.max_model_len, N, w.pp_rank, pp);
       else if (c.mla && c.has_indexer() && !era.v0) sparse = dsa_profile_buffers(c, s.max_model_len);
       st.act = activation_peak(era, c, d.par, N, s.max_num_seqs, last, layers, sparse ? &*sparse : nullptr, fi);
+      if (compiles_cold(d, s)) {
+        const Estimate cold = cold_compile_overhead();
+        st.act.central += cold.central;
+        st.act.low += cold.low;
+        st.act.high += cold.high;
+        st.act.basis += "; + " + cold.basis;
+      }
       if (sparse) {
         st.v4_workspace.central = st.v4_workspace.high = sparse->workspace;
         st.v4_workspace.low = std::min(sparse->workspace, sparse->gather_ws);  // as activation_peak's low end

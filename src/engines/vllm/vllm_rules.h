@@ -266,6 +266,8 @@ Estimate activation_peak(const Era& era, const ModelConfig& c, const Parallel& p
                          const Dsv4ProfileBuffers* v4 = nullptr, FlashInferSampler fi = FlashInferSampler::Unset);
 // The sampler warm-up after capture (compile_or_warm_up_model): transient logits + sort buffers.
 Estimate sampler_warmup(const Era& era, const ModelConfig& c, int64_t num_reqs, FlashInferSampler fi = FlashInferSampler::Unset);
+// What a cold torch.compile cache adds to Model Runner V2's profiled peak (ESTIMATE; vllm_estimates.cpp).
+Estimate cold_compile_overhead();
 // CUDA-graph memory: the capture after the KV cache (L16) and the estimator (L8).
 Estimate cuda_graph_memory(const ModelConfig& c, int64_t layers_on_rank, int64_t linear_layers_on_rank,
                            int64_t piecewise_graphs, int64_t full_graphs, int tp);
