@@ -66,6 +66,12 @@ TEST(ModelCatalog4, ByteExactQwenAndDistillConfigs) {
   EXPECT_EQ(inst->params_active, base->params_active);
   EXPECT_EQ(inst->config.max_position_embeddings, 262'144);
   EXPECT_EQ(base->config.max_position_embeddings, 40'960);
+  // The Thinking release's config.json has the same sha256 (pinned for its snapshot 144afc2f), and
+  // its official -FP8 sibling is derived from it at lookup, as for every Qwen -FP8 pair.
+  auto think = load_model("Qwen/Qwen3-30B-A3B-Thinking-2507");
+  EXPECT_EQ(think->params_total, inst->params_total);
+  auto think_fp8 = load_model("Qwen/Qwen3-30B-A3B-Thinking-2507-FP8");
+  EXPECT_LT(think_fp8->checkpoint_bytes, think->checkpoint_bytes * 6 / 10);
   // DeepSeek-R1-Distill-Qwen-7B is Qwen2-7B-Instruct's geometry (rope_theta 1e4, 131,072 positions).
   auto distill = load_model("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B");
   EXPECT_EQ(distill->params_total, 7'615'616'512);
