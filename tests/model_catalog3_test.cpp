@@ -7,16 +7,11 @@
 #include "headroom/error.h"
 #include "headroom/kv.h"
 #include "headroom/model.h"
+#include "parallel_test_util.h"
 
 using namespace headroom;
 
-namespace {
-Parallel tp(int n) {
-  Parallel p;
-  p.tp = n;
-  return p;
-}
-}  // namespace
+using headroom::test::tp;
 
 TEST(ModelCatalog3, Gemma3_12B_ReadsDefaultsOfGemma3TextConfig) {
   // The file names hidden 3840, 48 layers, 16 heads, 8 KV heads, window 1024, rope linear x8; the rest

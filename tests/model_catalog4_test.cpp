@@ -5,16 +5,11 @@
 
 #include "headroom/kv.h"
 #include "headroom/model.h"
+#include "parallel_test_util.h"
 
 using namespace headroom;
 
-namespace {
-Parallel tp(int n) {
-  Parallel p;
-  p.tp = n;
-  return p;
-}
-}  // namespace
+using headroom::test::tp;
 
 TEST(ModelCatalog4, Qwen2_7B_InstructMatchesItsReportedTensorTotal) {
   // The model report the config comes from sums its four safetensors files to 7,615,616,512

@@ -9,17 +9,13 @@
 #include "headroom/kv.h"
 #include "headroom/layout.h"
 #include "headroom/model.h"
+#include "parallel_test_util.h"
 
 using namespace headroom;
 
+using headroom::test::tp;
+
 namespace {
-Parallel tp(int n, int pp = 1, int ep = 1) {
-  Parallel p;
-  p.tp = n;
-  p.pp = pp;
-  p.ep = ep;
-  return p;
-}
 int64_t component(const RankWeights& r, const std::string& name) {
   for (const auto& [k, v] : r.by_component)
     if (k == name) return v;

@@ -22,6 +22,7 @@
 #include "headroom/model.h"
 #include "model/model_internal.h"
 #include "plan_test_util.h"
+#include "parallel_test_util.h"
 
 using namespace headroom;
 using namespace headroom::test;
@@ -29,11 +30,6 @@ using namespace headroom::test;
 namespace {
 const char* kId = "nvidia/Llama-3_3-Nemotron-Super-49B-v1";
 std::shared_ptr<const Model> super49b() { return load_model(kId); }
-Parallel tp(int n) {
-  Parallel p;
-  p.tp = n;
-  return p;
-}
 }  // namespace
 
 TEST(NemotronNas, FfnMultToIntermediateRoundsUpTo256) {
