@@ -76,3 +76,22 @@ TEST(ModelCatalog4, ByteExactQwenAndDistillConfigs) {
   EXPECT_EQ(small->params_total, 494'032'768);
   EXPECT_EQ(small->tensors.size(), 290u);
 }
+
+TEST(ModelCatalog4, Qwen3_4B_PairProvenByPinnedHashes) {
+  // Both files match sha256 digests pinned for their Hub revisions (facts.json). Qwen3-4B: 36 layers,
+  // hidden 2560, 32 / 8 heads of 128, MLP 9728, tied embeddings. By hand: layer = q 2560x4096 +
+  // k, v 2 x 2560x1024 + o 4096x2560 + MLP 3 x 2560x9728 + 2 norms x 2560 + q/k norms 2 x 128
+  // = 100,930,816; x 36 = 3,633,509,376; + embedding 151936x2560 = 388,956,160; + norm 2,560
+  // = 4,022,468,096 -- 8,044,936,192 bf16 bytes in 36 x 11 + 2 = 398 tensors, the "398 tensors;
+  // raw tensor bytes 8044936192" a manifest states for the real index (search-index id 62354515976).
+  // The Instruct-2507 release differs only in context (262,144) and rope_theta.
+  auto base = load_model("Qwen/Qwen3-4B");
+  auto inst = load_model("Qwen/Qwen3-4B-Instruct-2507");
+  EXPECT_EQ(base->params_total, 4'022'468'096);
+  EXPECT_EQ(base->checkpoint_bytes, 8'044'936'192);
+  EXPECT_EQ(base->tensors.size(), 398u);
+  EXPECT_EQ(inst->params_total, base->params_total);
+  EXPECT_EQ(base->config.max_position_embeddings, 40'960);
+  EXPECT_EQ(inst->config.max_position_embeddings, 262'144);
+  EXPECT_EQ(kv_per_token(base->config, EngineKind::VLLM, tp(1), "auto", 80).full_bytes, 36 * 8 * 128 * 2 * 2);
+}
