@@ -116,3 +116,19 @@ TEST(ModelCatalog4, HashSettledBaseAndSmallConfigs) {
   // DeepSeek-R1-Distill-Qwen-1.5B: the same shapes untied (+ lm_head 233,373,696) = 1,777,088,000.
   EXPECT_EQ(load_model("deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B")->params_total, 1'777'088'000);
 }
+
+TEST(ModelCatalog4, EighthPassAndTheCorrectedQwen25_32B) {
+  // The tt-metal copy of Qwen2.5-32B-Instruct said 131,072 positions; the Hub file (sha256 9c6772f1...,
+  // the digest a cached snapshot and several rosters pin) says 32,768, vLLM's default --max-model-len.
+  EXPECT_EQ(load_model("Qwen/Qwen2.5-32B-Instruct")->config.max_position_embeddings, 32'768);
+  // gemma-2-2b-it by hand: 26 layers x (q 2304x2048 + k, v 2 x 2304x1024 + o 2048x2304 + MLP 3 x
+  // 2304x9216 + 4 norms x 2304 = 77,865,984) = 2,024,515,584; + tied embedding 256000x2304
+  // = 589,824,000; + norm 2,304 = 2,614,341,888.
+  EXPECT_EQ(load_model("google/gemma-2-2b-it")->params_total, 2'614'341'888);
+  // gemma-3-1b-it: 26 x (q 1152x1024 + k, v 2 x 1152x256 + o 1024x1152 + MLP 3 x 1152x6912 + 4 norms x
+  // 1152 + q/k norms 2 x 256 = 26,842,112) = 697,894,912; + tied embedding 262144x1152 = 301,989,888;
+  // + norm 1,152 = 999,885,952.
+  EXPECT_EQ(load_model("google/gemma-3-1b-it")->params_total, 999'885'952);
+  // Qwen2.5-14B-Instruct keeps the base's shapes.
+  EXPECT_EQ(load_model("Qwen/Qwen2.5-14B-Instruct")->params_total, load_model("Qwen/Qwen2.5-14B")->params_total);
+}

@@ -2,11 +2,11 @@
 // colours, over-long lines, binary junk), runs the keyword prefilter, hands matching lines to
 // the engine readers, and at the end builds the per-rank summary and the reading-level outcome.
 #include <algorithm>
-#include <fmt/format.h>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <fmt/format.h>
 #include <iostream>
 
 #include "doctor/log_parse.h"

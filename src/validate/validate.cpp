@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <fmt/format.h>
 #include <fstream>
 #include <regex>
@@ -71,7 +72,7 @@ std::vector<std::string> vllm_environment_from_log(const std::string& raw, const
   std::smatch m;
   if (says("Directly load AOT compilation") || says("Directly load the compiled graph"))
     out.insert(out.end(), {"--compile-cache", "warm"});
-  else if (says("Compiling a graph for") || (std::regex_search(raw, m, took) && std::stod(m[1].str()) >= 5))
+  else if (says("Compiling a graph for") || (std::regex_search(raw, m, took) && std::strtod(m[1].str().c_str(), nullptr) >= 5))
     out.insert(out.end(), {"--compile-cache", "cold"});
   return out;
 }
@@ -89,8 +90,10 @@ std::optional<std::pair<std::string, std::string>> version_from_log(const std::o
   if (raw.empty()) return std::nullopt;
   LogScan scan = scan_log_text(raw, id);
   const std::string& v = scan.engine_version;
-  if (!v.empty() && std::isdigit(static_cast<unsigned char>(v.front())) && v.rfind("0.1.dev", 0) != 0)
-    return std::pair{v, fmt::format("version {} as the log prints it", v)};
+  // A release number as the engines print them (0.10.1.1, 0.6.3.post1, 1.1.0rc3); anything else
+  // (a garbled or foreign stamp) is not used, so the case keeps the record's own version.
+  static const std::regex release(R"([0-9]\.[0-9]{1,2}(\.[0-9]{1,2})?([.+a-z][0-9a-z.+]*)?)");
+  if (std::regex_match(v, release) && v.rfind("0.1.dev", 0) != 0) return std::pair{v, fmt::format("version {} as the log prints it", v)};
   if (!scan.engine_version_hint.empty())
     return std::pair{scan.engine_version_hint, fmt::format("{} rules INFERRED from the log's {}", scan.engine_version_hint, scan.engine_version_hint_why)};
   return std::nullopt;
