@@ -140,7 +140,8 @@ TEST(ValidateCaseInputs, VagueVersionTakesTheOneTheLogShows) {
   };
   auto path = test::write_corpus("case_inputs_version.jsonl", c("format", "\"unknown@2024\"", results) + c("null", "null", results) +
                                                                 c("stamp", "\"unknown@2024\"", std::string("vLLM API server version 0.6.5\\n") + results) +
-                                                                c("numeric", "\"0.6.5\"", results) + c("no-log", "\"unknown@2024\"", ""));
+                                                                c("numeric", "\"0.6.5\"", results) + c("no-log", "\"unknown@2024\"", "") +
+                                                                c("garbled", "null", std::string("vLLM API server version 99.99.1\\n") + results));
   auto j = validate_corpus(path);
   std::remove(path.c_str());
   auto kv = [&](const char* id) { return test::case_row(j, id)["predicted"]["kv_tokens"].get<int64_t>(); };
@@ -151,6 +152,8 @@ TEST(ValidateCaseInputs, VagueVersionTakesTheOneTheLogShows) {
   EXPECT_NE(test::case_row(j, "stamp")["note"].get<std::string>().find("version 0.6.5 as the log prints it"), std::string::npos);
   EXPECT_EQ(kv("numeric"), 27168);
   EXPECT_EQ(kv("no-log"), 27168);
+  // A stamp that is no release number is not used: the line format still tells.
+  EXPECT_EQ(kv("garbled"), 23488);
 }
 
 TEST(ValidateCaseInputs, TorchCompileCacheStateTheLogShowsReachesThePlan) {
