@@ -132,3 +132,20 @@ TEST(ModelCatalog4, EighthPassAndTheCorrectedQwen25_32B) {
   // Qwen2.5-14B-Instruct keeps the base's shapes.
   EXPECT_EQ(load_model("Qwen/Qwen2.5-14B-Instruct")->params_total, load_model("Qwen/Qwen2.5-14B")->params_total);
 }
+
+TEST(ModelCatalog4, NinthPassDistillsAndCorrections) {
+  // The distills ship their base's config (same pinned digest for both): equal counts.
+  EXPECT_EQ(load_model("deepseek-ai/DeepSeek-R1-Distill-Llama-8B")->params_total, load_model("meta-llama/Meta-Llama-3.1-8B")->params_total);
+  EXPECT_EQ(load_model("deepseek-ai/DeepSeek-R1-Distill-Qwen-32B")->params_total, load_model("Qwen/Qwen2.5-32B")->params_total);
+  EXPECT_EQ(load_model("deepseek-ai/DeepSeek-R1-Distill-Llama-70B")->params_total, load_model("meta-llama/Llama-3.3-70B-Instruct")->params_total);
+  // Mistral-Nemo: hidden 5120 with an explicit head_dim 128 (not 5120 / 32 = 160): 40 layers x (q 5120x4096
+  // + k, v 2 x 5120x1024 + o 4096x5120 + MLP 3 x 5120x14336 + 2 norms x 5120 = 272,640,000) = 10,905,600,000;
+  // + untied embedding and lm_head 2 x 131072x5120 = 1,342,177,280; + norm 5,120 = 12,247,782,400.
+  auto nemo = load_model("mistralai/Mistral-Nemo-Instruct-2407");
+  EXPECT_EQ(nemo->config.head_dim, 128);
+  EXPECT_EQ(nemo->params_total, 12'247'782'400);
+  // Mistral-Small-3.2 has 3.1's shapes; phi-4's Hub file has no sliding window.
+  EXPECT_EQ(load_model("mistralai/Mistral-Small-3.2-24B-Instruct-2506")->params_total,
+            load_model("mistralai/Mistral-Small-3.1-24B-Instruct-2503")->params_total);
+  EXPECT_EQ(load_model("microsoft/phi-4")->config.sliding_window, 0);
+}
