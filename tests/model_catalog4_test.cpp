@@ -149,3 +149,12 @@ TEST(ModelCatalog4, NinthPassDistillsAndCorrections) {
             load_model("mistralai/Mistral-Small-3.1-24B-Instruct-2503")->params_total);
   EXPECT_EQ(load_model("microsoft/phi-4")->config.sliding_window, 0);
 }
+
+TEST(ModelCatalog4, SmolLM2_135M_Instruct) {
+  // Hash-proven (sha256 8eb740e8..., facts.json). By hand: 30 layers x (q 576x576 + k, v 2 x 576x192 + o
+  // 576x576 + MLP 3 x 576x1536 + 2 norms x 576 = 3,540,096) = 106,202,880; + tied embedding 49152x576
+  // = 28,311,552; + norm 576 = 134,515,008. KV: 30 x 3 heads x 64 x 2 x 2 B = 23,040 B per token.
+  auto m = load_model("HuggingFaceTB/SmolLM2-135M-Instruct");
+  EXPECT_EQ(m->params_total, 134'515'008);
+  EXPECT_EQ(kv_per_token(m->config, EngineKind::VLLM, tp(1), "auto", 80).full_bytes, 23'040);
+}
