@@ -67,7 +67,8 @@ std::vector<std::string> vllm_environment_from_log(const std::string& raw, const
     out.insert(out.end(), {"--interconnect", "pcie"});
   // The torch.compile cache the start found: loaded ("Directly load AOT compilation from path",
   // "Directly load the compiled graph(s)") -> warm; compiled ("Compiling a graph for ...", or
-  // "torch.compile took N s in total" with N >= 5 s where a cache hit takes well under one) -> cold.
+  // "torch.compile took N s in total" with N >= 5 s) -> cold. The logs read took 0.18 and 0.30 s on a
+  // hit, 14 to 41 s compiling (extra xvllm-111..115, xvllm-041); 5 s is a cut between them, not a figure.
   static const std::regex took(R"(torch\.compile (?:took|takes) ([0-9]+(?:\.[0-9]+)?) ?s)");
   std::smatch m;
   if (says("Directly load AOT compilation") || says("Directly load the compiled graph"))
@@ -310,9 +311,10 @@ J validate_corpus(const std::string& path) {
     std::vector<std::string> args;
     std::string why;
     auto engine = str(c, "engine").value_or("");
+    const std::string raw = str(c, "raw").value_or("");
     auto version = str(c, "engine_version");
     std::string version_note;
-    if (auto lv = version_from_log(version, str(c, "raw").value_or(""), str(c, "id").value_or(""))) {
+    if (auto lv = version_from_log(version, raw, str(c, "id").value_or(""))) {
       version = lv->first;
       version_note = lv->second;
     }
@@ -321,7 +323,7 @@ J validate_corpus(const std::string& path) {
     auto total = num(c, "gpu_total_gib");
     std::string gpu_note;
     if (!gpu && !total)
-      if (auto t = total_from_raw(str(c, "raw").value_or(""))) {
+      if (auto t = total_from_raw(raw)) {
         total = t->first;
         gpu_note = fmt::format("capacity {:.2f} GiB read from the log's {}", t->first, t->second);
       }
@@ -369,7 +371,7 @@ J validate_corpus(const std::string& path) {
       const std::vector<std::string> env_given = env_from_notes(c);
       for (const auto& e : env_given) base.insert(base.end(), {"--env", e});
       if (engine == "vllm")
-        for (const auto& a : vllm_environment_from_log(str(c, "raw").value_or(""), env_given)) base.push_back(a);
+        for (const auto& a : vllm_environment_from_log(raw, env_given)) base.push_back(a);
       if (gpu && find_gpu(*gpu)) {
         gpu_args = {"--gpu", *gpu};
         if (total) gpu_args.insert(gpu_args.end(), {"--gpu-memory", fmt::format("{}GiB", *total)});
@@ -443,7 +445,7 @@ J validate_corpus(const std::string& path) {
         }
         // vLLM's estimated maximum model length (kv_cache_utils.py estimate_max_model_len).
         if (d.engine == EngineKind::VLLM) {
-          const std::string text = str(c, "raw").value_or("") + "\n" + str(obs, "error_message").value_or("");
+          const std::string text = raw + "\n" + str(obs, "error_message").value_or("");
           auto logged = find_number_after(text, "estimated maximum model length is ");
           if (logged) {
             if (f.failure) {
@@ -500,7 +502,6 @@ J validate_corpus(const std::string& path) {
     }
     // doctor on the case's own log: the stage it names, and whether its fixes move the flags the
     // thread's resolution moved, in the same direction.
-    const std::string raw = str(c, "raw").value_or("");
     const std::string want_stage = oo ? stage_of_outcome(*oo) : "";
     if (!raw.empty() && !want_stage.empty()) {
       try {

@@ -556,9 +556,7 @@ void prepare(Prepared& P, const Deployment& d) {
       st.act = activation_peak(era, c, d.par, N, s.max_num_seqs, last, layers, sparse ? &*sparse : nullptr, fi);
       if (compiles_cold(d, s)) {
         const Estimate cold = cold_compile_overhead();
-        st.act.central += cold.central;
-        st.act.low += cold.low;
-        st.act.high += cold.high;
+        add_bytes(st.act, cold);
         st.act.basis += "; + " + cold.basis;
       }
       if (sparse) {
@@ -593,9 +591,7 @@ void prepare(Prepared& P, const Deployment& d) {
                     : cuda_graph_memory(era, c, layers, linear, pw, full, tp, N);
       if (s.cuda_graphs())
         if (Estimate nccl = nccl_graph_capture(era, c, tp, fabric, d.gpu.interconnect == "network", pw + full, layers); nccl.central > 0) {
-          st.gact.central += nccl.central;
-          st.gact.low += nccl.low;
-          st.gact.high += nccl.high;
+          add_bytes(st.gact, nccl);
           st.gact.basis += "; + " + nccl.basis;
         }
       // The second-largest PIECEWISE size: the graph whose delta vLLM's estimator extrapolates.

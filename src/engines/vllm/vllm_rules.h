@@ -210,6 +210,12 @@ struct Estimate {
 };
 // An estimate of `central` bytes whose ends are lo_factor x and hi_factor x it.
 Estimate range(double central, double lo_factor, double hi_factor, std::string basis);
+// Adds part's central, low and high bytes to e; the basis stays e's (callers say what was added).
+inline void add_bytes(Estimate& e, const Estimate& part) {
+  e.central += part.central;
+  e.low += part.low;
+  e.high += part.high;
+}
 // CUDA context + NCCL communicators, era-blind (fitted on logs of every era; TRT-LLM's plan uses
 // them). vLLM's plan takes the era forms below.
 Estimate cuda_context(int tp, int pp, bool amd);
