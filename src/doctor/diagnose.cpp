@@ -49,6 +49,13 @@ RebuiltArgs rebuild_args(const LogScan& scan, const Args& user) {
   std::vector<std::string>& a = r.args;
   // Engine.
   std::string engine = user.get_or("--engine", "");
+  // A bare --engine NAME names the engine, not a version: the log's printed version stays.
+  if (!engine.empty() && engine.find('@') == std::string::npos && !scan.engine_version.empty() &&
+      engine == log_engine_name(scan.engine)) {
+    engine += "@" + scan.engine_version;
+    r.notes.push_back(fmt::format("the log's version {} is used (--engine {} names no version; give {}@X to plan another)", scan.engine_version,
+                                 user.get_or("--engine", ""), user.get_or("--engine", "")));
+  }
   if (engine.empty()) {
     switch (scan.engine) {
       case LogEngine::VLLM: engine = "vllm"; break;
@@ -122,8 +129,12 @@ RebuiltArgs rebuild_args(const LogScan& scan, const Args& user) {
   if (kind == EngineKind::SGLang && !scan.summary.graph_bs.empty() && !scan.flags.count("--cuda-graph-max-bs") &&
       !scan.flags.count("--cuda-graph-bs") && !user.has("--cuda-graph-max-bs"))
     flags.emplace_back("--cuda-graph-max-bs", std::to_string(*std::max_element(scan.summary.graph_bs.begin(), scan.summary.graph_bs.end())));
+  for (const auto& a : scan.arg_sets)
+    if (a.source == "command" || a.source == "vllm_non_default")
+      for (const auto& [k, v] : a.flags) r.user_set.insert(k);
   for (const auto& [k, v] : user.options()) {
-    if (k == "--engine" || k == "--model" || k == "--gpu" || k == "--gpu-memory" || k == "--json") continue;
+    if (k == "--engine" || k == "--model" || k == "--gpu" || k == "--gpu-memory" || k == "--json" || k == "--brief") continue;
+    r.user_set.insert(k);
     flags.erase(std::remove_if(flags.begin(), flags.end(), [&](const auto& f) { return f.first == k; }), flags.end());
     flags.emplace_back(k, v);
   }
@@ -143,12 +154,13 @@ Diagnosis diagnose(const LogScan& scan, const Args& args) {
   dx.engine = std::string(log_engine_name(scan.engine));
   RebuiltArgs rebuilt = rebuild_args(scan, args);
   dx.gaps = rebuilt.gaps;
+  dx.gaps.insert(dx.gaps.end(), rebuilt.notes.begin(), rebuilt.notes.end());
   if (dx.engine == "unknown") dx.engine = std::string(engine_kind_name(rebuilt.engine));
 
   // The log as the user completes it: their flags win over the log's.
   LogScan sc = scan;
   for (const auto& [k, v] : args.options())
-    if (k.rfind("--", 0) == 0 && k != "--json") sc.flags[k] = v;
+    if (k.rfind("--", 0) == 0 && k != "--json" && k != "--brief") sc.flags[k] = v;
   dx.rank = scan.failure_device;
 
   // The deployment, when the log and the options are enough to plan it.
@@ -164,6 +176,18 @@ Diagnosis diagnose(const LogScan& scan, const Args& args) {
       dx.gaps.push_back(std::string("could not rebuild the deployment: ") + e.what());
     }
   }
+
+  // SGLang's fraction neither given nor printed: the value whose forecast reproduces the free
+  // memory the log printed (the planner would otherwise assume the engine's default).
+  if (dep && dep->engine == EngineKind::SGLang && !sc.flags.count("--mem-fraction-static") && !sc.summary.mem_fraction_static)
+    if (auto f = infer_sglang_fraction(sc, *dep)) {
+      const auto& at = sc.summary.graph_begin_avail ? sc.summary.graph_begin_avail : sc.summary.pool_end_avail;
+      dep->flags.emplace_back("--mem-fraction-static", fmt::format("{:.3f}", *f));
+      sc.flags["--mem-fraction-static"] = fmt::format("{:.3f}", *f);
+      dx.gaps.push_back(fmt::format("--mem-fraction-static is not in the log: {:.3f} is the value at which the forecast has the {} free "
+                                    "the log printed at line {} (give --mem-fraction-static to set it)",
+                                    *f, fmt_gib(at->value), at->line));
+    }
 
   // Stage: the reader's; else where the failing rank's startup stopped; else, for a bare OOM
   // report, the stage the forecast fails at.
@@ -189,7 +213,7 @@ Diagnosis diagnose(const LogScan& scan, const Args& args) {
   classify(sc, dep, dx);
   if (!placed_why.empty() && dx.explanation.find(placed_why) == std::string::npos) dx.explanation += " " + placed_why;
   collect_evidence(sc, dx);
-  if (dep) plan_fixes(sc, *dep, dx);
+  if (dep) plan_fixes(sc, *dep, rebuilt.user_set, dx);
   else static_fixes(sc, dx);
   return dx;
 }

@@ -54,7 +54,7 @@ void print_diagnosis(std::ostream& out, const Diagnosis& d, const LogScan& scan)
     for (const auto& e : d.evidence) out << fmt::format("  {:>7}: {}\n", e.line, e.text.substr(0, 220));
   }
   if (!d.calibration.empty()) {
-    out << "\nlogged vs forecast:\n";
+    out << "\ncalibration (what the log said, what the forecast said, which the fixes use):\n";
     for (const auto& c : d.calibration) out << "  " << c << "\n";
   }
   if (!d.fixes.empty()) {

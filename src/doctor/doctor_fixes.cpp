@@ -4,6 +4,7 @@
 // the log's numbers alone (static_fixes).
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <fmt/format.h>
 
@@ -85,8 +86,8 @@ std::optional<int64_t> int_flag(const Deployment& d, const Forecast& f, const ch
 // The command to paste: advise's launch_command (engine spelling, --env as shell assignments)
 // with the first (recommended) fix applied (and the fixes marked together with it), and an
 // allocator setting as its environment.
-std::string command_with_fix(const Deployment& d, const std::vector<DoctorFix>& fixes) {
-  FlagList flags = d.flags;
+std::string command_with_fix(const Deployment& d, const FlagList& user_flags, const std::vector<DoctorFix>& fixes) {
+  FlagList flags = user_flags;
   bool first = true;
   for (const auto& fx : fixes) {
     if (fx.flag.rfind("--", 0) != 0) continue;
@@ -101,6 +102,62 @@ std::string command_with_fix(const Deployment& d, const std::vector<DoctorFix>& 
   return cmd;
 }
 
+bool same_value(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  try {
+    size_t ia = 0, ib = 0;
+    double x = std::stod(a, &ia), y = std::stod(b, &ib);
+    if (ia == a.size() && ib == b.size()) return std::fabs(x - y) <= 1e-9 * std::max(1.0, std::fabs(x));
+  } catch (...) {
+  }
+  auto lower = [](std::string s) { for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c))); return s; };
+  return lower(a) == lower(b);
+}
+
+// The flags of the user's own command: those they set (launch line, non-default dump, the doctor's
+// options) and, from a resolved dump, the values that differ from the engine's default in force.
+FlagList command_flags(const Deployment& dep, const std::set<std::string>& user_set) {
+  Deployment bare = dep;
+  bare.flags.clear();
+  for (const auto& f : dep.flags)
+    if (user_set.count(f.first)) bare.flags.push_back(f);
+  std::optional<Forecast> defaults = try_plan(bare, PlanOptions{});
+  FlagList out;
+  for (const auto& [k, v] : dep.flags) {
+    if (user_set.count(k)) { out.emplace_back(k, v); continue; }
+    const std::string* d = defaults ? defaults->setting(k) : nullptr;
+    if (d && !same_value(*d, v)) out.emplace_back(k, v);
+  }
+  return out;
+}
+
+// The knob value that frees what the OOM report shows was missing (request - free) plus the
+// margin, and the arithmetic. What a step of the knob frees: SGLang's fraction and vLLM's
+// utilization are shares of the device (SGLang: of the memory free at start); TensorRT-LLM's
+// fraction is a share of the memory free after the profile run, which the forecast's KV pool at
+// the current value estimates (an ESTIMATE).
+std::optional<std::pair<double, std::string>> fraction_from_shortfall(const Deployment& dep, const Forecast& base, const LogScan& scan,
+                                                                      const std::string& knob, double cur) {
+  const LogOom* oom = first_oom(scan);
+  if (!oom || oom->request <= 0 || oom->free < 0 || cur <= 0) return std::nullopt;
+  const int64_t need = std::max<int64_t>(0, oom->request - oom->free) + kLogFixMargin;
+  double share = 0;
+  if (dep.engine == EngineKind::SGLang) share = static_cast<double>(sglang_fraction_base(scan));
+  else if (dep.engine == EngineKind::VLLM) share = static_cast<double>(oom->total > 0 ? oom->total : dep.capacity_bytes);
+  else if (!base.ranks.empty())
+    for (const auto& st : base.ranks.front().stages)
+      if (st.name == "kv_pool") {
+        int64_t t = 0;
+        for (const auto& i : st.items) t += i.bytes;
+        share = static_cast<double>(t) / cur;
+      }
+  if (share <= 0) return std::nullopt;
+  const double v = std::floor((cur - static_cast<double>(need) / share) * 100.0 + 1e-9) / 100.0;
+  if (v < 0.1) return std::nullopt;
+  return std::make_pair(v, fmt::format("{} - ({} short + {} margin) / {} per unit of {} = {}", fmt_frac(cur), doctor_gib(need - kLogFixMargin),
+                                       doctor_gib(kLogFixMargin), doctor_gib(static_cast<int64_t>(share)), knob, fmt_frac(v)));
+}
+
 }  // namespace
 
 // The cause an out-of-memory failure at `stage` would have (classify's mapping), for a log that
@@ -112,7 +169,7 @@ std::string stage_cause(const std::string& stage) {
   return "";
 }
 
-void plan_fixes(const LogScan& scan, const Deployment& dep, Diagnosis& dx) {
+void plan_fixes(const LogScan& scan, const Deployment& dep, const std::set<std::string>& user_set, Diagnosis& dx) {
   const auto& s = scan.summary;
   PlanOptions o;
   o.detail = true;
@@ -120,6 +177,7 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, Diagnosis& dx) {
     if (s.init_avail) o.pre_load_free_bytes = s.init_avail->value;
     if (s.post_weights_avail) o.post_load_free_bytes = s.post_weights_avail->value;
   }
+  const FlagList user_flags = command_flags(dep, user_set);
   auto base = try_plan(dep, o);
   if (!base) {
     dx.gaps.push_back("the rebuilt deployment could not be planned");
@@ -147,13 +205,20 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, Diagnosis& dx) {
   if (calibrated) base = calibrated;
 
   const bool no_error = dx.cause == "no_error_in_log";
-  if (dx.stage == "none" || no_error) {
+  {
+    // Per figure: what the log said, what the uncalibrated forecast said, and which the fixes use
+    // (SGLang's free memory before / after weights and at capture begin replace the estimates).
+    const bool sg = dep.engine == EngineKind::SGLang;
     auto cmp = [&](const char* what, std::optional<LogFigure> logged, std::optional<int64_t> forecast, bool bytes) {
       if (!logged || !forecast) return;
       double l = static_cast<double>(logged->value), f = static_cast<double>(*forecast);
       std::string lv = bytes ? doctor_gib(logged->value) : std::to_string(logged->value);
       std::string fv = bytes ? doctor_gib(*forecast) : std::to_string(*forecast);
-      dx.calibration.push_back(fmt::format("{:<28} logged {:>14}  forecast {:>14}  ({:+.1f}%) line {}", what, lv, fv, l != 0 ? (f - l) / l * 100 : 0.0, logged->line));
+      const std::string w = what;
+      const bool used = sg && (w == "free before weights" || w == "free after weights" ||
+                               (w == "free at capture begin" && o.extra_before_capture_bytes > 0));
+      dx.calibration.push_back(fmt::format("{:<28} logged {:>14}  forecast {:>14}  ({:+.1f}%)  used: {:<8} line {}", what, lv, fv,
+                                           l != 0 ? (f - l) / l * 100 : 0.0, used ? "logged" : "forecast", logged->line));
     };
     PlanOptions raw;  // the uncalibrated forecast, to show how far the model is from this setup
     auto pure = try_plan(dep, raw);
@@ -186,7 +251,7 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, Diagnosis& dx) {
                                             "explained by the startup's own memory", verdict_name(pure->verdict), pure->kv_tokens));
       if (pure && !pure->failure) {  // nothing failed in the log, nothing fails in the forecast: no fix to offer
         dx.forecast_after_fix = *base;
-        dx.command = command_with_fix(dep, {});
+        dx.command = command_with_fix(dep, user_flags, {});
         return;
       }
     }
@@ -202,14 +267,14 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, Diagnosis& dx) {
     } else {
       dx.forecast_after_fix = *base;
     }
-    dx.command = command_with_fix(dep, dx.fixes);
+    dx.command = command_with_fix(dep, user_flags, dx.fixes);
     return;
   }
 
   if (dx.cause == "oom_stage_unknown") {  // the forecast fits: the fix for each reading, from the log's numbers
     static_fixes(scan, dx);
     dx.forecast_after_fix = *base;
-    dx.command = command_with_fix(dep, {});
+    dx.command = command_with_fix(dep, user_flags, {});
     return;
   }
   const std::string knob = knob_of(dep.engine);
@@ -234,12 +299,32 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, Diagnosis& dx) {
   auto add_fraction = [&](const std::string& why) {
     if (!best) return;
     if (lower_only && cur_frac > 0 && best->first >= cur_frac) {
+      // The forecast fits where the log failed: the log's own shortfall sizes the step down.
+      if (auto v = fraction_from_shortfall(dep, *base, scan, knob, cur_frac)) {
+        if (auto f = try_plan(with_flag(dep, knob, fmt_frac(v->first)), o))
+          add(knob, fmt_frac(v->first), *f,
+              fmt::format("the forecast fits at {} {} where the log failed; from the log's figures: {}", knob, fmt_frac(cur_frac), v->second));
+        return;
+      }
       dx.gaps.push_back(fmt::format("the forecast fits at {} {} where the log failed: no lower value is computed", knob, fmt_frac(cur_frac)));
       return;
     }
     add(knob, fmt_frac(best->first), best->second, why);
   };
 
+  // SGLang: the value the log's own arithmetic gives (what the doctor says with no model), held
+  // against the calibrated forecast, so the reader sees whether the forecast confirms it.
+  if (sglang && cur_frac > 0 && !no_error && oom && oom->request > 0 && oom->free >= 0 &&
+      (cause == "static_fraction_too_high" || cause == "graph_capture_headroom" || cause == "activation_peak"))
+    if (auto lf = sglang_fraction_fix(scan, cur_frac, std::max<int64_t>(0, oom->request - oom->free), kLogFixMargin)) {
+      auto f = try_plan(with_flag(dep, knob, fmt_frac(lf->value)), o);
+      const bool confirmed = ok(f) && best && std::fabs(best->first - lf->value) < 0.0151;
+      dx.arithmetic.push_back(fmt::format("from the log's figures alone: {} {} ({}); the calibrated forecast at {}: {}{}", knob, fmt_frac(lf->value),
+                                          lf->arithmetic, fmt_frac(lf->value), f ? verdict_name(f->verdict) : "not planned",
+                                          confirmed ? " - confirmed"
+                                          : best    ? fmt::format(" - it counts peaks the log had not reached, and gives {}", fmt_frac(best->first))
+                                                    : std::string()));
+    }
   if (cause == "fragmentation") {
     dx.fixes.push_back({"PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True",
                         "lets PyTorch grow one segment instead of leaving free memory split into blocks too small for the request"});
@@ -390,7 +475,7 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, Diagnosis& dx) {
     dx.gaps.push_back("no setting of the engine's knobs fits in the forecast; see the forecast below");
     dx.forecast_after_fix = *base;
   }
-  dx.command = command_with_fix(dep, dx.fixes);
+  dx.command = command_with_fix(dep, user_flags, dx.fixes);
 }
 
 void static_fixes(const LogScan& scan, Diagnosis& dx) {
@@ -401,6 +486,13 @@ void static_fixes(const LogScan& scan, Diagnosis& dx) {
   std::optional<double> frac;
   if (auto it = scan.flags.find(knob); it != scan.flags.end()) try { frac = std::stod(it->second); } catch (...) {}
   if (s.mem_fraction_static && !frac) frac = s.mem_fraction_static->value;
+  // SGLang's fraction when neither given nor printed: implied by the log's figures (log_knob.cpp).
+  std::optional<KnobEstimate> implied;
+  if (sglang) implied = sglang_fraction_from_log(scan);
+  if (!frac && implied) {
+    frac = implied->value;
+    dx.arithmetic.push_back(fmt::format("--mem-fraction-static is not in the log; {:.3f} is implied: {}", implied->value, implied->basis));
+  }
   if (s.gpu_memory_utilization && !frac) frac = s.gpu_memory_utilization->value;
   // Neither given nor printed: vLLM's default (CacheConfig.gpu_memory_utilization = 0.9 in every
   // version). SGLang's default depends on the GPU, the parallelism and the version: not assumed.
@@ -437,6 +529,9 @@ void static_fixes(const LogScan& scan, Diagnosis& dx) {
     if (dx.stage == "weights" && dx.fixes.size() == 2) std::swap(dx.fixes[0], dx.fixes[1]);
     return;
   }
+  if (sglang && frac && (cause == "static_fraction_too_high" || cause == "graph_capture_headroom" || cause == "other_process" ||
+                         cause == "activation_peak") && sglang_log_fixes(scan, *frac, implied && !implied->exact && *frac == implied->value, cause, dx))
+    return;
   if ((cause == "static_fraction_too_high" || cause == "graph_capture_headroom" || cause == "other_process") && frac) {
     int64_t need = GiB;  // margin for the rest of capture and runtime peaks (GUESS)
     if (oom && oom->request > 0) need += oom->request;

@@ -1,6 +1,7 @@
 // Pieces of the diagnosis shared by diagnose.cpp, doctor_classify.cpp and doctor_fixes.cpp.
 #pragma once
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -14,8 +15,13 @@ namespace headroom {
 struct RebuiltArgs {
   std::vector<std::string> args;  // CLI arguments for parse_deployment
   std::vector<std::string> gaps;
+  std::vector<std::string> notes;  // what was taken from the log over a bare option (not a gap)
   EngineKind engine = EngineKind::SGLang;
   bool has_model = false;
+  // Flags the user set: the doctor's options, the launch line, vLLM's non-default dump. Values
+  // from resolved dumps (SGLang's server_args, vLLM's Namespace) appear in a command only where
+  // they differ from the engine's default (command_flags in doctor_fixes.cpp).
+  std::set<std::string> user_set;
 };
 RebuiltArgs rebuild_args(const LogScan& scan, const Args& user);
 
@@ -24,9 +30,35 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
 // Evidence lines: the error, the memory lines of the failing rank.
 void collect_evidence(const LogScan& scan, Diagnosis& dx);
 // Fixes computed by the planner on the rebuilt, log-calibrated deployment.
-void plan_fixes(const LogScan& scan, const Deployment& dep, Diagnosis& dx);
+void plan_fixes(const LogScan& scan, const Deployment& dep, const std::set<std::string>& user_set, Diagnosis& dx);
 // Fixes when the deployment cannot be planned: directions from the log's numbers alone.
 void static_fixes(const LogScan& scan, Diagnosis& dx);
+
+// SGLang's --mem-fraction-static as the log gives it (exact) or implies it (log_knob.cpp).
+struct KnobEstimate {
+  double value = 0;
+  bool exact = false;
+  std::string basis;  // which figures it rests on
+};
+std::optional<KnobEstimate> sglang_fraction_from_log(const LogScan& scan);
+// P, the memory SGLang's fraction is a share of: free at start, else capacity less non-PyTorch.
+int64_t sglang_fraction_base(const LogScan& scan);
+// The fraction that frees `shortfall` + `margin` after the static pools, from `current`.
+struct LogKnobFix {
+  double value = 0;
+  int64_t freed = 0;
+  std::string arithmetic;
+  std::optional<int64_t> kv_tokens_lost, kv_tokens_logged;  // from the log's own KV line
+};
+std::optional<LogKnobFix> sglang_fraction_fix(const LogScan& scan, double current, int64_t shortfall, int64_t margin);
+// SGLang's fixes from the log's arithmetic alone (no model): the fraction that gives the failing
+// stage the room it lacked, and for an activation peak the prefill chunk that fits. False when the
+// log lacks the figures (the caller's generic directions apply).
+bool sglang_log_fixes(const LogScan& scan, double frac, bool frac_implied, const std::string& cause, Diagnosis& dx);
+// With the model known: the fraction at which the forecast reproduces the free memory the log
+// printed at capture begin (else at pool end); nullopt when no fraction does.
+std::optional<double> infer_sglang_fraction(const LogScan& scan, const Deployment& dep);
+inline constexpr int64_t kLogFixMargin = int64_t{1} << 30;  // rest of capture and runtime peaks (GUESS)
 
 std::string doctor_gib(int64_t bytes);
 // The cause an out-of-memory failure at `stage` would have (for a log that stops there silently).
