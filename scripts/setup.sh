@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs what headroom needs (Debian 12 packages only), builds it, and then either runs the
-# main job (`setup.sh run`) or the whole test suite (`setup.sh test`). Run as root on a fresh
-# machine; re-running skips what is already installed.
+# Installs what headroom needs (Debian 12 packages only), builds it, and then either tells the
+# seed story (`setup.sh run`: the crash forecast, diagnosed and fixed; `setup.sh run VERB ...`
+# runs one verb) or runs the whole test suite (`setup.sh test`). Run as root on a fresh machine;
+# re-running skips what is already installed.
 set -euo pipefail
 mode=${1:-run}
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,8 +28,26 @@ fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)"
 
+# The seed story (tests/data/seed/README.md), end to end: the forecast of the launch that crashed,
+# the doctor on its crash log alone, and the forecast at the doctor's fix. Exits 0 when each step
+# says what it should (the forecast fails, the doctor finds the failure, the fix fits).
+seed_story() {
+  local h=./build/headroom log=tests/data/seed/seed-crash.log rc fix
+  local dep=(--engine sglang --model nvidia/GLM-5-NVFP4 --gpu rtx-pro-6000 --tp 8)
+  echo "== 1/3 before the first launch: headroom plan ${dep[*]} --mem-fraction-static 0.95 --brief"
+  rc=0; "$h" plan "${dep[@]}" --mem-fraction-static 0.95 --brief || rc=$?
+  [ "$rc" = 1 ] || { echo "setup: the forecast at 0.95 should fail (exit 1), got exit $rc" >&2; return 1; }
+  echo; echo "== 2/3 after the crash: headroom doctor $log"
+  rc=0; "$h" doctor "$log" || rc=$?
+  [ "$rc" = 1 ] || { echo "setup: the doctor should find the failure (exit 1), got exit $rc" >&2; return 1; }
+  fix=$("$h" doctor "$log" --json | python3 -c 'import json,sys; print(next(f["value"] for f in json.load(sys.stdin)["fix"] if f["flag"] == "--mem-fraction-static"))')
+  echo; echo "== 3/3 the fix: headroom plan ${dep[*]} --mem-fraction-static $fix --brief"
+  "$h" plan "${dep[@]}" --mem-fraction-static "$fix" --brief
+}
+
 case "$mode" in
-  run)  shift || true; ./build/headroom "${@:-plan}" ;;
+  run)  shift || true
+        if [ $# -gt 0 ]; then ./build/headroom "$@"; else seed_story; fi ;;
   test) cd build && ctest --output-on-failure -j"$(nproc)" ;;
   *)    echo "usage: scripts/setup.sh [run [VERB ARGS...] | test]" >&2; exit 2 ;;
 esac

@@ -256,8 +256,10 @@ async function runPlan() {
     renderPlan(j);
   } catch (err) {
     if (seq !== state.seq.plan) return;
+    state.plan = null;
+    clearPlan();
     showError(err.message);
-    setVerdict($('verdict'), { verdict: 'error', message: err.message });
+    setVerdict($('verdict'), { verdict: 'error', message: '' });  // the message shows once, in the banner
   } finally {
     if (seq === state.seq.plan) $('busy').hidden = true;
   }
@@ -341,6 +343,17 @@ function renderPlan(j) {
   notes.replaceChildren(...(j.notes || []).map((n) => el('li', { text: n })));
 }
 function inpId(inp) { return inp.id; }
+
+// After an error nothing of the previous forecast stays on screen.
+function clearPlan() {
+  $('engine-era').textContent = '';
+  $('stats').replaceChildren();
+  $('bars').replaceChildren();
+  $('legend').replaceChildren();
+  $('settings-table').replaceChildren();
+  $('log').textContent = '';
+  $('notes').replaceChildren();
+}
 
 // Ranks with the same stages and bytes are drawn once ("GPU 0–7").
 function groupRanks(ranks, failure) {
@@ -536,6 +549,10 @@ async function runTune() {
     renderTune(j, f);
   } catch (err) {
     if (seq !== state.seq.tune) return;
+    state.tune = null;
+    $('tune-chart').replaceChildren();
+    $('tune-table').replaceChildren();
+    $('launch').textContent = '';
     setVerdict(box, { verdict: 'error', message: err.message });
   } finally {
     box.classList.remove('pending');
@@ -730,6 +747,9 @@ function renderDiagnosis(j, text) {
   if (j.explanation) out.append(el('p', { class: 'explanation', text: j.explanation }));
   const arith = Array.isArray(j.arithmetic) ? j.arithmetic : [];
   if (arith.length) out.append(el('h3', { text: 'The numbers' }), el('ul', { class: 'arith' }, ...arith.map((a) => el('li', { text: a }))));
+  const cal = Array.isArray(j.calibration) ? j.calibration : [];
+  if (cal.length) out.append(el('h3', { text: 'Calibration: what the log said, what the forecast said, which the fix uses' }),
+    el('pre', { class: 'log calibration', text: cal.join('\n') }));
   const fixes = Array.isArray(j.fix) ? j.fix : [];
   if (fixes.length) {
     const ul = el('ul', { class: 'fixes' });

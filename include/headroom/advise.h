@@ -109,6 +109,8 @@ struct FitCandidate {
 };
 
 struct FitResult {
+  std::string engine;                      // "sglang newest", "vllm 0.10.1"
+  std::string model;                       // as given
   int64_t context_len = 0;                 // the target context (or the model's)
   std::optional<int64_t> target_concurrency;
   int64_t margin_bytes = kDefaultMarginBytes;
@@ -130,6 +132,7 @@ Args strip_options(const Args& args, std::initializer_list<std::string_view> dro
 nlohmann::ordered_json tune_json(const TuneResult& r);
 void print_tune(std::ostream& out, const TuneResult& r);
 nlohmann::ordered_json fit_json(const FitResult& r);
-void print_fit(std::ostream& out, const FitResult& r);
+// `all`: every feasible row and every rejected one; else the best per GPU type.
+void print_fit(std::ostream& out, const FitResult& r, bool all = false);
 
 }  // namespace headroom

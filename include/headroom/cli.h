@@ -42,6 +42,11 @@ class Args {
 };
 
 bool is_boolean_flag(std::string_view name);
+// The candidate nearest to a misspelled `word` (edit distance, case and _/- folded), or "" when
+// none is near enough to be a typo.
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
+// " (did you mean X?)" for an error message, or "".
+std::string did_you_mean_hint(std::string_view word, const std::vector<std::string_view>& candidates);
 // An option name as vLLM's argument parser reads it: underscores in the name are dashes.
 std::string vllm_flag_spelling(std::string_view name);
 

@@ -74,6 +74,8 @@ FitResult fit(const FitRequest& req) {
     fail_input("command line", "--kv-cache-dtype", fmt::format("the {} engine model has no KV dtype flag", engine_kind_name(base.engine)));
 
   FitResult res;
+  res.engine = fmt::format("{} {}", engine_kind_name(base.engine), base.engine_version.empty() ? "newest" : base.engine_version);
+  res.model = base.model_spec;
   res.target_concurrency = req.goal.target_concurrency;
   res.margin_bytes = req.goal.margin_bytes.value_or(kDefaultMarginBytes);
   res.context_len = req.goal.target_context.value_or(0);
@@ -83,8 +85,15 @@ FitResult fit(const FitRequest& req) {
   // Per KV dtype choice: candidates planned, and how many the engine rejected for that flag.
   std::vector<int> kv_planned(kv_choices.size(), 0), kv_rejected(kv_choices.size(), 0);
   std::vector<std::string> kv_problem(kv_choices.size());
+  bool single_boxes = false;
   for (const GpuSpec* g : gpus) {
     for (int n = 1; n <= req.max_gpus; n *= 2) {
+      // A device that is its own box (DGX Spark, Jetson: the catalog's "network" fabric) is not
+      // offered as a multi-GPU cluster: those would talk over Ethernet, not NVLink.
+      if (n > 1 && g->interconnect == "network") {
+        single_boxes = true;
+        break;
+      }
       for (const Layout& lay : layouts_for(base.engine, mc, n)) {
         for (size_t ki = 0; ki < kv_choices.size(); ++ki) {
           const std::string& kv = kv_choices[ki];
@@ -139,8 +148,16 @@ FitResult fit(const FitRequest& req) {
     if (kv_planned[ki] == 0 && kv_rejected[ki] > 0)
       fail_input("command line", "--kv-cache-dtype", fmt::format("'{}': {}", kv_choices[ki], kv_problem[ki]));
 
-  auto by_gpus = [](const FitCandidate& a, const FitCandidate& b) {
+  // What an operator would choose: the fewest GPUs, then tensor parallelism within a node before
+  // pipeline stages (PP only across nodes, of 8 GPUs), then the most KV cache.
+  auto layout_cost = [](const FitCandidate& c) {
+    const bool tp_beyond_node = c.par.tp > 8;
+    const bool pp_within_node = c.par.pp > 1 && c.par.tp * c.par.pp <= 8;
+    return (tp_beyond_node ? 2 : 0) + (pp_within_node ? 1 : 0);
+  };
+  auto by_gpus = [&](const FitCandidate& a, const FitCandidate& b) {
     if (a.gpus != b.gpus) return a.gpus < b.gpus;
+    if (layout_cost(a) != layout_cost(b)) return layout_cost(a) < layout_cost(b);
     if (kv_total(a) != kv_total(b)) return kv_total(a) > kv_total(b);
     return a.min_free_worst > b.min_free_worst;
   };
@@ -157,7 +174,21 @@ FitResult fit(const FitRequest& req) {
     case FitSort::Kv: std::stable_sort(res.candidates.begin(), res.candidates.end(), by_kv); break;
     case FitSort::Headroom: std::stable_sort(res.candidates.begin(), res.candidates.end(), by_headroom); break;
   }
+  // Rows that differ only in expert parallelism and give the same KV cache and knob: one row.
+  auto same = [](const FitCandidate& a, const FitCandidate& b) {
+    return a.gpu == b.gpu && a.gpus == b.gpus && a.par.tp == b.par.tp && a.par.pp == b.par.pp && a.par.dp == b.par.dp &&
+           a.par.dp_attention == b.par.dp_attention && a.kv_dtype == b.kv_dtype && a.kv_tokens == b.kv_tokens && a.primary_value == b.primary_value;
+  };
+  std::vector<FitCandidate> unique;
+  for (auto& c : res.candidates) {
+    auto dup = std::find_if(unique.begin(), unique.end(), [&](const FitCandidate& u) { return same(u, c); });
+    if (dup == unique.end()) unique.push_back(std::move(c));
+    else if (c.par.ep < dup->par.ep) *dup = std::move(c);  // the simpler layout of the two
+  }
+  res.candidates = std::move(unique);
   std::stable_sort(res.rejected.begin(), res.rejected.end(), [](const FitCandidate& a, const FitCandidate& b) { return a.gpus < b.gpus; });
+  if (single_boxes)
+    res.notes.push_back("single-GPU devices (DGX Spark, Jetson) are tried one at a time: several would be separate boxes on a network");
   if (!req.goal.margin_bytes)
     res.notes.push_back(fmt::format("safety margin {} of worst-case free memory at every stage is a default GUESS; set it with --margin",
                                     human_bytes(res.margin_bytes)));

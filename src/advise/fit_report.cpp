@@ -1,5 +1,6 @@
 // Rendering a FitResult: the CONTRACT JSON ("candidates" ranked, "rejected" with one-phrase
 // reasons) and the text tables.
+#include <algorithm>
 #include <fmt/format.h>
 #include <ostream>
 
@@ -48,6 +49,8 @@ nlohmann::ordered_json candidate_json(const FitCandidate& c) {
 
 nlohmann::ordered_json fit_json(const FitResult& r) {
   nlohmann::ordered_json j;
+  j["engine"] = r.engine;
+  j["model"] = r.model;
   j["context_len"] = r.context_len;
   j["target_concurrency"] = r.target_concurrency ? nlohmann::ordered_json(*r.target_concurrency) : nlohmann::ordered_json();
   j["margin_bytes"] = r.margin_bytes;
@@ -61,29 +64,48 @@ nlohmann::ordered_json fit_json(const FitResult& r) {
   return j;
 }
 
-void print_fit(std::ostream& out, const FitResult& r) {
-  out << fmt::format("headroom fit: {} deployments tried ({} forecasts); target {} tokens x {} requests; safety margin {}\n\n", r.evaluated,
-                     r.plans, r.context_len, r.target_concurrency ? std::to_string(*r.target_concurrency) : std::string("any"),
-                     human_bytes(r.margin_bytes));
+void print_fit(std::ostream& out, const FitResult& r, bool all) {
+  const bool newest = r.engine.size() > 7 && r.engine.substr(r.engine.size() - 7) == " newest";
+  out << fmt::format("headroom fit: {} on {}{}; target {} tokens x {} requests\n", r.model, r.engine,
+                     newest ? " rules (pass --engine NAME@VERSION for yours)" : " rules", r.context_len,
+                     r.target_concurrency ? std::to_string(*r.target_concurrency) : std::string("any"));
   if (r.candidates.empty()) {
     out << "NO FEASIBLE DEPLOYMENT\n";
   } else {
-    out << fmt::format("feasible ({}), best first:\n", r.candidates.size());
-    out << fmt::format("  {:>3}  {:<16} {:>4}  {:<26} {:<9} {:>12} {:>12} {:>13}  {}\n", "#", "gpu", "n", "layout", "kv dtype", "fraction",
-                       "KV tokens", fmt::format("req@{}", r.context_len), "worst free");
-    int i = 0;
+    const FitCandidate& b = r.candidates.front();
+    out << fmt::format("best: {} x {}, {}{}, {} {}: KV cache {} tokens = {:.2f} requests at {}; worst-case free {}\n", b.gpus, b.gpu, layout_text(b),
+                       b.kv_dtype.empty() ? "" : ", KV " + b.kv_dtype, b.primary_knob, b.primary_value,
+                       b.groups > 1 ? fmt::format("{}x{}", b.groups, b.kv_tokens) : std::to_string(b.kv_tokens), b.concurrency, r.context_len,
+                       human_bytes(b.min_free_worst));
+    out << "launch: " << b.launch_command << "\n";
+    // By default the best row of each GPU type (ranked as fit ranks); --all: every feasible row.
+    std::vector<const FitCandidate*> rows;
     for (const auto& c : r.candidates) {
-      out << fmt::format("  {:>3}  {:<16} {:>4}  {:<26} {:<9} {:>12} {:>12} {:>13.2f}  {}\n", ++i, c.gpu, c.gpus, layout_text(c),
+      if (!all && std::any_of(rows.begin(), rows.end(), [&](const FitCandidate* x) { return x->gpu == c.gpu; })) continue;
+      rows.push_back(&c);
+    }
+    const size_t shown = all ? rows.size() : std::min<size_t>(rows.size(), 20);
+    out << fmt::format("\n{} ({} feasible of {} tried, safety margin {}){}:\n", all ? "every feasible deployment" : "the best per GPU type",
+                       r.candidates.size(), r.evaluated, human_bytes(r.margin_bytes), all ? "" : "; --all lists every one");
+    out << fmt::format("  {:>3}  {:<16} {:>4}  {:<26} {:<9} {:>9} {:>12} {:>13}  {}\n", "#", "gpu", "n", "layout", "kv dtype", "fraction",
+                       "KV tokens", fmt::format("req@{}", r.context_len), "worst free");
+    for (size_t i = 0; i < shown; ++i) {
+      const FitCandidate& c = *rows[i];
+      out << fmt::format("  {:>3}  {:<16} {:>4}  {:<26} {:<9} {:>9} {:>12} {:>13.2f}  {}\n", i + 1, c.gpu, c.gpus, layout_text(c),
                          c.kv_dtype.empty() ? "default" : c.kv_dtype, c.primary_value,
                          c.groups > 1 ? fmt::format("{}x{}", c.groups, c.kv_tokens) : std::to_string(c.kv_tokens), c.concurrency,
                          human_bytes(c.min_free_worst));
     }
-    out << "\nlaunch the first:\n  " << r.candidates.front().launch_command << "\n";
+    if (shown < rows.size()) out << fmt::format("  ... {} more GPU types (--all)\n", rows.size() - shown);
   }
   if (!r.rejected.empty()) {
-    out << fmt::format("\nrejected ({}):\n", r.rejected.size());
-    for (const auto& c : r.rejected)
-      out << fmt::format("  {:<16} {:>4}  {:<26} {:<9} {}\n", c.gpu, c.gpus, layout_text(c), c.kv_dtype.empty() ? "default" : c.kv_dtype, c.reason);
+    if (all) {
+      out << fmt::format("\nrejected ({}):\n", r.rejected.size());
+      for (const auto& c : r.rejected)
+        out << fmt::format("  {:<16} {:>4}  {:<26} {:<9} {}\n", c.gpu, c.gpus, layout_text(c), c.kv_dtype.empty() ? "default" : c.kv_dtype, c.reason);
+    } else {
+      out << fmt::format("\n{} deployments rejected (--all lists each with its reason)\n", r.rejected.size());
+    }
   }
   if (!r.notes.empty()) {
     out << "\nnotes:\n";

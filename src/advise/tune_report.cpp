@@ -25,10 +25,12 @@ nlohmann::ordered_json row_json(const TradeoffRow& r, bool with_changes) {
   j["label"] = r.label;
   j["verdict"] = verdict_name(r.verdict);
   j["safe"] = r.safe;
-  j["kv_tokens"] = r.kv_tokens;
-  j["concurrency"] = r.concurrency;
-  j["capture_free_worst_bytes"] = r.capture_free_worst;
-  j["min_free_worst_bytes"] = r.min_free_worst;
+  // A refused start has no KV cache and no free memory to speak of: null, never a figure to plot.
+  const bool refused = r.verdict == Verdict::Refused;
+  j["kv_tokens"] = refused ? nlohmann::ordered_json() : nlohmann::ordered_json(r.kv_tokens);
+  j["concurrency"] = refused ? nlohmann::ordered_json() : nlohmann::ordered_json(r.concurrency);
+  j["capture_free_worst_bytes"] = refused ? nlohmann::ordered_json() : nlohmann::ordered_json(r.capture_free_worst);
+  j["min_free_worst_bytes"] = refused ? nlohmann::ordered_json() : nlohmann::ordered_json(r.min_free_worst);
   j["limit"] = r.limit;
   j["shortfall"] = r.shortfall.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(r.shortfall);
   return j;
@@ -62,6 +64,14 @@ void print_rows(std::ostream& out, const std::vector<TradeoffRow>& rows, bool al
     if (r.verdict == Verdict::Fits && !r.safe) verdict = "margin";
     std::string tail = r.label;
     if (!r.shortfall.empty()) tail += (tail.empty() ? "" : "; ") + r.shortfall;
+    if (r.verdict == Verdict::Refused) {  // the engine would not start: no figures
+      if (alternatives)
+        out << fmt::format("  {:<46} {:>7} {:>12} {:>13} {:>15} {:>9}  {}\n", changes_text(r.changes), r.value, "-", "-", "-", verdict,
+                           r.shortfall.empty() ? "no" : "no: " + r.shortfall);
+      else
+        out << fmt::format("  {:>9} {:>12} {:>13} {:>15} {:>15} {:>9}  {}\n", r.value, "-", "-", "-", "-", verdict, tail);
+      continue;
+    }
     if (alternatives)
       out << fmt::format("  {:<46} {:>7} {:>12} {:>13.2f} {:>15} {:>9}  {}\n", changes_text(r.changes), r.value, commas(r.kv_tokens), r.concurrency,
                          gib_signed(r.capture_free_worst), verdict, r.shortfall.empty() ? (r.label.empty() ? "yes" : "yes (" + r.label + ")") : "no: " + r.shortfall);
@@ -69,6 +79,26 @@ void print_rows(std::ostream& out, const std::vector<TradeoffRow>& rows, bool al
       out << fmt::format("  {:>9} {:>12} {:>13.2f} {:>15} {:>15} {:>9}  {}\n", r.value, commas(r.kv_tokens), r.concurrency, gib_signed(r.capture_free_worst),
                          gib_signed(r.min_free_worst), verdict, tail);
   }
+}
+
+// The largest value of the primary knob whose forecast fits even at the worst case of every
+// estimate, margin or not: the most a user can set, beside what tune recommends.
+const TradeoffRow* maximum_that_fits(const TuneResult& r) {
+  const TradeoffRow* best = nullptr;
+  for (const auto& t : r.tradeoffs) {
+    if (t.verdict != Verdict::Fits || t.min_free_worst < 0) continue;
+    try {
+      if (!best || std::stod(t.value) > std::stod(best->value)) best = &t;
+    } catch (...) {
+    }
+  }
+  return best;
+}
+
+std::string recommended_value(const TuneResult& r) {
+  for (const auto& [k, v] : r.recommended)
+    if (k == r.primary_knob) return v;
+  return "";
 }
 
 }  // namespace
@@ -90,6 +120,8 @@ nlohmann::ordered_json tune_json(const TuneResult& r) {
   j["kv_tokens"] = r.kv_tokens;
   j["concurrency"] = r.concurrency;
   j["min_free_worst_bytes"] = r.min_free_worst;
+  if (const TradeoffRow* m = maximum_that_fits(r)) j["maximum"] = row_json(*m, false);
+  else j["maximum"] = nullptr;
   j["forecast"] = forecast_json(r.forecast);
   j["tradeoffs"] = nlohmann::ordered_json::array();
   for (const auto& t : r.tradeoffs) j["tradeoffs"].push_back(row_json(t, false));
@@ -102,11 +134,11 @@ nlohmann::ordered_json tune_json(const TuneResult& r) {
 
 void print_tune(std::ostream& out, const TuneResult& r) {
   const Deployment& d = r.deployment;
-  out << fmt::format("headroom tune: {} {} - {} on {} x {} ({} GiB){}\n", r.forecast.engine, r.forecast.version, d.model_spec, d.gpus, d.gpu.display,
+  const bool newest = d.engine_version.empty();
+  out << fmt::format("headroom tune: {} {} - {} on {} x {} ({} GiB){}{}\n", r.forecast.engine, r.forecast.version, d.model_spec, d.gpus, d.gpu.display,
                      gib2(d.capacity_bytes + r.keep_free_bytes),
-                     r.keep_free_bytes > 0 ? fmt::format(", {} GiB kept free", gib2(r.keep_free_bytes)) : "");
-  out << fmt::format("safety margin: {} of worst-case free memory at every stage{}\n\n", human_bytes(r.margin_bytes),
-                     r.margin_default ? " (default, a guess; set with --margin)" : " (--margin)");
+                     r.keep_free_bytes > 0 ? fmt::format(", {} GiB kept free", gib2(r.keep_free_bytes)) : "",
+                     newest ? fmt::format(" - newest rules: pass --engine {}@VERSION for yours", r.forecast.engine) : "");
   if (r.feasible) {
     out << "recommended:";
     for (const auto& [k, v] : r.recommended) out << " " << k << " " << v;
@@ -121,7 +153,12 @@ void print_tune(std::ostream& out, const TuneResult& r) {
                      r.groups > 1 ? fmt::format(" per pool x {} pools", r.groups) : "", r.concurrency, r.context_len,
                      r.target_concurrency ? fmt::format(" (target {})", *r.target_concurrency) : "");
   out << fmt::format("  least worst-case free memory over all stages: {}\n", human_bytes(r.min_free_worst));
-  out << "\nlaunch:\n  " << r.launch_command << "\n";
+  out << "launch: " << r.launch_command << "\n";
+  if (const TradeoffRow* m = maximum_that_fits(r); m && m->value != recommended_value(r))
+    out << fmt::format("maximum that fits (no margin): {} {}  KV cache {} tokens, least worst-case free {}\n", m->knob, m->value, commas(m->kv_tokens),
+                       human_bytes(m->min_free_worst));
+  out << fmt::format("safety margin: {} of worst-case free memory at every stage{}\n", human_bytes(r.margin_bytes),
+                     r.margin_default ? " (default, a guess; set with --margin)" : " (--margin)");
   if (!r.tradeoffs.empty()) {
     out << fmt::format("\ntrade-off ({}; other knobs as recommended):\n", r.primary_knob);
     print_rows(out, r.tradeoffs, false, r.context_len);

@@ -15,7 +15,7 @@ namespace {
 // Flags that take no value: headroom's own and the engines' store_true flags, spelled as the
 // engines spell them (SGLang server_args.py, vLLM EngineArgs).
 constexpr std::string_view kBooleanFlags[] = {
-    "--json", "--help", "--version", "--enable-dp-attention", "--disable-cuda-graph",
+    "--json", "--brief", "--all", "--help", "--version", "--enable-dp-attention", "--disable-cuda-graph",
     "--enforce-eager", "--enable-torch-compile", "--trust-remote-code", "--disable-radix-cache",
     "--enable-expert-parallel", "--disable-cuda-graph-padding", "--enable-memory-saver",
     "--enable-dp-lm-head", "--enable-mixed-chunk", "--disable-custom-all-reduce",
@@ -187,8 +187,11 @@ std::optional<double> Args::get_double(std::string_view name, double min, double
 
 void Args::reject_unknown(const std::vector<std::string_view>& allowed, std::string_view verb) const {
   for (const auto& o : options_)
-    if (std::find(allowed.begin(), allowed.end(), o.first) == allowed.end())
-      fail_input("command line", o.first, fmt::format("unknown option for 'headroom {}'", verb));
+    if (std::find(allowed.begin(), allowed.end(), o.first) == allowed.end()) {
+      const std::string near = did_you_mean(o.first, std::vector<std::string>(allowed.begin(), allowed.end()));
+      fail_input("command line", o.first,
+                 fmt::format("unknown option for 'headroom {}'{}", verb, near.empty() ? "" : "; did you mean " + near + "?"));
+    }
 }
 
 }  // namespace headroom

@@ -10,6 +10,7 @@
 #include <ostream>
 
 #include "cli/verbs.h"
+#include "headroom/advise.h"
 #include "headroom/deployment.h"
 #include "headroom/engine.h"
 #include "headroom/error.h"
@@ -91,6 +92,19 @@ std::vector<std::string> split_list(const std::string& s) {
     start = comma + 1;
   }
   return out;
+}
+
+// The weights one GPU holds: the largest per-rank sum of the "weights" stage.
+int64_t weights_per_gpu(const Forecast& f) {
+  int64_t most = 0;
+  for (const auto& r : f.ranks)
+    for (const auto& st : r.stages)
+      if (st.name == "weights") {
+        int64_t t = 0;
+        for (const auto& i : st.items) t += i.bytes;
+        most = std::max(most, t);
+      }
+  return most;
 }
 
 struct Row {
@@ -272,14 +286,24 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
       if (!r.same_note.empty()) e["note"] = r.same_note;
       if (r.f.failure) e["failure"] = r.f.failure->message;
       if (!r.carried.empty()) e["carried_flags"] = r.carried_texts();
+      e["weights_per_gpu_bytes"] = weights_per_gpu(r.f);
+      e["launch_command"] = launch_command(r.d, r.d.flags);
       j["engines"].push_back(e);
     }
     out << j.dump(2) << "\n";
   } else {
-    out << fmt::format("{} on {} x {} ({} GiB), tp {} pp {}\n\n", rows.front().d.model_spec, rows.front().d.gpus, rows.front().d.gpu.name,
-                       gib2(rows.front().d.capacity_bytes), rows.front().d.par.tp, rows.front().d.par.pp);
-    out << fmt::format("{:<16} {:<8} {:>12} {:>9} {:>12} {:>11}  {:<44} {}\n", "engine", "verdict", "KV tokens", "context", "concurrency",
-                       "headroom", "memory knob in force", "same KV as " + ref_it->spec);
+    std::string rules;
+    bool newest = false;
+    for (const auto& r : rows) {
+      const std::string v = r.d.engine_version.empty() ? "newest" : r.d.engine_version;
+      newest = newest || r.d.engine_version.empty();
+      rules += (rules.empty() ? "" : ", ") + std::string(engine_kind_name(r.d.engine)) + " " + v;
+    }
+    out << fmt::format("{} on {} x {} ({} GiB), tp {} pp {}; rules: {}{}\n\n", rows.front().d.model_spec, rows.front().d.gpus, rows.front().d.gpu.name,
+                       gib2(rows.front().d.capacity_bytes), rows.front().d.par.tp, rows.front().d.par.pp, rules,
+                       newest ? " (pass --engines NAME@VERSION,... for yours)" : "");
+    out << fmt::format("{:<16} {:<8} {:>12} {:>9} {:>12} {:>11} {:>11}  {:<44} {}\n", "engine", "verdict", "KV tokens", "context", "concurrency",
+                       "headroom", "weights/GPU", "memory knob in force", "same KV as " + ref_it->spec);
     for (const auto& r : rows) {
       if (!r.unsupported.empty()) {
         out << fmt::format("{:<16} {:<8} {}: {}\n", r.spec, "-", r.refused ? "refused" : "not modelled", r.unsupported);
@@ -289,9 +313,11 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
                          : r.same_value ? fmt::format("{} {:.4f} -> {} tokens{}", r.knob_flag, *r.same_value, r.same_tokens,
                                                       r.same_note.empty() ? "" : " (" + r.same_note + ")")
                                         : r.same_note;
-      out << fmt::format("{:<16} {:<8} {:>12} {:>9} {:>11.2f}x {:>11}  {:<44} {}\n", r.spec, verdict_name(r.f.verdict), r.f.kv_tokens, r.f.context_len,
-                         r.f.max_concurrency, human_bytes(r.f.headroom_bytes), r.knob_flag + " " + r.knob_value, same);
+      out << fmt::format("{:<16} {:<8} {:>12} {:>9} {:>11.2f}x {:>11} {:>11}  {:<44} {}\n", r.spec, verdict_name(r.f.verdict), r.f.kv_tokens, r.f.context_len,
+                         r.f.max_concurrency, human_bytes(r.f.headroom_bytes), human_bytes(weights_per_gpu(r.f)), r.knob_flag + " " + r.knob_value, same);
     }
+    for (const auto& r : rows)
+      if (r.unsupported.empty()) out << fmt::format("launch ({}): {}\n", r.spec, launch_command(r.d, r.d.flags));
     out << "\nThe knobs mean different things: SGLang's fraction and vLLM's utilization are shares of total memory\n"
            "(weights + KV, resp. the whole instance); TensorRT-LLM's fraction is a share of the memory free after\n"
            "weights and the profiled activation peak.\n";

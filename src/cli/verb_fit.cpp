@@ -17,9 +17,12 @@ int verb_fit(const Args& args, std::ostream& out, std::ostream& err) {
     out << "usage: headroom fit [--engine sglang|vllm|trtllm[@VERSION]] --model ID|DIR|config.json\n"
            "                    [--target-context N] [--target-concurrency N] [--gpu NAME ...] [--max-gpus N (default 8)]\n"
            "                    [--kv-cache-dtype X[,Y] ...] [--sort gpus|kv|headroom] [--margin BYTES] [--keep-free BYTES]\n"
-           "                    [engine flags as the engine spells them] [--json]\n"
+           "                    [engine flags as the engine spells them] [--all] [--json]\n"
+           "--max-model-len / --context-length / --max_seq_len N: the target context; --max-num-seqs / --max-running-requests N:\n"
+           "the target concurrency (plan's spellings, for any engine). --all: every feasible and rejected deployment.\n"
            "Tries every GPU of the catalog (or those given) x 1, 2, 4, ... GPUs x the layouts the engine supports (TP, TP x PP,\n"
-           "expert parallel, DP attention), tunes each and ranks the feasible ones (fewest GPUs, then most KV).\n"
+           "expert parallel, DP attention), tunes each and ranks the feasible ones (fewest GPUs, then TP within a node before PP,\n"
+           "then most KV). Single-GPU boxes (DGX Spark, Jetson) are tried one at a time.\n"
            "Exit: 0 some deployment is feasible, 1 none is, 2 bad input.\n";
     return kExitOk;
   }
@@ -29,29 +32,40 @@ int verb_fit(const Args& args, std::ostream& out, std::ostream& err) {
                              "--gpu-memory", "--enable-expert-parallel", "--fix"})
     if (args.has(o)) fail_input("command line", o, "fit chooses the GPUs and the parallelism itself (use 'headroom tune' for a given layout)");
 
+  // plan's spellings of the targets: any engine's context flag is the target context, its
+  // running-request cap the target concurrency (whatever engine fit runs, so no parser error).
+  std::vector<std::string> argv;
+  for (const auto& [k, v] : args.options()) {
+    const bool ctx = k == "--max-model-len" || k == "--context-length" || k == "--max_seq_len";
+    const bool seqs = k == "--max-num-seqs" || k == "--max-running-requests" || k == "--max_batch_size";
+    if (ctx && !args.has("--target-context")) argv.push_back("--target-context=" + v);
+    else if (seqs && !args.has("--target-concurrency")) argv.push_back("--target-concurrency=" + v);
+    else if (!ctx && !seqs && k != "--all") argv.push_back(k + "=" + v);
+  }
+  const Args fa = Args::parse(argv);
   FitRequest req;
-  req.goal = parse_tune_goal(args);
-  req.gpu_names = args.get_all("--gpu");
+  req.goal = parse_tune_goal(fa);
+  req.gpu_names = fa.get_all("--gpu");
   for (const auto& n : req.gpu_names) require_gpu(n);  // unknown names: exit 2 before any work
-  if (auto m = args.get_int("--max-gpus", 1, 1024)) req.max_gpus = static_cast<int>(*m);
-  for (const auto& v : args.get_all("--kv-cache-dtype"))
+  if (auto m = fa.get_int("--max-gpus", 1, 1024)) req.max_gpus = static_cast<int>(*m);
+  for (const auto& v : fa.get_all("--kv-cache-dtype"))
     for (size_t i = 0; i <= v.size();) {
       size_t j = v.find(',', i);
       if (j == std::string::npos) j = v.size();
       if (j > i) req.kv_dtypes.push_back(v.substr(i, j - i));
       i = j + 1;
     }
-  std::string sort = args.get_or("--sort", "gpus");
+  std::string sort = fa.get_or("--sort", "gpus");
   if (sort == "gpus") req.sort = FitSort::Gpus;
   else if (sort == "kv") req.sort = FitSort::Kv;
   else if (sort == "headroom") req.sort = FitSort::Headroom;
   else fail_input("command line", "--sort", "expects gpus, kv or headroom, got '" + sort + "'");
 
   std::string first_gpu = req.gpu_names.empty() ? gpu_catalog().front().name : req.gpu_names.front();
-  req.base = parse_deployment(strip_options(args, {"--gpu", "--max-gpus", "--kv-cache-dtype", "--sort"}), {}, first_gpu);
+  req.base = parse_deployment(strip_options(fa, {"--gpu", "--max-gpus", "--kv-cache-dtype", "--sort"}), {}, first_gpu);
   FitResult r = fit(req);
-  if (args.has("--json")) out << fit_json(r).dump(2) << "\n";
-  else print_fit(out, r);
+  if (fa.has("--json")) out << fit_json(r).dump(2) << "\n";
+  else print_fit(out, r, args.has("--all"));
   return r.candidates.empty() ? kExitFails : kExitOk;
 }
 

@@ -43,11 +43,19 @@ int run_cli(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
     for (const auto& v : verb_table()) {
       if (v.name == argv[0]) {
         std::vector<std::string> rest(argv.begin() + 1, argv.end());
+        // A verb that needs a deployment, given none: its usage, not an example (exit 2).
+        if (rest.empty() && (v.name == "plan" || v.name == "tune" || v.name == "fit" || v.name == "compare")) {
+          v.fn(Args::parse({"--help"}), err, err);
+          return kExitBadInput;
+        }
         Args args = Args::parse(rest);
         return v.fn(args, out, err);
       }
     }
-    fail_input("command line", argv[0], "unknown verb (see 'headroom --help')");
+    std::vector<std::string> names;
+    for (const auto& v : verb_table()) names.emplace_back(v.name);
+    const std::string near = did_you_mean(argv[0], names);
+    fail_input("command line", argv[0], near.empty() ? "unknown verb (see 'headroom --help')" : "unknown verb; did you mean '" + near + "'? (see 'headroom --help')");
   } catch (const InputError& e) {
     err << "headroom: " << e.what() << "\n";
     return kExitBadInput;

@@ -64,7 +64,7 @@ constexpr Alias kParallelFlags[] = {
 };
 constexpr std::string_view kHeadroomOptions[] = {"--engine", "--model", "--model-path", "--gpu", "--gpu-memory",
                                                  "--gpus", "--json", "--enable-dp-attention", "--env",
-                                                 "--interconnect", "--compile-cache"};
+                                                 "--interconnect", "--compile-cache", "--brief"};
 }  // namespace
 
 const std::vector<std::string_view>& common_deployment_options() {

@@ -7,6 +7,7 @@
 
 #include "headroom/embedded.h"
 #include "headroom/error.h"
+#include "headroom/cli.h"
 #include "headroom/gpu.h"
 
 namespace headroom {
@@ -107,9 +108,15 @@ const GpuSpec* find_gpu(std::string_view name) {
 
 const GpuSpec& require_gpu(std::string_view name) {
   if (const GpuSpec* g = find_gpu(name)) return *g;
-  std::string names;
-  for (const auto& g : gpu_catalog()) names += (names.empty() ? "" : ", ") + g.name;
-  fail_input("--gpu", std::string(name), "not in the GPU catalog (known: " + names + "; or give --gpu-memory BYTES)");
+  std::vector<std::string> names;
+  for (const auto& g : gpu_catalog()) {
+    names.push_back(g.name);
+    names.insert(names.end(), g.aliases.begin(), g.aliases.end());
+  }
+  const std::string near = did_you_mean(name, names);
+  fail_input("--gpu", std::string(name),
+             fmt::format("not in the GPU catalog{} ('headroom gpus' lists the {} known; or give --gpu-memory BYTES)",
+                         near.empty() ? "" : "; did you mean " + near + "?", gpu_catalog().size()));
 }
 
 }  // namespace headroom

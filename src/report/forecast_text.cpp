@@ -44,12 +44,14 @@ std::string memory_bar(const RankForecast& r, int width) {
       while (static_cast<double>(bar.size() + 1) * per <= acc + per / 2 && static_cast<int>(bar.size()) < width)
         bar.push_back(letter_for(s.name, i.what));
     }
-  bool over = acc > static_cast<double>(r.capacity_bytes);
+  // Past the capacity only when free memory goes below zero at some point: the items of a stage
+  // include temporaries given back within it, so their sum can exceed the card on a start that fits.
+  bool over = std::any_of(r.stages.begin(), r.stages.end(), [](const Stage& s) { return s.free_bytes_after < 0 || s.min_free < 0; });
   while (static_cast<int>(bar.size()) < width) bar.push_back('.');
   return "[" + bar + "]" + (over ? " OVER" : "");
 }
 
-void print_forecast(std::ostream& out, const Forecast& f) {
+void print_forecast_summary(std::ostream& out, const Forecast& f, const std::string& launch) {
   std::string verdict_text;
   switch (f.verdict) {
     case Verdict::Fits: verdict_text = "FITS"; break;
@@ -57,19 +59,39 @@ void print_forecast(std::ostream& out, const Forecast& f) {
     case Verdict::Oom: verdict_text = "OUT OF MEMORY"; break;
     case Verdict::Refused: verdict_text = "REFUSED (the engine itself would not start)"; break;
   }
-  out << fmt::format("headroom plan: {} {} ({})\n", f.engine, f.version, f.era);
-  out << fmt::format("verdict: {}\n", verdict_text);
-  if (f.failure)
-    out << fmt::format("  fails at stage '{}' on rank {}: requests {}, {} free\n  {}\n", f.failure->stage, f.failure->rank,
-                       human_bytes(f.failure->request_bytes), human_bytes(f.failure->free_bytes), f.failure->message);
+  const bool newest = f.version.empty() || f.version == "newest";
+  out << fmt::format("headroom plan: {} {} ({}){}\n", f.engine, f.version, f.era,
+                     newest ? fmt::format(" - newest rules: pass --engine {}@VERSION for yours", f.engine) : "");
+  out << fmt::format("verdict: {}", verdict_text);
+  if (f.failure) out << fmt::format(" - fails at stage '{}' on rank {}: requests {}, {} free", f.failure->stage, f.failure->rank,
+                                    human_bytes(f.failure->request_bytes), human_bytes(f.failure->free_bytes));
+  out << "\n";
   if (f.kv_tokens > 0) {
     out << fmt::format("KV cache: {} tokens", f.kv_tokens);
     if (f.context_len > 0) out << fmt::format(" = {:.2f} requests at the full context of {} tokens", f.max_concurrency, f.context_len);
     out << fmt::format("; max running requests {}\n", f.max_running_requests);
   }
-  if (f.verdict == Verdict::Fits || f.verdict == Verdict::AtRisk)
-    out << fmt::format("headroom at steady state: {} free (smallest over ranks)\n", human_bytes(f.headroom_bytes));
+  // The tightest moment: the least free memory at any stage's peak, on the critical rank.
+  if (const RankForecast* r = critical_rank(f); r && !f.failure) {
+    const Stage* tight = nullptr;
+    for (const auto& st : r->stages)
+      if (!tight || st.min_free < tight->min_free) tight = &st;
+    if (tight)
+      out << fmt::format("tightest: {} free at the peak of '{}' on rank {}{}; {} free at steady state\n", human_bytes(tight->min_free), tight->name,
+                         r->rank, tight->min_free_worst != tight->min_free ? fmt::format(" (worst case {})", human_bytes(tight->min_free_worst)) : "",
+                         human_bytes(f.headroom_bytes));
+  }
+  if (!launch.empty()) out << "launch: " << launch << "\n";
+}
 
+void print_forecast(std::ostream& out, const Forecast& f, const std::string& launch, bool brief) {
+  print_forecast_summary(out, f, launch);
+  if (f.failure) out << "  " << f.failure->message << "\n";
+  if (brief) return;
+  print_forecast_detail(out, f);
+}
+
+void print_forecast_detail(std::ostream& out, const Forecast& f) {
   if (const RankForecast* r = critical_rank(f)) {
     out << fmt::format("\nrank {} of {} (capacity {}){}:\n", r->rank, f.ranks.size(), human_bytes(r->capacity_bytes),
                        f.ranks.size() > 1 ? ", the rank with the least room" : "");

@@ -15,6 +15,7 @@
 #include "engines/sglang/sglang_rules.h"
 #include "engines/vllm/vllm_load_extras.h"
 #include "headroom/engine.h"
+#include "headroom/cli.h"
 #include "headroom/error.h"
 #include "headroom/kv.h"
 #include "headroom/layout.h"
@@ -110,7 +111,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   std::vector<std::string> flag_notes;
   for (const auto& [k, v] : d.flags) {
     if (std::find(known.begin(), known.end(), k) == known.end())
-      fail_unknown_option(kSrc, k, fmt::format("launch_server.py: error: unrecognized arguments: {}", k));
+      fail_unknown_option(kSrc, k, fmt::format("launch_server.py: error: unrecognized arguments: {}{}", k, did_you_mean_hint(k, known)));
     auto u = std::find_if(unmodelled.begin(), unmodelled.end(), [&](const auto& e) { return e.first == k; });
     if (u != unmodelled.end())
       flag_notes.push_back(fmt::format("{}{} is not modelled ({}): the forecast is as without it", k, v == "true" ? "" : " " + v, u->second));

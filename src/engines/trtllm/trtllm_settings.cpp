@@ -12,6 +12,7 @@
 #include "engines/trtllm/trtllm_rules.h"
 #include "headroom/deployment.h"
 #include "headroom/engine.h"
+#include "headroom/cli.h"
 #include "headroom/error.h"
 #include "headroom/units.h"
 
@@ -169,7 +170,7 @@ Settings resolve_settings(const Deployment& d) {
   const auto& allowed = trtllm_flags();
   for (const auto& [k, v] : d.flags)
     if (std::find(allowed.begin(), allowed.end(), k) == allowed.end())
-      fail_unknown_option("trtllm-serve", k, fmt::format("Error: No such option: {}", k));
+      fail_unknown_option("trtllm-serve", k, fmt::format("Error: No such option: {}{}", k, did_you_mean_hint(k, allowed)));
   s.tp = std::max(1, d.par.tp);
   s.pp = std::max(1, d.par.pp);
   s.ep = std::max(1, d.par.ep);

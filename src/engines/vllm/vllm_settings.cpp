@@ -342,7 +342,8 @@ Settings resolve_settings(const Deployment& d) {
     const std::string base = k.rfind("--no-", 0) == 0 && is_boolean_flag("--" + k.substr(5)) ? "--" + k.substr(5) : k;
     if (std::find(allowed.begin(), allowed.end(), base) != allowed.end()) continue;
     auto u = std::find_if(unmodelled.begin(), unmodelled.end(), [&](const auto& e) { return e.first == base; });
-    if (u == unmodelled.end()) fail_unknown_option("vllm serve", k, fmt::format("error: unrecognized arguments: {}{}", k, v == "true" ? "" : " " + v));
+    if (u == unmodelled.end())
+      fail_unknown_option("vllm serve", k, fmt::format("error: unrecognized arguments: {}{}{}", k, v == "true" ? "" : " " + v, did_you_mean_hint(k, allowed)));
     if (base == k)  // --no-NAME keeps vLLM's default
       s.notes.push_back(fmt::format("{}{} is not modelled ({}): the forecast is as without it", k, v == "true" ? "" : " " + v, u->second));
   }

@@ -1,0 +1,143 @@
+// The first lines a person reads (issue 30): every report opens with the verdict or best choice,
+// the KV capacity, the rules version and a launch command; refused rows carry no figures; the
+// GPU list filters and prints "-" for a figure it does not have; fit speaks plan's flags; a bare
+// verb prints its usage; a misspelled verb, GPU or flag gets "did you mean".
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "headroom/cli.h"
+
+using namespace headroom;
+
+namespace {
+
+struct CliRun {
+  int rc;
+  std::string out, err;
+};
+
+CliRun cli(const std::vector<std::string>& argv) {
+  std::ostringstream out, err;
+  int rc = run_cli(argv, out, err);
+  return {rc, out.str(), err.str()};
+}
+
+std::string first_lines(const std::string& s, int n) {
+  size_t pos = 0;
+  for (int i = 0; i < n && pos != std::string::npos; ++i) {
+    pos = s.find('\n', pos);
+    if (pos != std::string::npos) ++pos;
+  }
+  return pos == std::string::npos ? s : s.substr(0, pos);
+}
+
+int line_count(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+const std::vector<std::string> kQwen{"--model", "Qwen/Qwen3-8B", "--gpu", "h100"};
+
+std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+}  // namespace
+
+TEST(CliSummary, PlanOpensWithVerdictKvRulesAndLaunch) {
+  CliRun r = cli(with({"plan"}, kQwen));
+  ASSERT_EQ(r.rc, kExitOk) << r.err;
+  const std::string head = first_lines(r.out, 8);
+  EXPECT_NE(head.find("verdict: FITS"), std::string::npos) << head;
+  EXPECT_NE(head.find("KV cache: "), std::string::npos) << head;
+  EXPECT_NE(head.find("newest rules: pass --engine sglang@VERSION"), std::string::npos) << head;
+  EXPECT_NE(head.find("launch: python -m sglang.launch_server --model-path Qwen/Qwen3-8B --tp-size 1"), std::string::npos) << head;
+  EXPECT_EQ(r.out.find("OVER"), std::string::npos);  // the bar never says OVER under FITS
+  CliRun b = cli(with({"plan", "--brief"}, kQwen));
+  EXPECT_LE(line_count(b.out), 6) << b.out;
+  EXPECT_EQ(b.out.find("stage"), std::string::npos) << b.out;
+}
+
+TEST(CliSummary, TuneOpensWithRecommendationAndLaunchAndNamesTheMaximum) {
+  CliRun r = cli(with({"tune"}, kQwen));
+  ASSERT_EQ(r.rc, kExitOk) << r.err;
+  const std::string head = first_lines(r.out, 8);
+  EXPECT_NE(head.find("recommended: --mem-fraction-static"), std::string::npos) << head;
+  EXPECT_NE(head.find("KV cache: "), std::string::npos) << head;
+  EXPECT_NE(head.find("launch: python -m sglang.launch_server"), std::string::npos) << head;
+  EXPECT_NE(head.find("newest rules"), std::string::npos) << head;
+  CliRun j = cli(with({"tune", "--json"}, kQwen));
+  auto t = nlohmann::json::parse(j.out);
+  ASSERT_TRUE(t.contains("maximum"));
+  ASSERT_FALSE(t["maximum"].is_null());
+  // The maximum fits with no margin, so it is at least the recommendation.
+  EXPECT_GE(std::stod(t["maximum"]["value"].get<std::string>()), std::stod(t["recommended"]["--mem-fraction-static"].get<std::string>()));
+  for (const auto& row : t["tradeoffs"])
+    if (row["verdict"] == "refused") {
+      EXPECT_TRUE(row["kv_tokens"].is_null());
+      EXPECT_TRUE(row["min_free_worst_bytes"].is_null());
+    }
+}
+
+TEST(CliSummary, CompareShowsWeightsAndLaunchCommands) {
+  CliRun r = cli(with({"compare"}, kQwen));
+  ASSERT_NE(r.rc, kExitBadInput) << r.err;
+  const std::string head = first_lines(r.out, 8);
+  EXPECT_NE(head.find("rules: sglang newest"), std::string::npos) << head;
+  EXPECT_NE(head.find("weights/GPU"), std::string::npos) << head;
+  EXPECT_NE(head.find("launch (sglang): python -m sglang.launch_server"), std::string::npos) << head;
+  EXPECT_NE(r.out.find("launch (vllm): vllm serve Qwen/Qwen3-8B"), std::string::npos) << r.out;
+}
+
+TEST(CliSummary, FitSpeaksPlansFlagsAndStaysShort) {
+  // --max-model-len is vLLM's spelling; fit runs SGLang by default and takes it as the target.
+  CliRun r = cli({"fit", "--model", "Qwen/Qwen3-8B", "--max-model-len", "32768", "--max-num-seqs", "8"});
+  ASSERT_EQ(r.rc, kExitOk) << r.err;
+  const std::string head = first_lines(r.out, 8);
+  EXPECT_NE(head.find("target 32768 tokens x 8 requests"), std::string::npos) << head;
+  EXPECT_NE(head.find("best: 1 x "), std::string::npos) << head;
+  EXPECT_NE(head.find("launch: "), std::string::npos) << head;
+  EXPECT_NE(head.find("sglang newest"), std::string::npos) << head;
+  EXPECT_LE(line_count(r.out), 40) << r.out;
+  // No single-GPU box offered as a cluster.
+  CliRun j = cli({"fit", "--model", "Qwen/Qwen3-8B", "--max-model-len", "32768", "--json"});
+  for (const auto& c : nlohmann::json::parse(j.out)["candidates"])
+    if (c["gpu"] == "dgx-spark" || c["gpu"] == "jetson-thor") EXPECT_EQ(c["gpus"], 1) << c.dump();
+}
+
+TEST(CliSummary, GpusFiltersAndShowsNoZeroForAMissingFigure) {
+  CliRun r = cli({"gpus", "h100"});
+  ASSERT_EQ(r.rc, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("h100-pcie"), std::string::npos);
+  EXPECT_EQ(r.out.find("rtx-4090"), std::string::npos);
+  CliRun all = cli({"gpus"});
+  EXPECT_EQ(all.out.find(" 0.000 "), std::string::npos);
+  CliRun bad = cli({"gpus", "h1OO"});
+  EXPECT_EQ(bad.rc, kExitBadInput);
+  EXPECT_NE(bad.err.find("did you mean"), std::string::npos) << bad.err;
+}
+
+TEST(CliUsage, BareVerbPrintsUsageAndExitsTwo) {
+  for (const char* verb : {"plan", "tune", "fit", "compare"}) {
+    std::ostringstream out, err;
+    EXPECT_EQ(run_cli({verb}, out, err), kExitBadInput) << verb;
+    EXPECT_NE(err.str().find("usage: headroom"), std::string::npos) << verb << ": " << err.str();
+    EXPECT_TRUE(out.str().empty()) << verb;
+  }
+}
+
+TEST(CliUsage, DidYouMean) {
+  std::ostringstream out, err;
+  EXPECT_EQ(run_cli({"plna"}, out, err), kExitBadInput);
+  EXPECT_NE(err.str().find("did you mean 'plan'"), std::string::npos) << err.str();
+  std::ostringstream o2, e2;
+  EXPECT_EQ(run_cli({"plan", "--model", "Qwen/Qwen3-8B", "--gpu", "h10O"}, o2, e2), kExitBadInput);
+  EXPECT_NE(e2.str().find("did you mean h100"), std::string::npos) << e2.str();
+  std::ostringstream o3, e3;
+  EXPECT_EQ(run_cli({"plan", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--mem-fraction-statc", "0.9"}, o3, e3), kExitBadInput);
+  EXPECT_NE(e3.str().find("did you mean --mem-fraction-static"), std::string::npos) << e3.str();
+  EXPECT_EQ(did_you_mean("zzzzzzzz", {"plan", "tune"}), "");
+}
