@@ -32,7 +32,7 @@ cmake --build build -j"$(nproc)"
 # the doctor on its crash log alone, and the forecast at the doctor's fix. Exits 0 when each step
 # says what it should (the forecast fails, the doctor finds the failure, the fix fits).
 seed_story() {
-  local h=./build/headroom log=tests/data/seed/seed-crash.log rc fix
+  local h=./build/headroom log=tests/data/seed/seed-crash.log rc fix json
   local dep=(--engine sglang --model nvidia/GLM-5-NVFP4 --gpu rtx-pro-6000 --tp 8)
   echo "== 1/3 before the first launch: headroom plan ${dep[*]} --mem-fraction-static 0.95 --brief"
   rc=0; "$h" plan "${dep[@]}" --mem-fraction-static 0.95 --brief || rc=$?
@@ -40,7 +40,8 @@ seed_story() {
   echo; echo "== 2/3 after the crash: headroom doctor $log"
   rc=0; "$h" doctor "$log" || rc=$?
   [ "$rc" = 1 ] || { echo "setup: the doctor should find the failure (exit 1), got exit $rc" >&2; return 1; }
-  fix=$("$h" doctor "$log" --json | python3 -c 'import json,sys; print(next(f["value"] for f in json.load(sys.stdin)["fix"] if f["flag"] == "--mem-fraction-static"))')
+  json=$("$h" doctor "$log" --json || true)  # exit 1: the failure it found
+  fix=$(python3 -c 'import json,sys; print(next(f["value"] for f in json.load(sys.stdin)["fix"] if f["flag"] == "--mem-fraction-static"))' <<<"$json")
   echo; echo "== 3/3 the fix: headroom plan ${dep[*]} --mem-fraction-static $fix --brief"
   "$h" plan "${dep[@]}" --mem-fraction-static "$fix" --brief
 }
