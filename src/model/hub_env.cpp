@@ -46,6 +46,7 @@ std::string trim(std::string s) {
 
 std::atomic<bool> g_process_offline{false};
 thread_local bool t_offline = false;
+thread_local bool t_local_paths = true;
 
 }  // namespace
 
@@ -102,5 +103,9 @@ void set_process_offline(bool on) { g_process_offline.store(on); }
 
 OfflineScope::OfflineScope(bool on) : prev_(t_offline) { t_offline = prev_ || on; }
 OfflineScope::~OfflineScope() { t_offline = prev_; }
+
+bool local_paths_allowed() { return t_local_paths; }
+LocalPathsScope::LocalPathsScope(bool allowed) : prev_(t_local_paths) { t_local_paths = prev_ && allowed; }
+LocalPathsScope::~LocalPathsScope() { t_local_paths = prev_; }
 
 }  // namespace headroom::hub

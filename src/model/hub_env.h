@@ -35,4 +35,19 @@ class OfflineScope {
   bool prev_;
 };
 
+// Whether a model id may name a local folder or config.json. The web API turns this off for its
+// requests (LocalPathsScope(false), per thread): a request must never make the server read a
+// file of its choosing, while a Hugging Face id still resolves through the caches and the Hub.
+bool local_paths_allowed();
+class LocalPathsScope {
+ public:
+  explicit LocalPathsScope(bool allowed);
+  ~LocalPathsScope();
+  LocalPathsScope(const LocalPathsScope&) = delete;
+  LocalPathsScope& operator=(const LocalPathsScope&) = delete;
+
+ private:
+  bool prev_;
+};
+
 }  // namespace headroom::hub

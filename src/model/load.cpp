@@ -20,6 +20,7 @@
 #include "headroom/error.h"
 #include "headroom/model.h"
 #include "headroom/units.h"
+#include "model/hub_env.h"
 #include "model/hub_model.h"
 #include "model/model_internal.h"
 
@@ -242,14 +243,15 @@ std::shared_ptr<const Model> load_model(std::string_view spec_in, const ConfigOv
   if (spec.empty()) fail_input("--model", "", "empty model name");
   std::error_code ec;
   fs::path p(spec);
-  if (fs::is_directory(p, ec)) {
+  const bool paths = hub::local_paths_allowed();  // not for the web API's requests (hub_env.h)
+  if (paths && fs::is_directory(p, ec)) {
     fs::path cfg = p / "config.json";
     if (!fs::is_regular_file(cfg, ec)) fail_input(spec, "config.json", "folder has no config.json");
     std::string text = read_text_file(cfg.string());
     std::string hq = read_optional(p / "hf_quant_config.json").value_or("");
     return build(text, cfg.string(), hq, p.string(), [d = p.string()] { return folder_checkpoint(d); }, over);
   }
-  if (fs::is_regular_file(p, ec)) {
+  if (paths && fs::is_regular_file(p, ec)) {
     std::string text = read_text_file(p.string());
     std::string hq;
     if (p.filename() == "config.json") hq = read_optional(p.parent_path() / "hf_quant_config.json").value_or("");
