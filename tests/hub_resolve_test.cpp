@@ -8,6 +8,7 @@
 #ifdef HEADROOM_HAVE_HTTPLIB  // the stand-in Hub needs cpp-httplib (libcpp-httplib-dev)
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -345,6 +346,24 @@ TEST_F(HubResolve, HuggingFaceCacheIsReadByIdWithoutTheNetwork) {
   set("HF_HUB_CACHE", (tmp / "hf" / "hub").string());
   set("HF_HOME", (tmp / "elsewhere").string());
   EXPECT_EQ(cli({"model", "acme/cached-14b"}).rc, 0);
+}
+
+// Many shards over a slow link: read a few at a time, with a progress line on stderr, and exact.
+TEST_F(HubResolve, ManyShardsOverASlowLinkShowProgress) {
+  hub.add("acme/forty-shards", synth_repo(kBase, 40, kSha2));
+  hub.store_delay_ms = 100;  // 2 requests per shard: ~2 s at 4 at a time, 8 s one by one
+  const std::string err_path = (tmp / "err.txt").string(), out_path = (tmp / "out.json").string();
+  const std::string cmd = std::string(HEADROOM_BINARY) + " model acme/forty-shards --json >" + out_path + " 2>" + err_path;
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 0);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::ifstream eo(err_path), oo(out_path);
+  const std::string err((std::istreambuf_iterator<char>(eo)), std::istreambuf_iterator<char>());
+  const json j = json::parse(oo);
+  EXPECT_EQ(j["params_total"].get<int64_t>(), headroom::load_model(kBase)->params_total);
+  EXPECT_EQ(j["checkpoint_bytes"].get<int64_t>(), headroom::load_model(kBase)->checkpoint_bytes);
+  EXPECT_NE(err.find("safetensors headers from the Hub"), std::string::npos) << err;
+  EXPECT_LT(secs, 80 * 0.100 * 0.75);  // faster than one request at a time
 }
 
 // The binary itself, as a script runs it: the environment reaches it, errors are one line on stderr.

@@ -48,7 +48,8 @@ inline std::string le64(uint64_t n) {
 class Hub {
  public:
   std::string token = "hf_stubSECRETtoken0123456789";
-  int stall_ms = 0;  // the API sleeps this long before answering (timeouts)
+  int stall_ms = 0;        // the API sleeps this long before answering (timeouts)
+  int store_delay_ms = 0;  // the file store sleeps this long before each answer (a slow link)
 
   Hub() {
     hub_port_ = hub_.bind_to_any_port("127.0.0.1");
@@ -142,6 +143,7 @@ class Hub {
     });
     store_.Get(R"(/store/([^/]+/[^/]+)/([0-9a-f]{40})/(.+))", [this](const httplib::Request& req, httplib::Response& res) {
       record("store", req);
+      if (store_delay_ms) std::this_thread::sleep_for(std::chrono::milliseconds(store_delay_ms));
       std::lock_guard<std::mutex> l(mu_);
       auto it = repos_.find(req.matches[1]);
       if (it == repos_.end()) return error(res, 404, "NoSuchKey");
