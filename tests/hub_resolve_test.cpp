@@ -162,6 +162,11 @@ TEST_F(HubResolve, SecondRunIsServedFromTheCache) {
   EXPECT_EQ(cli({"model", "acme/fourteen-b"}).rc, 0);
   ASSERT_EQ(hub.hits().size(), 1u);
   EXPECT_NE(hub.hits()[0].path.find("/api/models/acme/fourteen-b/revision/main"), std::string::npos);
+  // A call that names the model several times (compare: once per engine) asks once.
+  hub.clear();
+  CliRun both = cli({"plan", "--engine", "sglang,vllm", "--model", "acme/fourteen-b", "--gpu", "h100"});
+  EXPECT_TRUE(both.rc == 0 || both.rc == 1) << both.err;
+  EXPECT_EQ(hub.hits().size(), 1u);
   // A pinned commit needs no request at all.
   hub.clear();
   EXPECT_EQ(cli({"model", std::string("acme/fourteen-b@") + kSha}).rc, 0);

@@ -5,6 +5,7 @@
 #include "headroom/error.h"
 #include "headroom/version.h"
 #include "model/hub_env.h"
+#include "model/hub_model.h"
 
 namespace headroom {
 
@@ -55,6 +56,7 @@ int run_cli(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
         }
         if (offline && v.name == "serve") hub::set_process_offline(true);  // every request the server answers
         hub::OfflineScope scope(offline);
+        hub::ResolutionMemo memo;  // a model named by Hub id is resolved once per call
         Args args = Args::parse(rest);
         return v.fn(args, out, err);
       }

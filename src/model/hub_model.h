@@ -27,4 +27,19 @@ std::optional<HubResolution> resolve_cached(const RepoRef& ref, std::string* cor
 // the shard headers, written to headroom's cache. Offline: an InputError saying what was tried.
 HubResolution resolve_from_hub(const RepoRef& ref, const std::string& spec, const std::string& corrupt);
 
+// One CLI call's memo of the models found by Hub id, so a call that names a model several times
+// (doctor, compare, validate, a draft model) asks the caches and the Hub once per id. run_cli
+// opens one per call (the web server's requests are calls); nested ones share the outer memo.
+// Without one, nothing is memoised. The memo itself lives in load.cpp.
+class ResolutionMemo {
+ public:
+  ResolutionMemo();
+  ~ResolutionMemo();
+  ResolutionMemo(const ResolutionMemo&) = delete;
+  ResolutionMemo& operator=(const ResolutionMemo&) = delete;
+
+ private:
+  bool owner_;
+};
+
 }  // namespace headroom::hub

@@ -229,7 +229,24 @@ std::shared_ptr<const Model> from_resolution(const hub::HubResolution& r, const 
   return m;
 }
 
+// The current CLI call's models found by Hub id (hub::ResolutionMemo), keyed by the id as given.
+thread_local std::map<std::string, std::shared_ptr<const Model>>* t_hub_memo = nullptr;
+
+std::shared_ptr<const Model> memoised(const std::string& spec, std::shared_ptr<const Model> m) {
+  if (t_hub_memo) t_hub_memo->emplace(spec, m);
+  return m;
+}
+
 }  // namespace
+
+hub::ResolutionMemo::ResolutionMemo() : owner_(t_hub_memo == nullptr) {
+  if (owner_) t_hub_memo = new std::map<std::string, std::shared_ptr<const Model>>();
+}
+hub::ResolutionMemo::~ResolutionMemo() {
+  if (!owner_) return;
+  delete t_hub_memo;
+  t_hub_memo = nullptr;
+}
 
 std::vector<std::string> model_catalog_ids() {
   std::vector<std::string> ids;
@@ -260,8 +277,10 @@ std::shared_ptr<const Model> load_model(std::string_view spec_in, const ConfigOv
   // A Hub id: the local Hugging Face cache, then headroom's own cache (hub_model.h).
   const auto ref = hub::parse_repo_ref(spec);
   std::string corrupt;
+  if (ref && !over && t_hub_memo)
+    if (auto it = t_hub_memo->find(spec); it != t_hub_memo->end()) return it->second;
   if (ref)
-    if (auto r = hub::resolve_cached(*ref, &corrupt)) return from_resolution(*r, *ref, over);
+    if (auto r = hub::resolve_cached(*ref, &corrupt)) return over ? from_resolution(*r, *ref, over) : memoised(spec, from_resolution(*r, *ref, over));
   // Catalog id (or a stand-in for one: catalog_lookup.cpp). Not for ID@REVISION: the catalog's
   // copy is of no known commit.
   static std::mutex mu;
@@ -276,7 +295,8 @@ std::shared_ptr<const Model> load_model(std::string_view spec_in, const ConfigOv
       if (!key.empty() && k.find(key) != std::string::npos && hint.size() < 200) hint += (hint.empty() ? "" : ", ") + v;
     if (ref) {  // then the Hub; a repository it does not know (or offline) keeps the catalog's suggestions
       try {
-        return from_resolution(hub::resolve_from_hub(*ref, spec, corrupt), *ref, over);
+        auto m = from_resolution(hub::resolve_from_hub(*ref, spec, corrupt), *ref, over);
+        return over ? m : memoised(spec, m);
       } catch (const InputError& e) {
         if (hint.empty() || e.field() != "model") throw;
         fail_input(e.source(), e.field(), e.problem() + "; did you mean: " + hint);
