@@ -11,6 +11,7 @@
 #include <curl/curl.h>
 #include <fmt/format.h>
 #include <mutex>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <unistd.h>
@@ -126,8 +127,9 @@ HubClient::HubClient() : endpoint_(hub::endpoint()), token_(hub::token()) {
 
 HubClient::Response HubClient::get(const std::string& url, const std::string& what, std::optional<std::pair<int64_t, int64_t>> range,
                                    int64_t cap, void* handle) {
-  Easy own;
-  CURL* h = handle ? static_cast<CURL*>(handle) : own.get();
+  std::optional<Easy> own;  // a handle of its own unless the caller lends one (a shard worker's)
+  if (!handle) own.emplace();
+  CURL* h = handle ? static_cast<CURL*>(handle) : own->get();
   if (!h) throw std::runtime_error("curl_easy_init failed");
   curl_easy_reset(h);
   Response r;

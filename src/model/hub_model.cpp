@@ -76,6 +76,7 @@ HubResolution fetch(HubClient& client, const RepoRef& ref, const RepoInfo& info)
   r.note = fmt::format("model from the Hugging Face Hub ({}): {}{} (commit {}), {} safetensors headers read by HTTP range, {} requests, {:.1f} KiB",
                        client.endpoint(), ref.repo, ref.revision == info.sha ? "" : "@" + ref.revision, info.sha, s.shards.size(),
                        client.requests(), static_cast<double>(client.bytes_received()) / 1024.0);
+  if (s.shards.empty()) r.note += " (the repository holds no safetensors shards: the inventory is derived from config.json)";
   std::string why = write_cached_snapshot(s);
   if (why.empty() && ref.revision != info.sha) why = write_cached_ref(ref.repo, ref.revision, info.sha);
   if (!why.empty()) r.note += "; not cached: " + why;
