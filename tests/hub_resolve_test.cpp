@@ -353,6 +353,27 @@ TEST_F(HubResolve, HuggingFaceCacheIsReadByIdWithoutTheNetwork) {
   EXPECT_EQ(cli({"model", "acme/cached-14b"}).rc, 0);
 }
 
+// doctor reads the model id the log prints (SGLang's model_path) through the same lookup.
+TEST_F(HubResolve, DoctorFindsTheLogsModelInTheHuggingFaceCache) {
+  set("HF_HUB_OFFLINE", "1");
+  const fs::path repo = tmp / "hf" / "hub" / "models--acme--logged";
+  fs::create_directories(repo / "snapshots" / kSha2);
+  fs::create_directories(repo / "refs");
+  std::ofstream(repo / "refs" / "main") << kSha2;
+  std::ofstream(repo / "snapshots" / kSha2 / "config.json") << *headroom::embedded_file("models/Qwen/Qwen3-8B/config.json");
+  std::ifstream seed(std::string(HEADROOM_TEST_DATA) + "/seed/seed-crash.log");
+  std::ofstream(tmp / "crash.log") << "[2025-06-01 10:00:00] server_args=ServerArgs(model_path='acme/logged', tp_size=1, mem_fraction_static=0.95)\n"
+                                   << seed.rdbuf();
+  CliRun r = cli({"doctor", (tmp / "crash.log").string(), "--gpu", "h100", "--json"});
+  ASSERT_TRUE(r.rc == 0 || r.rc == 1) << r.err;  // 1: the log shows the deployment failing
+  json j = json::parse(r.out);
+  for (const auto& g : j["gaps"]) EXPECT_EQ(g.get<std::string>().find("model unknown"), std::string::npos) << g;
+  ASSERT_TRUE(j["forecast_after_fix"].is_object());
+  ASSERT_FALSE(j["forecast_after_fix"]["notes"].empty());
+  EXPECT_NE(j["forecast_after_fix"]["notes"][0].get<std::string>().find("model from the Hugging Face cache"), std::string::npos);
+  EXPECT_TRUE(hub.hits().empty());
+}
+
 // Many shards over a slow link: read a few at a time, with a progress line on stderr, and exact.
 TEST_F(HubResolve, ManyShardsOverASlowLinkShowProgress) {
   hub.add("acme/forty-shards", synth_repo(kBase, 40, kSha2));
