@@ -326,15 +326,19 @@ TEST_F(HubResolve, HuggingFaceCacheIsReadByIdWithoutTheNetwork) {
   fs::create_directories(repo / "refs");
   std::ofstream(repo / "refs" / "main") << kSha2;
   std::ofstream(repo / "refs" / "dev") << kSha2;
+  // As huggingface_hub lays it out: the files in blobs/, the snapshot's entries symlinks to them.
+  fs::create_directories(repo / "blobs");
   auto src = synth_repo(kBase, 1, kSha2);
-  std::ofstream(snap / "config.json") << src.files["config.json"].prefix;
+  std::ofstream(repo / "blobs" / "c0f1") << src.files["config.json"].prefix;
+  fs::create_symlink("../../blobs/c0f1", snap / "config.json");
   {
     auto& sh = src.files["model-00001-of-00001.safetensors"];
-    std::ofstream out(snap / "model-00001-of-00001.safetensors", std::ios::binary);
+    std::ofstream out(repo / "blobs" / "5afe", std::ios::binary);
     out << sh.prefix;
     out.seekp(sh.size - 1);
     out.put('\0');  // a sparse file of the full size
   }
+  fs::create_symlink("../../blobs/5afe", snap / "model-00001-of-00001.safetensors");
   auto base = headroom::load_model(kBase);
   for (const std::string& id : std::vector<std::string>{"acme/cached-14b", "acme/cached-14b@dev", std::string("acme/cached-14b@") + kSha2}) {
     CliRun r = cli({"model", id, "--json"});
