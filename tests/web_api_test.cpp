@@ -71,7 +71,8 @@ TEST(WebRequest, AcceptsCatalogIdsAnyCaseAndNumbersWithLeadingDot) {
 TEST(WebRequest, RejectsWhatWouldReadFiles) {
   const char* bad[] = {
       R"({"args": ["--model", "/etc"]})",                         // absolute path
-      R"({"args": ["--model", "some-org/not-in-catalog"]})",      // relative folder
+      R"({"args": ["--model", "some-org/nested/folder"]})",       // relative folder (not a Hugging Face id)
+      R"({"args": ["--model", "../x"]})",                         // parent-relative
       R"({"args": ["--model=../data/models/Qwen/Qwen3-8B"]})",    // --name=value form
       R"({"args": ["--speculative-draft-model-path", "x/y"]})",   // any value with a slash
       R"({"args": ["--gpu", "~/gpus"]})",                         // home-relative
@@ -81,6 +82,29 @@ TEST(WebRequest, RejectsWhatWouldReadFiles) {
       R"({"args": ["--help"]})",
   };
   for (const char* body : bad) EXPECT_THROW(web::parse_api_request("plan", body), InputError) << body;
+}
+
+// A Hugging Face id is accepted and resolved through the caches and the Hub (issue 24), never as
+// a folder of the server's: here a folder of that name in the server's working directory is not
+// read, and the sealed test environment is offline, so the answer is the offline refusal.
+TEST(WebRequest, HubIdsResolveButNeverAsAServerFolder) {
+  auto r = web::parse_api_request("plan", R"({"args": ["--model", "some-org/not-in-catalog@main"]})");
+  EXPECT_EQ(r.args[1], "some-org/not-in-catalog@main");
+  namespace fs = std::filesystem;
+  const fs::path old = fs::current_path();
+  const fs::path tmp = fs::temp_directory_path() / ("headroom-web-hub-" + std::to_string(getpid()));
+  fs::create_directories(tmp / "acme" / "local-folder");
+  std::ofstream(tmp / "acme" / "local-folder" / "config.json")
+      << R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 64, "num_hidden_layers": 2, "vocab_size": 128,
+            "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 128, "torch_dtype": "bfloat16"})";
+  fs::current_path(tmp);
+  web::Reply rep = web::api_run("plan", R"({"args": ["--model", "acme/local-folder", "--gpu", "h100"]})");
+  auto [rc, out] = cli({"plan", "--model", "acme/local-folder", "--gpu", "h100", "--json"});  // the CLI reads the folder
+  fs::current_path(old);
+  fs::remove_all(tmp);
+  EXPECT_EQ(rep.status, 400) << rep.body;
+  EXPECT_NE(rep.body.find("offline"), std::string::npos) << rep.body;
+  EXPECT_EQ(rc, 0) << out;
 }
 
 TEST(WebRequest, ShapeErrorsNameTheField) {

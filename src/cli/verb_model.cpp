@@ -22,7 +22,9 @@ constexpr std::string_view kUsage =
     "usage: headroom model <HF_ID|DIR|config.json> [--engine sglang|vllm[@VER]] [--tp N] [--pp N] [--ep N]\n"
     "                      [--dp N] [--enable-dp-attention] [--kv-cache-dtype X] [--gpu NAME] [--json]\n"
     "Parameters, checkpoint bytes (by component and dtype), and per GPU rank the weight bytes and\n"
-    "KV-cache bytes per token as the engine lays them out. Catalog ids: data/models (case-insensitive).\n";
+    "KV-cache bytes per token as the engine lays them out. Catalog ids: data/models (case-insensitive).\n"
+    "A Hugging Face id ORG/NAME[@REVISION] is looked up in the local Hugging Face cache, headroom's cache,\n"
+    "the catalog, then the Hub (config files and safetensors headers only); --offline sends no request.\n";
 
 std::string_view role_component(TensorRole r) { return tensor_role_component(r); }
 

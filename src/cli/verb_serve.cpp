@@ -10,7 +10,7 @@ namespace headroom {
 
 int verb_serve(const Args& args, std::ostream& out, std::ostream& err) {
   if (args.has("--help")) {
-    out << "usage: headroom serve [--host 127.0.0.1] [--port 8080]\n\n"
+    out << "usage: headroom serve [--host 127.0.0.1] [--port 8080] [--offline]\n\n"
            "Serves the web page (plan, tune, doctor in a browser) and its JSON API:\n"
            "  GET  /                the page\n"
            "  POST /api/plan        {\"args\": [CLI arguments]}           -> the JSON of 'headroom plan --json'\n"
@@ -18,7 +18,8 @@ int verb_serve(const Args& args, std::ostream& out, std::ostream& err) {
            "  POST /api/doctor      {\"args\": [...], \"log\": \"<text>\"}  -> 'headroom doctor --json'\n"
            "  GET  /api/gpus, /api/models, /api/meta\n"
            "Bodies may also carry \"config\" (config.json text) instead of a catalog --model.\n"
-           "--port 0 picks a free port; the address is printed on the first line.\n";
+           "--port 0 picks a free port; the address is printed on the first line.\n"
+           "--offline (or HF_HUB_OFFLINE=1): models are answered from the caches and the catalog, never the Hub.\n";
     return kExitOk;
   }
   args.reject_unknown({"--host", "--port"}, "serve");

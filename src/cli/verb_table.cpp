@@ -4,6 +4,8 @@
 #include "cli/verbs.h"
 #include "headroom/error.h"
 #include "headroom/version.h"
+#include "model/hub_env.h"
+#include "model/hub_model.h"
 
 namespace headroom {
 
@@ -27,6 +29,9 @@ static void print_help(std::ostream& out) {
   out << "headroom " << kVersion << " - GPU memory forecasts for LLM serving engines\n\n"
       << "usage: headroom <verb> [options]\n       headroom --version | --help | <verb> --help\n\nverbs:\n";
   for (const auto& v : verb_table()) out << "  " << v.name << std::string(10 - std::min<size_t>(9, v.name.size()), ' ') << v.summary << "\n";
+  out << "\n--model takes a local folder or config.json, a Hugging Face id (ORG/NAME[@REVISION]: the local Hugging Face cache,\n"
+         "headroom's cache, the bundled catalog, then the Hub; HF_TOKEN, HF_ENDPOINT, HF_HOME, HF_HUB_CACHE, XDG_CACHE_HOME are read).\n"
+         "--offline (any verb) or HF_HUB_OFFLINE=1: no request to the Hub.\n";
   out << "\nexit codes: 0 ok/fits, 1 the forecast says it fails, 2 bad input, 3 internal error\n";
 }
 
@@ -42,12 +47,21 @@ int run_cli(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
     }
     for (const auto& v : verb_table()) {
       if (v.name == argv[0]) {
-        std::vector<std::string> rest(argv.begin() + 1, argv.end());
+        // --offline (any verb): no request to the Hub on this call, as HF_HUB_OFFLINE=1 (hub_env.h).
+        std::vector<std::string> rest;
+        bool offline = false;
+        for (auto it = argv.begin() + 1; it != argv.end(); ++it) {
+          if (*it == "--offline") offline = true;
+          else rest.push_back(*it);
+        }
         // A verb that needs a deployment, given none: its usage, not an example (exit 2).
         if (rest.empty() && (v.name == "plan" || v.name == "tune" || v.name == "fit" || v.name == "compare")) {
           v.fn(Args::parse({"--help"}), err, err);
           return kExitBadInput;
         }
+        if (offline && v.name == "serve") hub::set_process_offline(true);  // every request the server answers
+        hub::OfflineScope scope(offline);
+        hub::ResolutionMemo memo;  // a model named by Hub id is resolved once per call
         Args args = Args::parse(rest);
         return v.fn(args, out, err);
       }

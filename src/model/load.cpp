@@ -1,11 +1,13 @@
-// load_model(): a catalog id (embedded data/models/<org>/<name>/), a local model folder or a
-// config.json path -> Model (config, tensor inventory, totals). A folder's *.safetensors headers
+// load_model(): a local model folder or a config.json path, a Hub id found in the local Hugging
+// Face cache or headroom's cache, a catalog id (embedded data/models/<org>/<name>/), or a Hub id
+// read from the Hub (hub_model.h) -> Model (config, tensor inventory, totals). A folder's *.safetensors headers
 // are the truth when present (the derived inventory is compared with them and differences
 // noted); model.safetensors.index.json's metadata.total_size is used when shards are absent.
 // Catalog models are cached (mutex-guarded; the web server calls this from several threads).
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <functional>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <map>
@@ -18,6 +20,8 @@
 #include "headroom/error.h"
 #include "headroom/model.h"
 #include "headroom/units.h"
+#include "model/hub_env.h"
+#include "model/hub_model.h"
 #include "model/model_internal.h"
 
 namespace fs = std::filesystem;
@@ -68,10 +72,47 @@ std::string overridden_config(std::string_view config_text, const std::string& c
   return cfg.dump();
 }
 
-// Builds the model from config text (+ optional hf_quant_config text) and, when `dir` is given,
-// reconciles with its safetensors headers / index.
+// Where a model's safetensors headers and index come from: a local folder, or the bytes headroom's
+// cache / the Hub gave (hub_model.h). Read only after the config parsed, shard by shard.
+struct Checkpoint {
+  std::vector<std::string> shards;                               // source labels, sorted
+  std::function<SafetensorsHeader(size_t)> read_shard;           // header of shards[i]
+  std::function<std::optional<std::pair<std::string, std::string>>()> index;  // (source, text) of model.safetensors.index.json
+};
+
+Checkpoint folder_checkpoint(const std::string& dir) {
+  Checkpoint ck;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.is_regular_file(ec) && e.path().extension() == ".safetensors") ck.shards.push_back(e.path().string());
+  std::sort(ck.shards.begin(), ck.shards.end());
+  ck.read_shard = [shards = ck.shards](size_t i) { return read_safetensors_file(shards[i]); };
+  ck.index = [dir]() -> std::optional<std::pair<std::string, std::string>> {
+    fs::path idx = fs::path(dir) / "model.safetensors.index.json";
+    std::error_code ec2;
+    if (!fs::exists(idx, ec2)) return std::nullopt;
+    return std::make_pair(idx.string(), read_text_file(idx.string()));
+  };
+  return ck;
+}
+
+Checkpoint snapshot_checkpoint(const hub::Snapshot& s) {
+  Checkpoint ck;
+  const std::string base = s.repo + "@" + s.sha.substr(0, 12) + " ";
+  for (const auto& sh : s.shards) ck.shards.push_back(base + sh.name);
+  ck.read_shard = [&s, base](size_t i) { return parse_safetensors_header(s.shards[i].prefix, s.shards[i].file_size, base + s.shards[i].name); };
+  ck.index = [&s, base]() -> std::optional<std::pair<std::string, std::string>> {
+    auto it = s.files.find("model.safetensors.index.json");
+    if (it == s.files.end()) return std::nullopt;
+    return std::make_pair(base + it->first, it->second);
+  };
+  return ck;
+}
+
+// Builds the model from config text (+ optional hf_quant_config text) and, when a checkpoint is
+// given, reconciles with its safetensors headers / index.
 std::shared_ptr<Model> build(std::string_view config_text_in, const std::string& config_src, std::string_view hq_text,
-                             const std::string& hq_src_dir, const std::string& dir, const ConfigOverride* over = nullptr) {
+                             const std::string& hq_src_dir, const std::function<Checkpoint()>& checkpoint, const ConfigOverride* over = nullptr) {
   auto m = std::make_shared<Model>();
   std::string merged;
   std::vector<std::string> keys;
@@ -83,21 +124,19 @@ std::shared_ptr<Model> build(std::string_view config_text_in, const std::string&
   m->tensors = derive_inventory(m->config);
   compute_totals(*m);
   add_guess_notes(*m);
-  if (dir.empty()) return m;
+  if (!checkpoint) return m;
 
   // Safetensors shards: headers only.
-  std::vector<std::string> shards;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec))
-    if (e.is_regular_file(ec) && e.path().extension() == ".safetensors") shards.push_back(e.path().string());
-  std::sort(shards.begin(), shards.end());
+  const Checkpoint ck = checkpoint();
+  const std::vector<std::string>& shards = ck.shards;
   if (!shards.empty()) {
     std::unordered_map<std::string, const TensorInfo*> derived;
     for (const auto& t : m->tensors) derived.emplace(t.name, &t);
     std::vector<TensorInfo> real;
     std::set<std::string> seen;
-    for (const auto& s : shards) {
-      auto h = read_safetensors_file(s);
+    for (size_t si = 0; si < shards.size(); ++si) {
+      const std::string& s = shards[si];
+      auto h = ck.read_shard(si);
       for (auto& t : h.tensors) {
         if (!seen.insert(t.name).second) fail_input(s, t.name, "tensor appears in more than one shard");
         auto it = derived.find(t.name);
@@ -144,10 +183,9 @@ std::shared_ptr<Model> build(std::string_view config_text_in, const std::string&
     return m;
   }
   // No shards: the index's metadata.total_size tells the real checkpoint size.
-  fs::path idx = fs::path(dir) / "model.safetensors.index.json";
-  if (fs::exists(idx, ec)) {
-    std::string src = idx.string();
-    json j = parse_json(read_text_file(src), src);
+  if (auto idx = ck.index()) {
+    const std::string& src = idx->first;
+    json j = parse_json(idx->second, src);
     const json* md = j.is_object() ? find_key({&j}, "metadata") : nullptr;
     std::optional<int64_t> total;
     if (md && md->is_object()) total = get_int({md}, "total_size", src, 0, int64_t{1} << 55);
@@ -167,7 +205,48 @@ std::optional<std::string> read_optional(const fs::path& p) {
   return read_text_file(p.string());
 }
 
+// A model found by its Hub id in a cache or on the Hub (hub_model.h); the note says where.
+std::shared_ptr<const Model> from_resolution(const hub::HubResolution& r, const hub::RepoRef& ref, const ConfigOverride* over) {
+  std::shared_ptr<Model> m;
+  if (r.from == hub::HubResolution::From::HfCache) {
+    const fs::path p(r.folder);
+    const fs::path cfg = p / "config.json";
+    std::string text = read_text_file(cfg.string());
+    std::string hq = read_optional(p / "hf_quant_config.json").value_or("");
+    m = build(text, cfg.string(), hq, p.string(), [d = p.string()] { return folder_checkpoint(d); }, over);
+  } else {
+    const hub::Snapshot& s = r.snapshot;
+    const std::string base = s.repo + "@" + s.sha.substr(0, 12) + " ";
+    auto cfg = s.files.find("config.json");
+    if (cfg == s.files.end()) fail_input(base + "config.json", "config.json", "missing from the snapshot");
+    auto hq = s.files.find("hf_quant_config.json");
+    m = build(cfg->second, base + "config.json", hq == s.files.end() ? std::string_view{} : std::string_view(hq->second), "",
+              [&s] { return snapshot_checkpoint(s); }, over);
+  }
+  m->config.hf_id = ref.repo;
+  m->resolved_note = r.note;
+  m->notes.insert(m->notes.begin(), r.note);
+  return m;
+}
+
+// The current CLI call's models found by Hub id (hub::ResolutionMemo), keyed by the id as given.
+thread_local std::map<std::string, std::shared_ptr<const Model>>* t_hub_memo = nullptr;
+
+std::shared_ptr<const Model> memoised(const std::string& spec, std::shared_ptr<const Model> m) {
+  if (t_hub_memo) t_hub_memo->emplace(spec, m);
+  return m;
+}
+
 }  // namespace
+
+hub::ResolutionMemo::ResolutionMemo() : owner_(t_hub_memo == nullptr) {
+  if (owner_) t_hub_memo = new std::map<std::string, std::shared_ptr<const Model>>();
+}
+hub::ResolutionMemo::~ResolutionMemo() {
+  if (!owner_) return;
+  delete t_hub_memo;
+  t_hub_memo = nullptr;
+}
 
 std::vector<std::string> model_catalog_ids() {
   std::vector<std::string> ids;
@@ -181,29 +260,48 @@ std::shared_ptr<const Model> load_model(std::string_view spec_in, const ConfigOv
   if (spec.empty()) fail_input("--model", "", "empty model name");
   std::error_code ec;
   fs::path p(spec);
-  if (fs::is_directory(p, ec)) {
+  const bool paths = hub::local_paths_allowed();  // not for the web API's requests (hub_env.h)
+  if (paths && fs::is_directory(p, ec)) {
     fs::path cfg = p / "config.json";
     if (!fs::is_regular_file(cfg, ec)) fail_input(spec, "config.json", "folder has no config.json");
     std::string text = read_text_file(cfg.string());
     std::string hq = read_optional(p / "hf_quant_config.json").value_or("");
-    return build(text, cfg.string(), hq, p.string(), p.string(), over);
+    return build(text, cfg.string(), hq, p.string(), [d = p.string()] { return folder_checkpoint(d); }, over);
   }
-  if (fs::is_regular_file(p, ec)) {
+  if (paths && fs::is_regular_file(p, ec)) {
     std::string text = read_text_file(p.string());
     std::string hq;
     if (p.filename() == "config.json") hq = read_optional(p.parent_path() / "hf_quant_config.json").value_or("");
-    return build(text, p.string(), hq, p.parent_path().string(), "", over);
+    return build(text, p.string(), hq, p.parent_path().string(), {}, over);
   }
-  // Catalog id (or a stand-in for one: catalog_lookup.cpp).
+  // A Hub id: the local Hugging Face cache, then headroom's own cache (hub_model.h).
+  const auto ref = hub::parse_repo_ref(spec);
+  std::string corrupt;
+  if (ref && !over && t_hub_memo)
+    if (auto it = t_hub_memo->find(spec); it != t_hub_memo->end()) return it->second;
+  if (ref)
+    if (auto r = hub::resolve_cached(*ref, &corrupt)) return over ? from_resolution(*r, *ref, over) : memoised(spec, from_resolution(*r, *ref, over));
+  // Catalog id (or a stand-in for one: catalog_lookup.cpp). Not for ID@REVISION: the catalog's
+  // copy is of no known commit.
   static std::mutex mu;
   static std::map<std::string, std::shared_ptr<const Model>> cache;
-  auto hit = find_in_catalog(spec);
+  std::optional<CatalogHit> hit;
+  if (!ref || !ref->revision_given) hit = find_in_catalog(spec);
   if (!hit) {
     // Suggest ids sharing the last path component, case-insensitively.
     std::string key = lower(spec.substr(spec.rfind('/') == std::string::npos ? 0 : spec.rfind('/') + 1));
     std::string hint;
     for (const auto& [k, v] : catalog_index())
       if (!key.empty() && k.find(key) != std::string::npos && hint.size() < 200) hint += (hint.empty() ? "" : ", ") + v;
+    if (ref) {  // then the Hub; a repository it does not know (or offline) keeps the catalog's suggestions
+      try {
+        auto m = from_resolution(hub::resolve_from_hub(*ref, spec, corrupt), *ref, over);
+        return over ? m : memoised(spec, m);
+      } catch (const InputError& e) {
+        if (hint.empty() || e.field() != "model") throw;
+        fail_input(e.source(), e.field(), e.problem() + "; did you mean: " + hint);
+      }
+    }
     fail_input(spec, "model", hint.empty() ? "not a folder, a config.json or a catalog id (see data/models/INDEX.md)"
                                            : "not a folder, a config.json or a catalog id; did you mean: " + hint);
   }
@@ -222,7 +320,7 @@ std::shared_ptr<const Model> load_model(std::string_view spec_in, const ConfigOv
   std::string derived = hit->derive_fp8_block     ? with_fp8_block_quantization(*cfg, src)
                         : hit->strip_quantization ? without_quantization(*cfg, src)
                                                   : std::string();
-  auto m = build(derived.empty() ? *cfg : std::string_view(derived), src, hq ? *hq : std::string_view{}, "", "", over);
+  auto m = build(derived.empty() ? *cfg : std::string_view(derived), src, hq ? *hq : std::string_view{}, "", {}, over);
   m->config.hf_id = hit->note.empty() ? id : spec;
   m->resolved_note = hit->note;
   if (!hit->note.empty()) m->notes.insert(m->notes.begin(), hit->note);

@@ -8,6 +8,7 @@
 #include "headroom/cli.h"
 #include "headroom/error.h"
 #include "headroom/version.h"
+#include "model/hub_env.h"
 #include "web/private_dir.h"
 #include "web/web.h"
 
@@ -96,6 +97,8 @@ Reply api_run(std::string_view verb, std::string_view body) {
     }
     argv.insert(argv.end(), req.args.begin(), req.args.end());
     argv.push_back("--json");
+    // A model named in the request is an id, never a server folder (the upload's folder excepted).
+    hub::LocalPathsScope paths(req.config.has_value());
     CliRun r = run(argv);
     if (dir) {
       // The private folder means nothing to the client: name the uploads as it sent them.

@@ -1,6 +1,6 @@
 // Validation of the JSON bodies of POST /api/plan|tune|doctor: shape, field names, limits,
 // and the rule that a web request never makes the CLI read a file of the server's choosing
-// (no paths, no positionals; models are catalog ids or uploaded config text).
+// (no paths, no positionals; models are catalog ids, Hugging Face ids or uploaded config text).
 #include <algorithm>
 #include <cctype>
 #include <fmt/format.h>
@@ -9,6 +9,7 @@
 #include "headroom/cli.h"
 #include "headroom/embedded.h"
 #include "headroom/error.h"
+#include "model/repo_ref.h"
 #include "web/web.h"
 
 namespace headroom::web {
@@ -142,9 +143,11 @@ ApiRequest parse_api_request(std::string_view verb, std::string_view body) {
     const bool catalog = std::any_of(ids.begin(), ids.end(), [&](const std::string& id) { return lower(id) == want; });
     if (is_model_option(name)) {
       if (req.config) fail_input(kSource, name, "give either a catalog model or an uploaded config, not both");
-      if (!catalog)
-        fail_input(kSource, name, fmt::format("'{}' is not a catalog model id (GET /api/models lists them; "
-                                              "to use another model send its config.json text as \"config\")", value));
+      // A Hugging Face id resolves through the caches and the Hub, never as a server folder
+      // (api_run turns local paths off: hub_env.h LocalPathsScope).
+      if (!catalog && !hub::parse_repo_ref(value))
+        fail_input(kSource, name, fmt::format("'{}' is not a catalog model id (GET /api/models lists them) nor a Hugging Face id "
+                                              "ORG/NAME[@REVISION]; to use another model send its config.json text as \"config\"", value));
     } else if (!catalog && (value.find('/') != std::string::npos || value.find('\\') != std::string::npos || looks_like_file(value))) {
       fail_input(kSource, name, fmt::format("'{}' looks like a file path; the web API reads no files", value));
     }
