@@ -1,12 +1,12 @@
 // Fuzz harness: GGUF header parsing (magic, version, counts, metadata of every type, tensor infos,
-// alignment, offsets) must either succeed or throw InputError; nothing else,
+// alignment, offsets) and the model summary must either succeed or throw InputError; nothing else,
 // never a crash, a hang or a huge allocation. A parsed header's tensors lie inside the input.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
 #include "headroom/error.h"
-#include "headroom/gguf.h"
+#include "headroom/gguf_model.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view bytes(reinterpret_cast<const char*>(data), size);
@@ -14,6 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto h = headroom::gguf::parse_header(bytes, "fuzz.gguf");
     for (const auto& t : h.tensors)
       if (t.bytes < 0 || h.data_offset + static_cast<int64_t>(t.offset) + t.bytes > static_cast<int64_t>(size)) __builtin_trap();
+    headroom::gguf::summarize(headroom::gguf::ModelFiles{{std::move(h)}, {}});
   } catch (const headroom::InputError&) {
   }
   return 0;

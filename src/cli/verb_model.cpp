@@ -6,9 +6,11 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "cli/verb_model_gguf.h"
 #include "cli/verbs.h"
 #include "headroom/deployment.h"
 #include "headroom/error.h"
+#include "headroom/gguf.h"
 #include "headroom/gpu.h"
 #include "headroom/kv.h"
 #include "headroom/layout.h"
@@ -19,10 +21,11 @@ namespace headroom {
 namespace {
 
 constexpr std::string_view kUsage =
-    "usage: headroom model <HF_ID|DIR|config.json> [--engine sglang|vllm[@VER]] [--tp N] [--pp N] [--ep N]\n"
+    "usage: headroom model <HF_ID|DIR|config.json|FILE.gguf> [--engine sglang|vllm[@VER]] [--tp N] [--pp N] [--ep N]\n"
     "                      [--dp N] [--enable-dp-attention] [--kv-cache-dtype X] [--gpu NAME] [--json]\n"
     "Parameters, checkpoint bytes (by component and dtype), and per GPU rank the weight bytes and\n"
-    "KV-cache bytes per token as the engine lays them out. Catalog ids: data/models (case-insensitive).\n";
+    "KV-cache bytes per token as the engine lays them out. Catalog ids: data/models (case-insensitive).\n"
+    "A GGUF file (or split set, or a folder of one) is read from its header: bytes by ggml type, for llama.cpp.\n";
 
 std::string_view role_component(TensorRole r) { return tensor_role_component(r); }
 
@@ -58,6 +61,7 @@ int verb_model(const Args& args, std::ostream& out, std::ostream& err) {
   if (auto m = args.get("--model")) spec = *m;
   if (spec.empty()) fail_input("command line", "model", "missing model (a catalog id, a folder or a config.json)");
   if (args.positionals().size() > 1) fail_input("command line", args.positionals()[1], "unexpected extra argument");
+  if (gguf::is_gguf_path(spec)) return verb_model_gguf(spec, args, out);
 
   auto [engine, version] = parse_engine_spec(args.get_or("--engine", "sglang"));
   Parallel par;

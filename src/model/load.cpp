@@ -16,6 +16,7 @@
 
 #include "headroom/embedded.h"
 #include "headroom/error.h"
+#include "headroom/gguf.h"
 #include "headroom/model.h"
 #include "headroom/units.h"
 #include "model/model_internal.h"
@@ -189,6 +190,9 @@ std::shared_ptr<const Model> load_model(std::string_view spec_in, const ConfigOv
     return build(text, cfg.string(), hq, p.string(), p.string(), over);
   }
   if (fs::is_regular_file(p, ec)) {
+    // A GGUF file is a llama.cpp model, not a config.json: say so instead of "too large".
+    if (gguf::has_gguf_magic(p.string()))
+      fail_input(spec, "model", "a GGUF file: `headroom model` reads it; planning it needs --engine llamacpp, not implemented yet");
     std::string text = read_text_file(p.string());
     std::string hq;
     if (p.filename() == "config.json") hq = read_optional(p.parent_path() / "hf_quant_config.json").value_or("");
