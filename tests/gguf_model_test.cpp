@@ -148,6 +148,14 @@ TEST(GgufModel, MoeActiveParamsAndPerLayerKvHeads) {
   } catch (const InputError& e) {
     EXPECT_STREQ(e.what(), "bad.gguf: x.attention.head_count_kv: array of 2 entries, expected one per layer (3)");
   }
+  // A sliding window is said out loud: the per-token figure counts those layers at full size.
+  Writer swa;
+  swa.kv_str("general.architecture", "gemma3").kv_u32("gemma3.block_count", 1).kv_u32("gemma3.attention.sliding_window", 1024);
+  auto sw = gguf::summarize(gguf::ModelFiles{{gguf::parse_header(swa.bytes(), "swa.gguf")}, {}});
+  EXPECT_EQ(sw.sliding_window, 1024);
+  ASSERT_EQ(sw.notes.size(), 1u);
+  EXPECT_NE(sw.notes[0].find("gemma3.attention.sliding_window = 1024"), std::string::npos);
+
   Writer none;
   none.kv_u32("general.alignment", 32);
   EXPECT_THROW(gguf::summarize(gguf::ModelFiles{{gguf::parse_header(none.bytes(), "n.gguf")}, {}}), InputError);
@@ -205,6 +213,14 @@ TEST(GgufModelCli, HostileFileExitsTwoWithOneLine) {
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
   EXPECT_NE(r.out.find(p + ": tensor '"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("run past the end of the"), std::string::npos) << r.out;
+
+  // A .gguf that is not there, or a split set missing a part.
+  auto missing = run("model " + (d / "nope.gguf").string());
+  EXPECT_EQ(missing.rc, 2) << missing.out;
+  EXPECT_NE(missing.out.find("nope.gguf: file: not a regular file"), std::string::npos) << missing.out;
+  auto part = run("model " + (d / "m-00002-of-00003.gguf").string());
+  EXPECT_EQ(part.rc, 2) << part.out;
+  EXPECT_NE(part.out.find("m-00001-of-00003.gguf: split: part 1 of 3 is missing"), std::string::npos) << part.out;
 
   // --model FILE.gguf where a config is expected: a clear line, not "too large".
   tiny_llama().write((d / "ok.gguf").string());

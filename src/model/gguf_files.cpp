@@ -84,6 +84,7 @@ bool is_gguf_path(const std::string& path) {
   std::error_code ec;
   fs::path p(path);
   if (fs::is_regular_file(p, ec)) return p.extension() == ".gguf" || has_gguf_magic(path);
+  if (!fs::exists(p, ec)) return p.extension() == ".gguf";  // a missing file (or split part) is reported by the reader
   if (!fs::is_directory(p, ec) || fs::exists(p / "config.json", ec)) return false;
   for (const auto& e : fs::directory_iterator(p, ec))
     if (e.is_regular_file(ec) && e.path().extension() == ".gguf") return true;

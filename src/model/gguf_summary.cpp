@@ -80,6 +80,10 @@ ModelSummary summarize(const ModelFiles& files) {
   if (auto n = h.get_int(a + "vocab_size")) s.vocab_size = *n;
   else if (auto c = h.array_count("tokenizer.ggml.tokens")) s.vocab_size = static_cast<int64_t>(*c);
 
+  if (s.sliding_window > 0)
+    s.notes.push_back(fmt::format("{}.attention.sliding_window = {}: the f16 KV bytes per token count every layer at full "
+                                  "context; llama.cpp caps its sliding-window layers (docs/llamacpp-kv.md)", s.architecture, s.sliding_window));
+
   std::map<GgmlType, TypeTotal> by;
   double routed = 0;
   for (const auto& part : files.parts) {
