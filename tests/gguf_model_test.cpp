@@ -182,6 +182,14 @@ TEST(GgufModelCli, JsonAndTextReport) {
   // f16 K and V: 2 layers x 2 KV heads x (16 + 16) x 2 B = 256 B per token.
   EXPECT_EQ(j["ranks"][0]["kv_bytes_per_token"], 256);
 
+  // --engine llamacpp[@build] is the engine a GGUF is reported for; another engine is refused.
+  auto e = run("model " + p + " --engine llamacpp@b8157 --json");
+  ASSERT_EQ(e.rc, 0) << e.out;
+  EXPECT_EQ(nlohmann::json::parse(e.out)["engine"]["version"], "b8157");
+  auto v = run("model " + p + " --engine vllm");
+  EXPECT_EQ(v.rc, 2) << v.out;
+  EXPECT_NE(v.out.find("a GGUF model is reported for llama.cpp only"), std::string::npos) << v.out;
+
   auto t = run("model " + p);
   ASSERT_EQ(t.rc, 0) << t.out;
   EXPECT_NE(t.out.find("Tiny Llama  llama  [Q4_0]  GGUF v3, 1 file"), std::string::npos) << t.out;

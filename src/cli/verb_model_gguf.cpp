@@ -3,6 +3,7 @@
 // the rank row gives llama.cpp's f16 K+V bytes per token (llama-kv-cache.cpp: per layer
 // (n_embd_k_gqa + n_embd_v_gqa) x 2 B). Parallel layouts and other engines are not modelled here.
 #include <algorithm>
+#include <cctype>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
@@ -10,7 +11,6 @@
 
 #include "cli/verb_model_gguf.h"
 #include "cli/verbs.h"
-#include "headroom/deployment.h"
 #include "headroom/error.h"
 #include "headroom/gguf_model.h"
 #include "headroom/units.h"
@@ -39,8 +39,16 @@ int64_t f16_kv_bytes_per_token(const gguf::ModelSummary& s) {
 }  // namespace
 
 int verb_model_gguf(const std::string& spec, const Args& args, std::ostream& out) {
-  if (auto e = args.get("--engine"); e && parse_engine_spec(*e).first != EngineKind::LlamaCpp)
-    fail_input("command line", "--engine", "a GGUF model is reported for llama.cpp only (--engine llamacpp)");
+  // --engine llamacpp[@bNNNN] only (parse_engine_spec still refuses llamacpp: no forecasts yet).
+  std::string version;
+  if (auto e = args.get("--engine")) {
+    auto at = e->find('@');
+    std::string name = e->substr(0, at);
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (name != "llamacpp" && name != "llama.cpp")
+      fail_input("command line", "--engine", "a GGUF model is reported for llama.cpp only (--engine llamacpp)");
+    if (at != std::string::npos) version = e->substr(at + 1);
+  }
   for (auto opt : {"--tp", "--pp", "--ep", "--dp", "--tensor-parallel-size", "--pipeline-parallel-size", "--ep-size", "--dp-size"})
     if (auto v = args.get_int(opt, 1, 4096); v && *v > 1) fail_input("command line", opt, "parallel layouts of a GGUF model are not modelled yet");
   if (args.has("--kv-cache-dtype")) fail_input("command line", "--kv-cache-dtype", "llama.cpp spells it --cache-type-k / --cache-type-v; not modelled here yet");
@@ -86,7 +94,7 @@ int verb_model_gguf(const std::string& spec, const Args& args, std::ostream& out
     j["bytes_by_type"] = bytes;
     j["params_by_type"] = params;
     j["tensors_by_type"] = count;
-    j["engine"] = {{"name", "llamacpp"}, {"version", ""}};
+    j["engine"] = {{"name", "llamacpp"}, {"version", version}};
     j["ranks"] = oj::array({{{"rank", 0}, {"weight_bytes", s.checkpoint_bytes}, {"kv_bytes_per_token", kv_per_token},
                              {"kv_cache_type", "f16"}}});
     j["notes"] = s.notes;
