@@ -181,6 +181,23 @@ TEST(GgufModelCli, JsonAndTextReport) {
   EXPECT_EQ(j["ranks"][0]["weight_bytes"], 62352);
   // f16 K and V: 2 layers x 2 KV heads x (16 + 16) x 2 B = 256 B per token.
   EXPECT_EQ(j["ranks"][0]["kv_bytes_per_token"], 256);
+  // llama-server's cache at the model's 4096 context with its default 4 unified slots:
+  // 2 layers x 32 (2 KV heads x 16) x 2 B x 4096 cells = 0.5 MiB of K.
+  EXPECT_EQ(j["llamacpp_kv"]["cells"], 4096);
+  EXPECT_EQ(j["llamacpp_kv"]["n_seq_max"], 4);
+  EXPECT_EQ(j["llamacpp_kv"]["k_bytes"], 524288);
+  EXPECT_EQ(j["llamacpp_kv"]["log"],
+            "llama_kv_cache: size =    1.00 MiB (  4096 cells,   2 layers,  4/1 seqs), K (f16):    0.50 MiB, V (f16):    0.50 MiB");
+  // --ctx-size 8192 --parallel 2, q8_0: two streams of 4096 cells, 2 x 34 B x 4096 x 2 = 557056 B of K.
+  auto q = run("model " + p + " --ctx-size 8192 --parallel 2 --cache-type-k q8_0 --cache-type-v Q8_0 --json");
+  ASSERT_EQ(q.rc, 0) << q.out;
+  auto jq = nlohmann::json::parse(q.out);
+  EXPECT_EQ(jq["llamacpp_kv"]["n_stream"], 2);
+  EXPECT_EQ(jq["llamacpp_kv"]["cells"], 4096);
+  EXPECT_EQ(jq["llamacpp_kv"]["k_bytes"], 557056);
+  EXPECT_EQ(jq["llamacpp_kv"]["bytes"], 1114112);
+  EXPECT_EQ(run("model " + p + " --cache-type-k q9_0").rc, 2);
+  EXPECT_EQ(run("model " + p + " --gpu h100").rc, 2);  // not an option of the GGUF report
 
   // --engine llamacpp[@build] is the engine a GGUF is reported for; another engine is refused.
   auto e = run("model " + p + " --engine llamacpp@b8157 --json");

@@ -119,6 +119,8 @@ TEST(LlamacppKv, ServerDefaultSlotsAndRounding) {
   EXPECT_EQ(c.n_stream, 1);
   EXPECT_EQ(c.base.cells, 2048);
   EXPECT_EQ(c.bytes(), 256 * MiB);
+  EXPECT_EQ(kv_cache_log_line(c, c.base, s),
+            "llama_kv_cache: size =  256.00 MiB (  2048 cells,  32 layers,  4/1 seqs), K (f16):  128.00 MiB, V (f16):  128.00 MiB");
   // -np 6 -c 8192 (not unified): 8192 / 6 = 1365 -> 1536 per slot, n_ctx "rounding down to 9216".
   s.ctx_size = 8192;
   s.n_parallel = 6;
@@ -186,6 +188,8 @@ TEST(LlamacppKv, GptOssFullSizeSwaAndOlderRules) {
   EXPECT_EQ(c.base.bytes(), 144 * MiB);
   EXPECT_EQ(c.swa.cells, 4096);
   EXPECT_EQ(c.swa.bytes(), 144 * MiB);
+  EXPECT_EQ(kv_cache_log_line(c, c.swa, s),
+            "llama_kv_cache: size =  144.00 MiB (  4096 cells,  18 layers,  1/1 seqs), K (f16):   72.00 MiB, V (f16):   72.00 MiB");
   // Without --swa-full, b6182-era rule: 128 + ubatch 512 = 640 cells (flash attention off pads
   // to 32; "b6182: SWA cache 640 cells, unpadded" in the log-era notes).
   s.swa_full = false;
@@ -215,4 +219,32 @@ TEST(LlamacppKv, RecurrentLayersAndBadTypes) {
   EXPECT_EQ(c.bytes(), 3528 * MiB);
   s.type_k = G::Q4_K;
   EXPECT_THROW(kv_cache_size(m, s), InputError);
+}
+
+TEST(LlamacppKv, ModelFromGguf) {
+  // Per layer key_length x head_count_kv; sliding-window, MLA and recurrent models are not modelled.
+  gguf::ModelSummary g;
+  g.block_count = 2;
+  g.context_length = 4096;
+  g.key_length = 128;
+  g.value_length = 64;
+  g.head_count_kv = {8, 0};
+  std::string why;
+  auto m = kv_model_from_gguf(g, &why);
+  ASSERT_TRUE(m);
+  ASSERT_EQ(m->layers.size(), 2u);
+  EXPECT_EQ(m->layers[0].k_gqa, 1024);
+  EXPECT_EQ(m->layers[0].v_gqa, 512);
+  EXPECT_EQ(m->layers[1].k_gqa, 0);
+  EXPECT_EQ(m->n_ctx_train, 4096);
+  g.sliding_window = 4096;
+  EXPECT_FALSE(kv_model_from_gguf(g, &why));
+  EXPECT_NE(why.find("sliding-window"), std::string::npos);
+  g.sliding_window = 0;
+  g.mla = true;
+  EXPECT_FALSE(kv_model_from_gguf(g, &why));
+  g.mla = false;
+  g.recurrent = true;
+  EXPECT_FALSE(kv_model_from_gguf(g, &why));
+  EXPECT_NE(why.find("recurrent"), std::string::npos);
 }

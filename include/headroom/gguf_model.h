@@ -25,6 +25,8 @@ struct ModelSummary {
   int64_t expert_count = 0, expert_used_count = 0, sliding_window = 0;
   std::vector<int64_t> head_count_kv;  // per layer (block_count entries)
   std::vector<int64_t> head_count_per_layer;
+  bool mla = false;        // {arch}.attention.kv_lora_rank present (multi-head latent attention)
+  bool recurrent = false;  // {arch}.ssm.* / .wkv.* / .shortconv.* keys: recurrent or hybrid layers
   int64_t params_total = 0, params_active = 0, checkpoint_bytes = 0;
   int64_t tensors = 0;
   std::vector<TypeTotal> by_type;  // largest bytes first

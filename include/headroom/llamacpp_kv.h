@@ -3,9 +3,12 @@
 // sliding-window cache, and K/V types. A pure function; derivation and eras: docs/llamacpp-kv.md.
 #pragma once
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "headroom/gguf.h"
+#include "headroom/gguf_model.h"
 
 namespace headroom::llamacpp {
 
@@ -63,5 +66,14 @@ struct KvCache {
 
 // InputError for K/V types llama.cpp's cache does not take, or a row not a multiple of the block.
 KvCache kv_cache_size(const KvModel& m, const KvSettings& s);
+
+// The line llama_kv_cache prints for one cache (newer builds' format):
+// "llama_kv_cache: size = %7.2f MiB (%6u cells, %3d layers, %2u/%u seqs), K (%s): %7.2f MiB, V (%s): %7.2f MiB".
+std::string kv_cache_log_line(const KvCache& c, const KvCacheLine& line, const KvSettings& s);
+
+// The KV model of a GGUF model: per layer head_count_kv x key_length / value_length. nullopt, with
+// `why` said, where llama.cpp sizes the cache with per-architecture code not modelled yet
+// (sliding-window layer patterns, MLA, recurrent state).
+std::optional<KvModel> kv_model_from_gguf(const gguf::ModelSummary& s, std::string* why);
 
 }  // namespace headroom::llamacpp

@@ -10,7 +10,6 @@
 #include "cli/verbs.h"
 #include "headroom/deployment.h"
 #include "headroom/error.h"
-#include "headroom/gguf.h"
 #include "headroom/gpu.h"
 #include "headroom/kv.h"
 #include "headroom/layout.h"
@@ -25,7 +24,9 @@ constexpr std::string_view kUsage =
     "                      [--dp N] [--enable-dp-attention] [--kv-cache-dtype X] [--gpu NAME] [--json]\n"
     "Parameters, checkpoint bytes (by component and dtype), and per GPU rank the weight bytes and\n"
     "KV-cache bytes per token as the engine lays them out. Catalog ids: data/models (case-insensitive).\n"
-    "A GGUF file (or split set, or a folder of one) is read from its header: bytes by ggml type, for llama.cpp.\n";
+    "A GGUF file (or split set, or a folder of one) is read from its header: bytes by ggml type, for llama.cpp,\n"
+    "and the KV cache llama-server allocates: [--engine llamacpp[@bNNNN]] [--ctx-size N] [--parallel N]\n"
+    "[--cache-type-k T] [--cache-type-v T].\n";
 
 std::string_view role_component(TensorRole r) { return tensor_role_component(r); }
 
@@ -53,6 +54,7 @@ int verb_model(const Args& args, std::ostream& out, std::ostream& err) {
     out << kUsage;
     return kExitOk;
   }
+  if (auto g = gguf_model_spec(args)) return verb_model_gguf(*g, args, out);  // llama.cpp's options, its own report
   args.reject_unknown({"--engine", "--tp", "--pp", "--ep", "--dp", "--enable-dp-attention", "--kv-cache-dtype", "--gpu", "--json",
                        "--model", "--tensor-parallel-size", "--pipeline-parallel-size", "--ep-size", "--dp-size"},
                       "model");
@@ -61,7 +63,6 @@ int verb_model(const Args& args, std::ostream& out, std::ostream& err) {
   if (auto m = args.get("--model")) spec = *m;
   if (spec.empty()) fail_input("command line", "model", "missing model (a catalog id, a folder or a config.json)");
   if (args.positionals().size() > 1) fail_input("command line", args.positionals()[1], "unexpected extra argument");
-  if (gguf::is_gguf_path(spec)) return verb_model_gguf(spec, args, out);
 
   auto [engine, version] = parse_engine_spec(args.get_or("--engine", "sglang"));
   Parallel par;

@@ -80,6 +80,10 @@ ModelSummary summarize(const ModelFiles& files) {
   if (auto n = h.get_int(a + "vocab_size")) s.vocab_size = *n;
   else if (auto c = h.array_count("tokenizer.ggml.tokens")) s.vocab_size = static_cast<int64_t>(*c);
 
+  s.mla = h.find(a + "attention.kv_lora_rank") != nullptr;
+  for (const auto& kv : h.kv)
+    for (std::string_view part : {".ssm.", ".wkv.", ".shortconv."})
+      if (kv.key.rfind(a, 0) == 0 && kv.key.find(part) != std::string::npos) s.recurrent = true;
   if (s.sliding_window > 0)
     s.notes.push_back(fmt::format("{}.attention.sliding_window = {}: the f16 KV bytes per token count every layer at full "
                                   "context; llama.cpp caps its sliding-window layers (docs/llamacpp-kv.md)", s.architecture, s.sliding_window));
