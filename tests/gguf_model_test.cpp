@@ -254,3 +254,33 @@ TEST(GgufModelCli, HostileFileExitsTwoWithOneLine) {
   EXPECT_NE(plan.out.find("a GGUF file"), std::string::npos) << plan.out;
   fs::remove_all(d);
 }
+
+TEST(GgufModelCli, SlidingWindowCacheOfGptOss) {
+  // A 4-layer gpt-oss header (2 KV heads x 64, window 128): layers 0 and 2 slide. At --ctx-size
+  // 4096 --parallel 1: base 2 layers x 128 x 2 B x 4096 = 2 MiB of K; SWA PAD(128 + 512, 256) = 768
+  // cells, 2 x 128 x 2 B x 768 = 393216 B of K.
+  Writer w;
+  w.kv_str("general.architecture", "gpt-oss")
+      .kv_u32("gpt-oss.block_count", 4)
+      .kv_u32("gpt-oss.context_length", 131072)
+      .kv_u32("gpt-oss.embedding_length", 256)
+      .kv_u32("gpt-oss.attention.head_count", 4)
+      .kv_u32("gpt-oss.attention.head_count_kv", 2)
+      .kv_u32("gpt-oss.attention.key_length", 64)
+      .kv_u32("gpt-oss.attention.value_length", 64)
+      .kv_u32("gpt-oss.attention.sliding_window", 128)
+      .tensor("token_embd.weight", {256, 8}, T_F16, 4096);
+  fs::path d = temp_dir("oss");
+  std::string p = (d / "oss.gguf").string();
+  w.write(p);
+  auto r = run("model " + p + " --ctx-size 4096 --parallel 1 --json");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["llamacpp_kv"]["layers"], 2);
+  EXPECT_EQ(j["llamacpp_kv"]["k_bytes"], 2 * 1024 * 1024);
+  EXPECT_EQ(j["llamacpp_kv"]["swa"]["cells"], 768);
+  EXPECT_EQ(j["llamacpp_kv"]["swa"]["k_bytes"], 393216);
+  EXPECT_EQ(j["llamacpp_kv"]["swa"]["log"],
+            "llama_kv_cache: size =    0.75 MiB (   768 cells,   2 layers,  1/1 seqs), K (f16):    0.38 MiB, V (f16):    0.38 MiB");
+  fs::remove_all(d);
+}

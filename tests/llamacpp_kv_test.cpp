@@ -238,8 +238,48 @@ TEST(LlamacppKv, ModelFromGguf) {
   EXPECT_EQ(m->layers[1].k_gqa, 0);
   EXPECT_EQ(m->n_ctx_train, 4096);
   g.sliding_window = 4096;
+  g.architecture = "mistral3";
   EXPECT_FALSE(kv_model_from_gguf(g, &why));
-  EXPECT_NE(why.find("sliding-window"), std::string::npos);
+  EXPECT_NE(why.find("sliding-window layers of mistral3"), std::string::npos);
+  // gpt-oss (set_swa_pattern(2)): even layers slide. gpt-oss-120b at -c 4096 with llama-server's
+  // default 4 unified slots, newest rules: 18 full layers x 4096 cells; SWA PAD(128 x 4 + 512, 256) = 1024.
+  gguf::ModelSummary oss;
+  oss.architecture = "gpt-oss";
+  oss.block_count = 36;
+  oss.context_length = 131072;
+  oss.key_length = oss.value_length = 64;
+  oss.head_count_kv.assign(36, 8);
+  oss.sliding_window = 128;
+  auto om = kv_model_from_gguf(oss, &why);
+  ASSERT_TRUE(om) << why;
+  EXPECT_TRUE(om->layers[0].swa);
+  EXPECT_FALSE(om->layers[1].swa);
+  KvSettings s;
+  s.ctx_size = 4096;
+  auto c = kv_cache_size(*om, s);
+  EXPECT_EQ(c.base.layers, 18);
+  EXPECT_EQ(c.base.bytes(), 144 * MiB);
+  EXPECT_EQ(c.swa.layers, 18);
+  EXPECT_EQ(c.swa.cells, 1024);
+  // gemma3 (set_swa_pattern(6)): 48 layers -> 40 sliding, 8 full (every sixth).
+  gguf::ModelSummary g3 = oss;
+  g3.architecture = "gemma3";
+  g3.block_count = 48;
+  g3.head_count_kv.assign(48, 8);
+  auto gm = kv_model_from_gguf(g3, &why);
+  ASSERT_TRUE(gm);
+  int full = 0;
+  for (const auto& l : gm->layers) full += !l.swa;
+  EXPECT_EQ(full, 8);
+  EXPECT_TRUE(gm->layers[4].swa);
+  EXPECT_FALSE(gm->layers[5].swa);
+  // gemma2 without the key: llama.cpp's default window 4096.
+  gguf::ModelSummary g2 = g3;
+  g2.architecture = "gemma2";
+  g2.sliding_window = 0;
+  auto g2m = kv_model_from_gguf(g2, &why);
+  ASSERT_TRUE(g2m);
+  EXPECT_EQ(g2m->n_swa, 4096);
   g.sliding_window = 0;
   g.mla = true;
   EXPECT_FALSE(kv_model_from_gguf(g, &why));

@@ -71,9 +71,10 @@ KvCache kv_cache_size(const KvModel& m, const KvSettings& s);
 // "llama_kv_cache: size = %7.2f MiB (%6u cells, %3d layers, %2u/%u seqs), K (%s): %7.2f MiB, V (%s): %7.2f MiB".
 std::string kv_cache_log_line(const KvCache& c, const KvCacheLine& line, const KvSettings& s);
 
-// The KV model of a GGUF model: per layer head_count_kv x key_length / value_length. nullopt, with
-// `why` said, where llama.cpp sizes the cache with per-architecture code not modelled yet
-// (sliding-window layer patterns, MLA, recurrent state).
+// The KV model of a GGUF model: per layer head_count_kv x key_length / value_length, sliding-window
+// layers marked for the architectures in its table (gemma2, gemma3, gpt-oss). nullopt, with `why`
+// said, where llama.cpp sizes the cache with per-architecture code not modelled yet (other
+// sliding-window patterns, MLA, recurrent state).
 std::optional<KvModel> kv_model_from_gguf(const gguf::ModelSummary& s, std::string* why);
 
 }  // namespace headroom::llamacpp

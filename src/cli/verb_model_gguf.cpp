@@ -151,6 +151,9 @@ int verb_model_gguf(const std::string& spec, const Args& args, std::ostream& out
                           {"n_stream", cache->n_stream}, {"cells", cache->base.cells}, {"layers", cache->base.layers},
                           {"k_bytes", cache->base.k_bytes}, {"v_bytes", cache->base.v_bytes}, {"bytes", cache->bytes()},
                           {"log", llamacpp::kv_cache_log_line(*cache, cache->base, ks)}};
+      if (cache->swa.layers > 0)
+        j["llamacpp_kv"]["swa"] = {{"cells", cache->swa.cells}, {"layers", cache->swa.layers}, {"k_bytes", cache->swa.k_bytes},
+                                   {"v_bytes", cache->swa.v_bytes}, {"log", llamacpp::kv_cache_log_line(*cache, cache->swa, ks)}};
     } else {
       j["llamacpp_kv"] = {{"not_modelled", kv_why}};
     }
@@ -182,6 +185,7 @@ int verb_model_gguf(const std::string& spec, const Args& args, std::ostream& out
                        version.empty() ? "" : " " + version, ks.ctx_size,
                        ks.ctx_size == 0 ? fmt::format(" (the model's {})", s.context_length) : "",
                        ks.n_parallel < 0 ? "" : fmt::format(" --parallel {}", ks.n_parallel), llamacpp::kv_cache_log_line(*cache, cache->base, ks));
+  if (cache && cache->swa.layers > 0) out << "    " << llamacpp::kv_cache_log_line(*cache, cache->swa, ks) << "  (sliding-window cache)\n";
   else
     out << "  llama.cpp KV cache size not computed: " << kv_why << "\n";
   for (const auto& n : s.notes) out << "  note: " << n << "\n";

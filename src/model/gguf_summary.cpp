@@ -86,7 +86,7 @@ ModelSummary summarize(const ModelFiles& files) {
       if (kv.key.rfind(a, 0) == 0 && kv.key.find(part) != std::string::npos) s.recurrent = true;
   if (s.sliding_window > 0)
     s.notes.push_back(fmt::format("{}.attention.sliding_window = {}: the f16 KV bytes per token count every layer at full "
-                                  "context; llama.cpp caps its sliding-window layers (docs/llamacpp-kv.md)", s.architecture, s.sliding_window));
+                                  "context; llama.cpp caps its sliding-window layers (llamacpp_kv, docs/llamacpp-kv.md)", s.architecture, s.sliding_window));
 
   std::map<GgmlType, TypeTotal> by;
   double routed = 0;

@@ -14,18 +14,42 @@ std::string kv_cache_log_line(const KvCache& c, const KvCacheLine& line, const K
                      mib(line.k_bytes), gguf::type_traits(s.type_v).name, mib(line.v_bytes));
 }
 
+namespace {
+
+// Architectures whose sliding-window layers llama.cpp marks with set_swa_pattern(period) in
+// load_hparams (llama-model.cpp; llama-hparams.cpp: layer il slides when il % period < period - 1):
+// gemma2 (period 2, window 4096 when the key is absent), gemma3 (6), gpt-oss (2).
+struct SwaArch {
+  std::string_view arch;
+  int64_t period;
+  int64_t default_window;
+};
+constexpr SwaArch kSwaArchs[] = {{"gemma2", 2, 4096}, {"gemma3", 6, 0}, {"gpt-oss", 2, 0}};
+
+}  // namespace
+
 std::optional<KvModel> kv_model_from_gguf(const gguf::ModelSummary& s, std::string* why) {
   auto no = [&](std::string reason) -> std::optional<KvModel> {
     if (why) *why = std::move(reason);
     return std::nullopt;
   };
-  if (s.sliding_window > 0) return no("sliding-window layers: which layers slide is per-architecture code in llama.cpp (set_swa_pattern), not modelled yet");
+  const SwaArch* swa = nullptr;
+  for (const auto& a : kSwaArchs)
+    if (a.arch == s.architecture) swa = &a;
+  const int64_t n_swa = s.sliding_window > 0 ? s.sliding_window : swa ? swa->default_window : 0;
+  if (n_swa > 0 && !swa)
+    return no("sliding-window layers of " + s.architecture + ": which layers slide is per-architecture code in llama.cpp (set_swa_pattern), not in headroom's table yet");
   if (s.mla) return no("multi-head latent attention: llama.cpp caches the latent, not modelled yet");
   if (s.recurrent) return no("recurrent layers: llama.cpp keeps their state in a separate per-sequence buffer, not modelled yet");
   if (s.block_count <= 0) return no("no {arch}.block_count");
   KvModel m;
   m.n_ctx_train = s.context_length;
-  for (int64_t kv : s.head_count_kv) m.layers.push_back(KvLayer{kv * s.key_length, kv * s.value_length, false});
+  m.n_swa = n_swa;
+  for (size_t il = 0; il < s.head_count_kv.size(); ++il) {
+    const int64_t kv = s.head_count_kv[il];
+    const bool slides = n_swa > 0 && static_cast<int64_t>(il) % swa->period < swa->period - 1;
+    m.layers.push_back(KvLayer{kv * s.key_length, kv * s.value_length, slides});
+  }
   return m;
 }
 
