@@ -219,6 +219,13 @@ TEST(LlamacppKv, RecurrentLayersAndBadTypes) {
   EXPECT_EQ(c.bytes(), 3528 * MiB);
   s.type_k = G::Q4_K;
   EXPECT_THROW(kv_cache_size(m, s), InputError);
+  // Sizes int64 cannot hold, and contexts past llama.cpp's uint32, are one InputError.
+  s.type_k = G::F16;
+  KvModel huge = uniform(4, int64_t{1} << 20, int64_t{1} << 20, 1 << 30);
+  s.ctx_size = 0;
+  EXPECT_THROW(kv_cache_size(huge, s), InputError);
+  s.ctx_size = (int64_t{1} << 32) + 1;
+  EXPECT_THROW(kv_cache_size(m, s), InputError);
 }
 
 TEST(LlamacppKv, ModelFromGguf) {

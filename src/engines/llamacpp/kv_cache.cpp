@@ -50,6 +50,8 @@ KvCache kv_cache_size(const KvModel& m, const KvSettings& s) {
   }
   int64_t n_ctx = s.ctx_size == 0 ? m.n_ctx_train : s.ctx_size;
   if (n_ctx <= 0) fail_input("model", "context_length", "no context size: the model states none and -c is 0");
+  if (n_ctx > (int64_t{1} << 32) || m.n_swa < 0 || m.n_swa > (int64_t{1} << 32) || s.n_ubatch > (int64_t{1} << 32) || s.n_batch > (int64_t{1} << 32))
+    fail_input("model", "context_length", "context, window or batch above 2^32 tokens (llama.cpp keeps them in uint32)");
   int64_t n_pad = 1;
   if (rules.ctx == CtxRule::PadForAttention) {
     n_pad = s.flash_attn ? 256 : 32;  // llama_kv_cache(_unified)::get_padding
@@ -78,13 +80,21 @@ KvCache kv_cache_size(const KvModel& m, const KvSettings& s) {
   }
   if (s.swa_full) c.swa.cells = c.base.cells;
   bool any_swa = false;
+  // bytes += row x cells x streams, refusing what int64 cannot hold (hostile metadata, absurd -c).
+  auto add = [&](int64_t& bytes, int64_t row, int64_t cells) {
+    int64_t b = 0;
+    if (__builtin_mul_overflow(row, cells, &b) || __builtin_mul_overflow(b, static_cast<int64_t>(c.n_stream), &b) ||
+        __builtin_add_overflow(bytes, b, &bytes))
+      fail_input("model", "KV cache", "size overflows 64-bit bytes");
+  };
   for (const auto& l : m.layers) {
     if (l.k_gqa == 0 && l.v_gqa == 0) continue;  // no KV (recurrent) layer
+    if (l.k_gqa < 0 || l.v_gqa < 0) fail_input("model", "KV cache", "negative K/V width");
     KvCacheLine& line = l.swa ? c.swa : c.base;
     any_swa = any_swa || l.swa;
     line.layers += 1;
-    line.k_bytes += row_bytes(s.type_k, l.k_gqa, "--cache-type-k") * line.cells * c.n_stream;
-    line.v_bytes += row_bytes(s.type_v, l.v_gqa, "--cache-type-v") * line.cells * c.n_stream;
+    add(line.k_bytes, row_bytes(s.type_k, l.k_gqa, "--cache-type-k"), line.cells);
+    add(line.v_bytes, row_bytes(s.type_v, l.v_gqa, "--cache-type-v"), line.cells);
   }
   if (!any_swa) c.swa = {};
   return c;
