@@ -4,8 +4,8 @@
 // (n_embd_k_gqa + n_embd_v_gqa) x 2 B), and the KV cache llama-server would allocate for
 // --ctx-size / --parallel / --cache-type-k/-v (llamacpp_kv.h). Other engines are not modelled here.
 #include <algorithm>
-#include <optional>
 #include <cctype>
+#include <optional>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
