@@ -252,6 +252,9 @@ TEST(GgufModelCli, HostileFileExitsTwoWithOneLine) {
   auto plan = run("plan --model " + (d / "ok.gguf").string() + " --gpu h100");
   EXPECT_EQ(plan.rc, 2) << plan.out;
   EXPECT_NE(plan.out.find("a GGUF file"), std::string::npos) << plan.out;
+  auto folder = run("plan --model " + d.string() + " --gpu h100");
+  EXPECT_EQ(folder.rc, 2) << folder.out;
+  EXPECT_NE(folder.out.find("a folder of GGUF files"), std::string::npos) << folder.out;
   fs::remove_all(d);
 }
 

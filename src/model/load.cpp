@@ -184,6 +184,8 @@ std::shared_ptr<const Model> load_model(std::string_view spec_in, const ConfigOv
   fs::path p(spec);
   if (fs::is_directory(p, ec)) {
     fs::path cfg = p / "config.json";
+    if (!fs::is_regular_file(cfg, ec) && gguf::is_gguf_path(p.string()))
+      fail_input(spec, "model", "a folder of GGUF files: `headroom model` reads it; planning it needs --engine llamacpp, not implemented yet");
     if (!fs::is_regular_file(cfg, ec)) fail_input(spec, "config.json", "folder has no config.json");
     std::string text = read_text_file(cfg.string());
     std::string hq = read_optional(p / "hf_quant_config.json").value_or("");
