@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "cli/verb_model_gguf.h"
 #include "cli/verbs.h"
 #include "headroom/deployment.h"
 #include "headroom/error.h"
@@ -19,12 +20,15 @@ namespace headroom {
 namespace {
 
 constexpr std::string_view kUsage =
-    "usage: headroom model <HF_ID|DIR|config.json> [--engine sglang|vllm[@VER]] [--tp N] [--pp N] [--ep N]\n"
+    "usage: headroom model <HF_ID|DIR|config.json|FILE.gguf> [--engine sglang|vllm[@VER]] [--tp N] [--pp N] [--ep N]\n"
     "                      [--dp N] [--enable-dp-attention] [--kv-cache-dtype X] [--gpu NAME] [--json]\n"
     "Parameters, checkpoint bytes (by component and dtype), and per GPU rank the weight bytes and\n"
     "KV-cache bytes per token as the engine lays them out. Catalog ids: data/models (case-insensitive).\n"
     "A Hugging Face id ORG/NAME[@REVISION] is looked up in the local Hugging Face cache, headroom's cache,\n"
-    "the catalog, then the Hub (config files and safetensors headers only); --offline sends no request.\n";
+    "the catalog, then the Hub (config files and safetensors headers only); --offline sends no request.\n"
+    "A GGUF file (or split set, or a folder of one) is read from its header: bytes by ggml type, for llama.cpp,\n"
+    "and the KV cache llama-server allocates: [--engine llamacpp[@bNNNN]] [--ctx-size N] [--parallel N]\n"
+    "[--cache-type-k T] [--cache-type-v T].\n";
 
 std::string_view role_component(TensorRole r) { return tensor_role_component(r); }
 
@@ -52,6 +56,7 @@ int verb_model(const Args& args, std::ostream& out, std::ostream& err) {
     out << kUsage;
     return kExitOk;
   }
+  if (auto g = gguf_model_spec(args)) return verb_model_gguf(*g, args, out);  // llama.cpp's options, its own report
   args.reject_unknown({"--engine", "--tp", "--pp", "--ep", "--dp", "--enable-dp-attention", "--kv-cache-dtype", "--gpu", "--json",
                        "--model", "--tensor-parallel-size", "--pipeline-parallel-size", "--ep-size", "--dp-size"},
                       "model");

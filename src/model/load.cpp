@@ -18,6 +18,7 @@
 
 #include "headroom/embedded.h"
 #include "headroom/error.h"
+#include "headroom/gguf.h"
 #include "headroom/model.h"
 #include "headroom/units.h"
 #include "model/hub_env.h"
@@ -263,12 +264,17 @@ std::shared_ptr<const Model> load_model(std::string_view spec_in, const ConfigOv
   const bool paths = hub::local_paths_allowed();  // not for the web API's requests (hub_env.h)
   if (paths && fs::is_directory(p, ec)) {
     fs::path cfg = p / "config.json";
+    if (!fs::is_regular_file(cfg, ec) && gguf::is_gguf_path(p.string()))
+      fail_input(spec, "model", "a folder of GGUF files: `headroom model` reads it; planning it needs --engine llamacpp, not implemented yet");
     if (!fs::is_regular_file(cfg, ec)) fail_input(spec, "config.json", "folder has no config.json");
     std::string text = read_text_file(cfg.string());
     std::string hq = read_optional(p / "hf_quant_config.json").value_or("");
     return build(text, cfg.string(), hq, p.string(), [d = p.string()] { return folder_checkpoint(d); }, over);
   }
   if (paths && fs::is_regular_file(p, ec)) {
+    // A GGUF file is a llama.cpp model, not a config.json: say so instead of "too large".
+    if (gguf::has_gguf_magic(p.string()))
+      fail_input(spec, "model", "a GGUF file: `headroom model` reads it; planning it needs --engine llamacpp, not implemented yet");
     std::string text = read_text_file(p.string());
     std::string hq;
     if (p.filename() == "config.json") hq = read_optional(p.parent_path() / "hf_quant_config.json").value_or("");
