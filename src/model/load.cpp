@@ -16,8 +16,10 @@
 
 #include "headroom/embedded.h"
 #include "headroom/error.h"
+#include "headroom/file_reach.h"
 #include "headroom/model.h"
 #include "headroom/units.h"
+#include "model/model_cache.h"
 #include "model/model_internal.h"
 
 namespace fs = std::filesystem;
@@ -161,6 +163,16 @@ std::shared_ptr<Model> build(std::string_view config_text_in, const std::string&
   return m;
 }
 
+// The catalog models built so far, by lower-case id (bounded by the catalog's size).
+std::mutex& catalog_cache_mutex() {
+  static std::mutex mu;
+  return mu;
+}
+std::map<std::string, std::shared_ptr<const Model>>& catalog_cache() {
+  static std::map<std::string, std::shared_ptr<const Model>> cache;
+  return cache;
+}
+
 std::optional<std::string> read_optional(const fs::path& p) {
   std::error_code ec;
   if (!fs::is_regular_file(p, ec)) return std::nullopt;
@@ -168,6 +180,13 @@ std::optional<std::string> read_optional(const fs::path& p) {
 }
 
 }  // namespace
+
+bool is_cached_catalog_model(const Model& m) {
+  std::lock_guard<std::mutex> lock(catalog_cache_mutex());
+  for (const auto& [k, v] : catalog_cache())
+    if (v.get() == &m) return true;
+  return false;
+}
 
 std::vector<std::string> model_catalog_ids() {
   std::vector<std::string> ids;
@@ -181,22 +200,25 @@ std::shared_ptr<const Model> load_model(std::string_view spec_in, const ConfigOv
   if (spec.empty()) fail_input("--model", "", "empty model name");
   std::error_code ec;
   fs::path p(spec);
-  if (fs::is_directory(p, ec)) {
+  // Inside a web request only the request's own upload folder is a path; anything else is
+  // looked up as a catalog id and never touches the server's disk (file_reach.h).
+  const bool local = may_open_path(spec);
+  if (local && fs::is_directory(p, ec)) {
     fs::path cfg = p / "config.json";
     if (!fs::is_regular_file(cfg, ec)) fail_input(spec, "config.json", "folder has no config.json");
     std::string text = read_text_file(cfg.string());
     std::string hq = read_optional(p / "hf_quant_config.json").value_or("");
     return build(text, cfg.string(), hq, p.string(), p.string(), over);
   }
-  if (fs::is_regular_file(p, ec)) {
+  if (local && fs::is_regular_file(p, ec)) {
     std::string text = read_text_file(p.string());
     std::string hq;
     if (p.filename() == "config.json") hq = read_optional(p.parent_path() / "hf_quant_config.json").value_or("");
     return build(text, p.string(), hq, p.parent_path().string(), "", over);
   }
   // Catalog id (or a stand-in for one: catalog_lookup.cpp).
-  static std::mutex mu;
-  static std::map<std::string, std::shared_ptr<const Model>> cache;
+  auto& mu = catalog_cache_mutex();
+  auto& cache = catalog_cache();
   auto hit = find_in_catalog(spec);
   if (!hit) {
     // Suggest ids sharing the last path component, case-insensitively.
