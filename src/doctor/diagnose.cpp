@@ -124,7 +124,7 @@ RebuiltArgs rebuild_args(const LogScan& scan, const Args& user) {
     flags.emplace_back("--cuda-graph-max-bs", std::to_string(*std::max_element(scan.summary.graph_bs.begin(), scan.summary.graph_bs.end())));
   for (const auto& [k, v] : user.options()) {
     if (k == "--engine" || k == "--model" || k == "--gpu" || k == "--gpu-memory" || k == "--json") continue;
-    flags.erase(std::remove_if(flags.begin(), flags.end(), [&](const auto& f) { return f.first == k; }), flags.end());
+    flags.erase(std::remove_if(flags.begin(), flags.end(), [&k = k](const auto& f) { return f.first == k; }), flags.end());
     flags.emplace_back(k, v);
   }
   for (const auto& [k, v] : flags) {

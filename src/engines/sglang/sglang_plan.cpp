@@ -111,7 +111,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   for (const auto& [k, v] : d.flags) {
     if (std::find(known.begin(), known.end(), k) == known.end())
       fail_unknown_option(kSrc, k, fmt::format("launch_server.py: error: unrecognized arguments: {}", k));
-    auto u = std::find_if(unmodelled.begin(), unmodelled.end(), [&](const auto& e) { return e.first == k; });
+    auto u = std::find_if(unmodelled.begin(), unmodelled.end(), [&k = k](const auto& e) { return e.first == k; });
     if (u != unmodelled.end())
       flag_notes.push_back(fmt::format("{}{} is not modelled ({}): the forecast is as without it", k, v == "true" ? "" : " " + v, u->second));
   }

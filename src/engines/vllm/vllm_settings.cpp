@@ -779,7 +779,7 @@ Settings resolve_settings(const Deployment& d) {
   if (!s.spec_method.empty())
     s.table.push_back({"--speculative-config", fmt::format("method={} num_speculative_tokens={}", s.spec_method, s.num_speculative_tokens)});
   for (const auto& [k, v] : d.flags) {
-    bool known = std::any_of(s.table.begin(), s.table.end(), [&](const auto& p) { return p.first == k; });
+    bool known = std::any_of(s.table.begin(), s.table.end(), [&k = k](const auto& p) { return p.first == k; });
     if (!known && k != "--kv-cache-memory" && k != "--speculative-config") s.table.push_back({k, v});
   }
   return s;
