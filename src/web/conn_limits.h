@@ -15,7 +15,8 @@ struct ConnLimits {
   std::size_t workers = 128;
   std::size_t max_waiting = 256;
   // A request (line, headers, body) must arrive within `request_deadline` of its first byte,
-  // with no gap longer than `read_idle`; an answer must be taken within `write_deadline`.
+  // with no gap longer than `read_idle`; an answer must be taken within `write_deadline` of its
+  // first byte.
   std::chrono::milliseconds request_deadline{10'000};
   std::chrono::milliseconds read_idle{5'000};
   std::chrono::milliseconds write_deadline{30'000};

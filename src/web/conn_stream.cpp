@@ -54,7 +54,7 @@ void ConnStream::begin_request() {
   request_bytes_ = 0;
   const auto now = Clock::now();
   read_deadline_ = now + lim_.request_deadline;
-  write_deadline_ = now + lim_.request_deadline + lim_.write_deadline;
+  writing_ = false;  // the answer's clock starts at its first byte: planning time is not the client's
 }
 
 int ConnStream::poll_in(milliseconds timeout) const { return poll_one(sock_, POLLIN, timeout); }
@@ -72,6 +72,10 @@ bool ConnStream::is_readable() const {
 }
 
 bool ConnStream::is_writable() const {
+  if (!writing_) {
+    writing_ = true;
+    write_deadline_ = Clock::now() + lim_.write_deadline;
+  }
   auto left = std::chrono::duration_cast<milliseconds>(write_deadline_ - Clock::now());
   if (left.count() > 0 && poll_one(sock_, POLLOUT, left) > 0) return true;
   limit_hit_ = true;

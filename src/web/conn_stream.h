@@ -57,7 +57,9 @@ class ConnStream final : public httplib::Stream {
   std::vector<char> buf_;
   size_t pos_ = 0, len_ = 0;
   size_t request_bytes_ = 0;
-  Clock::time_point read_deadline_, write_deadline_;
+  Clock::time_point read_deadline_;
+  mutable Clock::time_point write_deadline_;
+  mutable bool writing_ = false;
   mutable bool limit_hit_ = false;
 };
 
