@@ -35,7 +35,8 @@ TEST(VllmLoadExtras, LoraSlotsOfQwen3_14B) {
   // 2 x 8704 x 64; down 64 x 8704 + 327,680 = 4,358,144 per layer -> 348,651,520 B.
   std::vector<std::string> tp2 = kQwen14bLora;
   tp2.insert(tp2.end(), {"--tensor-parallel-size", "2"});
-  const Item* lora2 = rank0_item(run(tp2), "LoRA adapter slots");
+  const Forecast f2 = run(tp2);  // held: the item points into it
+  const Item* lora2 = rank0_item(f2, "LoRA adapter slots");
   ASSERT_NE(lora2, nullptr);
   EXPECT_EQ(lora2->bytes, 348651520);
 

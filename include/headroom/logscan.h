@@ -237,6 +237,7 @@ struct LogScanStats {
   int64_t dropped_facts = 0;  // kept lines beyond the caps
   int64_t long_lines = 0;     // lines cut at LogScanOptions::max_line_bytes
   int64_t binary_bytes = 0;   // bytes that are not text
+  int64_t keyword_lines = 0;  // lines with any word an engine or PyTorch log line has
 };
 
 struct LogScan {
@@ -287,8 +288,9 @@ struct LogScanOptions {
   size_t max_evidence_text = 2000;     // bytes of each kept line's text
 };
 
-// Reads a log file ("-" = standard input). Missing or unreadable file, an empty log, or a file
-// that is mostly not text → InputError (exit code 2).
+// Reads a log file ("-" = standard input). Missing or unreadable file, an empty log, a file
+// that is mostly not text, or text with no word of an engine or PyTorch log ("hello world")
+// → InputError (exit code 2). scan_log_text leaves that last judgement to its caller.
 LogScan scan_log_file(const std::string& path, const LogScanOptions& opt = {});
 // Reads a log held in memory (the web API). `source` names it in errors.
 LogScan scan_log_text(std::string_view text, std::string_view source = "log", const LogScanOptions& opt = {});

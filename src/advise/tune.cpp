@@ -259,7 +259,7 @@ TuneResult tune(const Deployment& d0, const TuneGoal& g) {
     }
     if (auto x = parse_number(d0.flag(p.flag))) labelled.emplace_back(*x, "as given");
     for (const auto& [x, l] : labelled)
-      if (std::none_of(xs.begin(), xs.end(), [&](double y) { return std::abs(y - x) < 1e-9; })) xs.push_back(x);
+      if (std::none_of(xs.begin(), xs.end(), [&, x = x](double y) { return std::abs(y - x) < 1e-9; })) xs.push_back(x);
     std::sort(xs.begin(), xs.end());
     Deployment td = chosen;
     for (double x : xs) {

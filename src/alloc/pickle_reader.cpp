@@ -124,8 +124,12 @@ class Reader {
     for (uint32_t c : items) add_child(id, c, at);
     return id;
   }
+  // Python's Pickler numbers memo entries in order (len(memo)), so a dense table is right; an
+  // index far past the entries stored, or more entries than the input has PUT bytes for, can
+  // only be a hostile "ladder" that makes the table itself the bomb (issue 31).
   void memo_put(uint64_t idx, size_t at) {
-    if (idx > memo_.size() + (size_t{1} << 20) || idx >= (uint64_t{1} << 31)) fail(at, fmt::format("memo index {} out of range", idx));
+    if (idx > memo_.size() + (size_t{1} << 16) || idx >= (uint64_t{1} << 31) || idx > in_.size() / 2 + (size_t{1} << 16))
+      fail(at, fmt::format("memo index {} out of range ({} entries stored)", idx, memo_.size()));
     if (idx >= memo_.size()) memo_.resize(static_cast<size_t>(idx) + 1, UINT32_MAX);
     memo_[static_cast<size_t>(idx)] = top(at);
   }

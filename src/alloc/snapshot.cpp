@@ -41,7 +41,16 @@ using pickle::Node;
 
 class Converter {
  public:
-  Converter(const pickle::Document& d, std::string_view source) : doc_(d), source_(source) {}
+  Converter(const pickle::Document& d, std::string_view source) : doc_(d), source_(source), budget_(d.node_count() + 4096) {}
+
+  // Every segment, block and trace entry of a real snapshot is its own dict in the pickle; the
+  // memo lets one dict stand in many places, so records are counted against the values the
+  // pickle holds and a file that would multiply them (a "pickle bomb") is refused (issue 31).
+  void record(const std::string& field) {
+    if (++records_ > budget_)
+      fail(field, fmt::format("the pickle reuses its values to make more than {} records from {} values: a pickle bomb, "
+                              "not a memory snapshot", budget_, doc_.node_count()));
+  }
 
   [[noreturn]] void fail(const std::string& field, std::string_view why) const { fail_input(source_, field, why); }
 
@@ -121,6 +130,7 @@ class Converter {
     for (size_t s = 0; s < list.items.size(); ++s) {
       const std::string f = fmt::format("segments[{}]", s);
       const Node& d = as_dict(child(list, s), f);
+      record(f);
       SnapshotSegment seg;
       seg.device = as_int(doc_.get(d, "device"), f + ".device", false);
       seg.address = as_int(doc_.get(d, "address"), f + ".address");
@@ -137,6 +147,7 @@ class Converter {
         for (size_t b = 0; b < blocks.items.size(); ++b) {
           const std::string fb = fmt::format("{}.blocks[{}]", f, b);
           const Node& bd = as_dict(child(blocks, b), fb);
+          record(fb);
           SnapshotBlock blk;
           blk.size = as_size(doc_.get(bd, "size"), fb + ".size");
           blk.address = as_int(doc_.get(bd, "address"), fb + ".address", false, -1);
@@ -181,6 +192,7 @@ class Converter {
       for (size_t e = 0; e < entries.items.size(); ++e) {
         const std::string f = fmt::format("{}[{}]", fd, e);
         const Node& d = as_dict(child(entries, e), f);
+        record(f);
         TraceEntry t;
         t.action = parse_action(as_str(doc_.get(d, "action"), f + ".action"));
         if (t.action == TraceAction::Other) continue;
@@ -248,6 +260,8 @@ class Converter {
   std::string_view source_;
   Snapshot out_;
   std::unordered_map<uint32_t, int32_t> interned_;
+  const size_t budget_;
+  size_t records_ = 0;
 };
 
 }  // namespace

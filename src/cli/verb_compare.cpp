@@ -186,7 +186,7 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
       // spelling is also on the line, or another engine's was carried first.
       const std::string mine(ss ? spelling_in(*ss, kind) : std::string_view{});
       if (mine.empty()) continue;
-      const bool own_given = std::any_of(engine_flags.begin(), engine_flags.end(), [&](const auto& p) { return own_spelling(kind, p.first) == mine; });
+      const bool own_given = std::any_of(engine_flags.begin(), engine_flags.end(), [&, kind = kind](const auto& p) { return own_spelling(kind, p.first) == mine; });
       const bool carried_already = std::any_of(r.carried.begin(), r.carried.end(), [&](const Row::Carried& c) { return c.as == mine; });
       if (own_given || carried_already) continue;
       argv.insert(argv.end(), {mine, value});
@@ -214,7 +214,7 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
     rows.push_back(std::move(r));
   }
   for (const auto& [k, v] : engine_flags) {
-    const bool anyone = std::any_of(rows.begin(), rows.end(), [&](const Row& r) {
+    const bool anyone = std::any_of(rows.begin(), rows.end(), [&, &k = k](const Row& r) {
       return accepts(r.d.engine, k) || std::any_of(r.carried.begin(), r.carried.end(), [&](const Row::Carried& c) { return c.given == k; });
     });
     if (!anyone) fail_input("command line", k, "no compared engine accepts this flag");

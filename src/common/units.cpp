@@ -11,10 +11,10 @@ namespace headroom {
 std::string gib2(int64_t bytes) { return fmt::format("{:.2f}", to_gib(bytes)); }
 
 std::string human_bytes(int64_t bytes) {
-  int64_t a = bytes < 0 ? -bytes : bytes;
-  if (a >= GiB) return fmt::format("{:.2f} GiB", to_gib(bytes));
-  if (a >= MiB) return fmt::format("{:.2f} MiB", to_mib(bytes));
-  if (a >= KiB) return fmt::format("{:.2f} KiB", static_cast<double>(bytes) / KiB);
+  const uint64_t a = bytes < 0 ? 0 - static_cast<uint64_t>(bytes) : static_cast<uint64_t>(bytes);  // INT64_MIN too
+  if (a >= static_cast<uint64_t>(GiB)) return fmt::format("{:.2f} GiB", to_gib(bytes));
+  if (a >= static_cast<uint64_t>(MiB)) return fmt::format("{:.2f} MiB", to_mib(bytes));
+  if (a >= static_cast<uint64_t>(KiB)) return fmt::format("{:.2f} KiB", static_cast<double>(bytes) / KiB);
   return fmt::format("{} B", bytes);
 }
 

@@ -135,7 +135,7 @@ RebuiltArgs rebuild_args(const LogScan& scan, const Args& user) {
   for (const auto& [k, v] : user.options()) {
     if (k == "--engine" || k == "--model" || k == "--gpu" || k == "--gpu-memory" || k == "--json" || k == "--brief") continue;
     r.user_set.insert(k);
-    flags.erase(std::remove_if(flags.begin(), flags.end(), [&](const auto& f) { return f.first == k; }), flags.end());
+    flags.erase(std::remove_if(flags.begin(), flags.end(), [&k = k](const auto& f) { return f.first == k; }), flags.end());
     flags.emplace_back(k, v);
   }
   for (const auto& [k, v] : flags) {

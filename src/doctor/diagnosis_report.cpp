@@ -1,13 +1,47 @@
 // The doctor's output: the CONTRACT JSON and the report a person reads.
 #include <fmt/format.h>
 #include <ostream>
+#include <sstream>
 
 #include "headroom/doctor.h"
 #include "headroom/report.h"
+#include "headroom/utf8.h"
 
 namespace headroom {
 
+namespace {
+
+// Every string in the document as valid UTF-8: log text is any bytes, and nlohmann's dump()
+// throws on invalid UTF-8 (issue 31: exit 3, HTTP 500).
+void repair_strings(nlohmann::ordered_json& j) {
+  if (j.is_string()) {
+    auto& s = j.get_ref<std::string&>();
+    if (!is_valid_utf8(s)) s = valid_utf8(s);
+  } else if (j.is_structured()) {
+    for (auto& v : j) repair_strings(v);
+  }
+}
+
+void print_diagnosis_text(std::ostream& out, const Diagnosis& d, const LogScan& scan);
+nlohmann::ordered_json diagnosis_json_raw(const Diagnosis& d);
+
+}  // namespace
+
 nlohmann::ordered_json diagnosis_json(const Diagnosis& d) {
+  nlohmann::ordered_json j = diagnosis_json_raw(d);
+  repair_strings(j);
+  return j;
+}
+
+void print_diagnosis(std::ostream& out, const Diagnosis& d, const LogScan& scan) {
+  std::ostringstream text;
+  print_diagnosis_text(text, d, scan);
+  out << valid_utf8(text.str());
+}
+
+namespace {
+
+nlohmann::ordered_json diagnosis_json_raw(const Diagnosis& d) {
   using J = nlohmann::ordered_json;
   J ev = J::array();
   for (const auto& e : d.evidence) ev.push_back({{"line", e.line}, {"text", e.text}, {"kind", e.kind}});
@@ -33,7 +67,7 @@ nlohmann::ordered_json diagnosis_json(const Diagnosis& d) {
            {"gaps", d.gaps}};
 }
 
-void print_diagnosis(std::ostream& out, const Diagnosis& d, const LogScan& scan) {
+void print_diagnosis_text(std::ostream& out, const Diagnosis& d, const LogScan& scan) {
   out << fmt::format("headroom doctor: {} ({} lines read)\n", scan.source, scan.stats.lines);
   out << fmt::format("engine: {}{}\n", d.engine, scan.engine_version.empty() ? "" : " " + scan.engine_version);
   const std::string gpu = d.rank >= 0 ? fmt::format(", GPU {}", d.rank) : "";
@@ -51,7 +85,7 @@ void print_diagnosis(std::ostream& out, const Diagnosis& d, const LogScan& scan)
   }
   if (!d.evidence.empty()) {
     out << "\nevidence:\n";
-    for (const auto& e : d.evidence) out << fmt::format("  {:>7}: {}\n", e.line, e.text.substr(0, 220));
+    for (const auto& e : d.evidence) out << fmt::format("  {:>7}: {}\n", e.line, utf8_prefix(e.text, 220));
   }
   if (!d.calibration.empty()) {
     out << "\ncalibration (what the log said, what the forecast said, which the fixes use):\n";
@@ -79,5 +113,7 @@ void print_diagnosis(std::ostream& out, const Diagnosis& d, const LogScan& scan)
     print_forecast(out, *d.forecast_after_fix);
   }
 }
+
+}  // namespace
 
 }  // namespace headroom

@@ -11,6 +11,8 @@
 
 #include "doctor/log_parse.h"
 #include "headroom/error.h"
+#include "headroom/file_reach.h"
+#include "headroom/utf8.h"
 
 namespace headroom {
 
@@ -63,14 +65,15 @@ void Ctx::keep(const Line& l, std::string_view kind) {
   if (!scan.evidence.empty() && scan.evidence.back().line == l.no) {
     // several readers (or tqdm segments) on one line: keep the first kind, the latest text
     if (scan.evidence.back().text.size() < l.text.size() && l.text.size() <= opt.max_evidence_text)
-      scan.evidence.back().text = std::string(l.text);
+      scan.evidence.back().text = valid_utf8(l.text);
     return;
   }
   if (scan.evidence.size() >= opt.max_evidence) {
     ++scan.stats.dropped_facts;
     return;
   }
-  scan.evidence.push_back(LogEvidence{l.no, std::string(kind), std::string(l.text.substr(0, opt.max_evidence_text))});
+  // Cut at a character boundary and repaired: the kept text goes into JSON as it is.
+  scan.evidence.push_back(LogEvidence{l.no, std::string(kind), valid_utf8(utf8_prefix(l.text, opt.max_evidence_text))});
 }
 
 namespace {
@@ -270,6 +273,7 @@ struct LogScanner::Impl {
     l.no = line_no;
     l.text = text;
     bool hit = match_keywords(text, l.kw);
+    if (hit) ++c.scan.stats.keyword_lines;
     // An access-log line once the start is known finished says nothing new: skipped before any
     // reader runs, so a log of millions of requests costs the keyword walk only.
     if (hit && c.finished_startup && l.kw[kHttpOk] && l.kw.count() == 1 && c.pending.empty() && !c.cmd_open) return;
@@ -479,7 +483,7 @@ LogScan LogScanner::Impl::finish() {
       // (the KV cache) — a reading heuristic, the diagnosis checks it against the forecast.
       const LogOom& o = s.ooms[static_cast<size_t>(f.oom_index)];
       if (o.private_pools > 0) st = "cuda_graph";
-      else if (o.request > 0 && o.total > 0 && o.request * 10 >= o.total * 3) st = "kv_pool";
+      else if (o.request > 0 && o.total > 0 && static_cast<double>(o.request) * 10 >= static_cast<double>(o.total) * 3) st = "kv_pool";  // any logged sizes, no wrap
       if (!st.empty()) s.failure_basis = "numbers";
     }
     s.failure_stage = st;
@@ -502,13 +506,25 @@ LogScan scan_log_text(std::string_view text, std::string_view source, const LogS
   return sc.finish();
 }
 
+namespace {
+// A file given to be diagnosed with not one word of an engine or PyTorch log ("hello world", a
+// file of x) is not read as a healthy start: it is not an engine log (issue 31).
+LogScan not_a_log_refused(LogScan s, std::string_view source) {
+  if (s.stats.keyword_lines == 0 && s.stats.kept_lines == 0)
+    fail_input(source, "log", fmt::format("does not look like an engine log: none of its {} lines has a word of a SGLang, vLLM, "
+                                          "TensorRT-LLM or PyTorch log", s.stats.lines));
+  return s;
+}
+}  // namespace
+
 LogScan scan_log_file(const std::string& path, const LogScanOptions& opt) {
+  require_path_reach(path, "log");  // a web request's log is its own upload, never a server path
   LogScanner sc(path == "-" ? std::string("<stdin>") : path, opt);
   std::vector<char> buf(1 << 20);
   if (path == "-") {
     while (std::cin.read(buf.data(), static_cast<std::streamsize>(buf.size())) || std::cin.gcount() > 0)
       sc.feed(std::string_view(buf.data(), static_cast<size_t>(std::cin.gcount())));
-    return sc.finish();
+    return not_a_log_refused(sc.finish(), "<stdin>");
   }
   std::error_code ec;
   auto st = std::filesystem::status(path, ec);
@@ -521,7 +537,7 @@ LogScan scan_log_file(const std::string& path, const LogScanOptions& opt) {
     if (in.eof()) break;
   }
   if (in.bad()) fail_input(path, "log", "read error (is it a directory?)");
-  return sc.finish();
+  return not_a_log_refused(sc.finish(), path);
 }
 
 }  // namespace headroom

@@ -1,5 +1,7 @@
-// Memo of weights_per_rank() keyed by (model, engine, parallelism).
+// Memo of weights_per_rank() keyed by (model, engine, parallelism), for the catalog's cached
+// models only: a model built from uploaded config text is computed afresh and not kept.
 #include "engines/layout_cache.h"
+#include "model/model_cache.h"
 
 #include <map>
 #include <mutex>
@@ -16,6 +18,7 @@ std::vector<RankWeights> cached_weights_per_rank(const std::shared_ptr<const Mod
   };
   static std::mutex mu;
   static std::map<Key, Entry> cache;
+  if (!is_cached_catalog_model(*model)) return weights_per_rank(*model, engine, par);
   Key k{model.get(), static_cast<int>(engine), par.tp, par.pp, par.ep, par.dp, par.dp_attention};
   {
     std::lock_guard<std::mutex> lock(mu);

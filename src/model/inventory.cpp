@@ -132,7 +132,17 @@ void InventoryBuilder::linear(const std::string& m, int64_t out, int64_t in, Ten
   if (bias) push(m + ".bias", {out}, c_.dtype, role, layer, expert, out);
 }
 
+// Routed experts x layers (MTP layers included) a config may describe: 131,072, 5.6x the
+// largest real model (Kimi-K2: 61 x 384 = 23,424). Checked from the counts before any tensor is
+// listed, so an 801-byte config of 1,600 layers x 1,000 experts is refused at once instead of
+// building millions of tensors first (issue 31).
+constexpr int64_t kMaxExpertLayers = int64_t{1} << 17;
+
 std::vector<TensorInfo> derive_inventory(const ModelConfig& c) {
+  const int64_t layers = std::max<int64_t>(0, c.num_layers) + std::max<int64_t>(0, c.num_nextn_predict_layers);
+  if (c.num_experts > 0 && layers * c.num_experts > kMaxExpertLayers)
+    fail_input(c.source, "config", fmt::format("{} layers x {} experts is {} expert layers, over the limit of {} (the largest real "
+                                               "model has 23,424)", layers, c.num_experts, layers * c.num_experts, kMaxExpertLayers));
   InventoryBuilder b(c);
   add_family_tensors(b);
   return b.take();

@@ -18,11 +18,13 @@
 
 #include "headroom/embedded.h"
 #include "headroom/error.h"
+#include "headroom/file_reach.h"
 #include "headroom/gguf.h"
 #include "headroom/model.h"
 #include "headroom/units.h"
 #include "model/hub_env.h"
 #include "model/hub_model.h"
+#include "model/model_cache.h"
 #include "model/model_internal.h"
 
 namespace fs = std::filesystem;
@@ -200,6 +202,16 @@ std::shared_ptr<Model> build(std::string_view config_text_in, const std::string&
   return m;
 }
 
+// The catalog models built so far, by lower-case id (bounded by the catalog's size).
+std::mutex& catalog_cache_mutex() {
+  static std::mutex mu;
+  return mu;
+}
+std::map<std::string, std::shared_ptr<const Model>>& catalog_cache() {
+  static std::map<std::string, std::shared_ptr<const Model>> cache;
+  return cache;
+}
+
 std::optional<std::string> read_optional(const fs::path& p) {
   std::error_code ec;
   if (!fs::is_regular_file(p, ec)) return std::nullopt;
@@ -249,6 +261,13 @@ hub::ResolutionMemo::~ResolutionMemo() {
   t_hub_memo = nullptr;
 }
 
+bool is_cached_catalog_model(const Model& m) {
+  std::lock_guard<std::mutex> lock(catalog_cache_mutex());
+  for (const auto& [k, v] : catalog_cache())
+    if (v.get() == &m) return true;
+  return false;
+}
+
 std::vector<std::string> model_catalog_ids() {
   std::vector<std::string> ids;
   for (const auto& [k, v] : catalog_index()) ids.push_back(v);
@@ -261,8 +280,10 @@ std::shared_ptr<const Model> load_model(std::string_view spec_in, const ConfigOv
   if (spec.empty()) fail_input("--model", "", "empty model name");
   std::error_code ec;
   fs::path p(spec);
-  const bool paths = hub::local_paths_allowed();  // not for the web API's requests (hub_env.h)
-  if (paths && fs::is_directory(p, ec)) {
+  // Inside a web request only the request's own upload folder is a path (file_reach.h), and a
+  // model named there is an id, never a server folder (hub_env.h).
+  const bool local = hub::local_paths_allowed() && may_open_path(spec);
+  if (local && fs::is_directory(p, ec)) {
     fs::path cfg = p / "config.json";
     if (!fs::is_regular_file(cfg, ec) && gguf::is_gguf_path(p.string()))
       fail_input(spec, "model", "a folder of GGUF files: `headroom model` reads it; planning it needs --engine llamacpp, not implemented yet");
@@ -271,7 +292,7 @@ std::shared_ptr<const Model> load_model(std::string_view spec_in, const ConfigOv
     std::string hq = read_optional(p / "hf_quant_config.json").value_or("");
     return build(text, cfg.string(), hq, p.string(), [d = p.string()] { return folder_checkpoint(d); }, over);
   }
-  if (paths && fs::is_regular_file(p, ec)) {
+  if (local && fs::is_regular_file(p, ec)) {
     // A GGUF file is a llama.cpp model, not a config.json: say so instead of "too large".
     if (gguf::has_gguf_magic(p.string()))
       fail_input(spec, "model", "a GGUF file: `headroom model` reads it; planning it needs --engine llamacpp, not implemented yet");
@@ -289,8 +310,8 @@ std::shared_ptr<const Model> load_model(std::string_view spec_in, const ConfigOv
     if (auto r = hub::resolve_cached(*ref, &corrupt)) return over ? from_resolution(*r, *ref, over) : memoised(spec, from_resolution(*r, *ref, over));
   // Catalog id (or a stand-in for one: catalog_lookup.cpp). Not for ID@REVISION: the catalog's
   // copy is of no known commit.
-  static std::mutex mu;
-  static std::map<std::string, std::shared_ptr<const Model>> cache;
+  auto& mu = catalog_cache_mutex();
+  auto& cache = catalog_cache();
   std::optional<CatalogHit> hit;
   if (!ref || !ref->revision_given) hit = find_in_catalog(spec);
   if (!hit) {

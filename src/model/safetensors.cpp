@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "headroom/error.h"
+#include "headroom/file_reach.h"
 #include "model/model_internal.h"
 
 namespace headroom::model_detail {
@@ -83,6 +84,7 @@ SafetensorsHeader parse_safetensors_header(std::string_view prefix, int64_t file
 }
 
 SafetensorsHeader read_safetensors_file(const std::string& path) {
+  require_path_reach(path, "file");
   std::error_code ec;
   auto size = std::filesystem::file_size(path, ec);
   if (ec) fail_input(path, "file", "cannot read: " + ec.message());
@@ -104,6 +106,7 @@ SafetensorsHeader read_safetensors_file(const std::string& path) {
 }
 
 std::string read_text_file(const std::string& path, int64_t max_bytes) {
+  require_path_reach(path, "file");
   std::error_code ec;
   auto size = std::filesystem::file_size(path, ec);
   if (ec) fail_input(path, "file", "cannot read: " + ec.message());

@@ -1,12 +1,14 @@
 // The API endpoints as plain functions (no HTTP here): each request becomes the CLI's own
 // argument list and goes through run_cli(), so the web answers are the CLI's by construction.
-// Everything a request touches is local to the call: no state is shared between requests.
+// Everything a request touches is local to the call: no state is shared between requests, and
+// no file is opened outside the request's private folder.
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 
 #include "headroom/cli.h"
 #include "headroom/error.h"
+#include "headroom/file_reach.h"
 #include "headroom/version.h"
 #include "model/hub_env.h"
 #include "web/private_dir.h"
@@ -97,8 +99,11 @@ Reply api_run(std::string_view verb, std::string_view body) {
     }
     argv.insert(argv.end(), req.args.begin(), req.args.end());
     argv.push_back("--json");
-    // A model named in the request is an id, never a server folder (the upload's folder excepted).
+    // A model named in the request is an id, never a server folder (the upload's folder excepted),
+    // and the CLI opens no path but this request's own folder (file_reach.h): a model, draft model
+    // or tokenizer path in the args or in the uploaded log's launch line is not the server's.
     hub::LocalPathsScope paths(req.config.has_value());
+    FileReachScope reach(dir ? dir->path() : std::string());
     CliRun r = run(argv);
     if (dir) {
       // The private folder means nothing to the client: name the uploads as it sent them.

@@ -1,6 +1,8 @@
-// The HTTP side of `headroom serve` (cpp-httplib): routes, body limit (413), wrong methods
-// (405), unknown paths (404), a Host check against DNS rebinding when bound to loopback, and
-// JSON error bodies. The endpoints themselves are plain functions (api_handlers.cpp).
+// The HTTP side of `headroom serve` (cpp-httplib): routes, JSON error bodies, wrong methods
+// (405), unknown paths (404), and the guards of issue 31: an exact Host allow-list (403; DNS
+// rebinding), Origin on every POST (403; cross-site pages), a body cap that holds for chunked
+// bodies too (413, read no further), and connections run by our own loop (conn_stream.h,
+// worker_pool.h) so that trickling, idle or too many clients cannot starve the others.
 #include "web/web.h"
 
 #include <algorithm>
@@ -10,14 +12,16 @@
 
 #ifdef HEADROOM_HAVE_HTTPLIB
 #include <httplib.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "web/conn_limits.h"
+#include "web/conn_stream.h"
+#include "web/worker_pool.h"
 #endif
 
 namespace headroom::web {
-
-bool is_loopback_host(std::string_view h) {
-  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
-  return h == "localhost" || h == "::1" || h.rfind("127.", 0) == 0;
-}
 
 #ifdef HEADROOM_HAVE_HTTPLIB
 
@@ -30,60 +34,136 @@ struct Route {
 constexpr std::array<Route, 6> kApiRoutes{{{"/api/plan", "POST"}, {"/api/tune", "POST"}, {"/api/doctor", "POST"},
                                            {"/api/gpus", "GET"}, {"/api/models", "GET"}, {"/api/meta", "GET"}}};
 
+// Set by a handler that leaves bytes of the request unread (refused body): the connection loop
+// closes the connection after the answer instead of reading those bytes as a next request.
+thread_local bool tl_close_after = false;
+
 void send(httplib::Response& res, const Reply& r) {
   res.status = r.status;
   for (const auto& [k, v] : r.headers) res.set_header(k.c_str(), v.c_str());
   res.set_content(r.body, r.content_type.c_str());
 }
 
-// Host header without its port ("127.0.0.1:8080" -> "127.0.0.1", "[::1]:80" -> "[::1]").
-std::string_view host_name(std::string_view host) {
-  if (!host.empty() && host.front() == '[') {
-    auto close = host.find(']');
-    return close == std::string_view::npos ? host : host.substr(0, close + 1);
+// Closes a connection gracefully: our answer is sent, then what the client still sends is read
+// and dropped for a short while (bounded), so its kernel does not turn the answer into a reset.
+void close_lingering(int sock) {
+  ::shutdown(sock, SHUT_WR);
+  char buf[16384];
+  size_t drained = 0;
+  for (int i = 0; i < 20 && drained < (8u << 20); ++i) {
+    pollfd p{sock, POLLIN, 0};
+    if (::poll(&p, 1, 25) <= 0) break;
+    ssize_t n = ::recv(sock, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    drained += static_cast<size_t>(n);
   }
-  auto colon = host.rfind(':');
-  return colon == std::string_view::npos ? host : host.substr(0, colon);
+  ::close(sock);
+}
+
+class GuardedServer final : public httplib::Server {
+ public:
+  explicit GuardedServer(const ConnLimits& lim) : lim_(lim) {
+    new_task_queue = [this] {
+      auto* p = new WorkerPool(lim_.workers, lim_.max_waiting);
+      pool_ = p;
+      return p;
+    };
+  }
+
+ private:
+  bool process_and_close_socket(int sock) override {
+    if (WorkerPool::overloaded()) {
+      static const std::string kBusy = R"({"error":"server busy: too many connections, try again"})";
+      const std::string reply = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\n"
+                                "Connection: close\r\nContent-Length: " + std::to_string(kBusy.size()) + "\r\n\r\n" + kBusy;
+      (void)::send(sock, reply.data(), reply.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      ::close(sock);
+      return false;
+    }
+    ConnStream strm(sock, lim_);
+    auto starved = [this] {
+      WorkerPool* p = pool_.load();
+      return svr_sock_ == INVALID_SOCKET || (p && p->starved());
+    };
+    bool ok = true;
+    for (std::size_t served = 0; served < lim_.max_requests_per_connection; ++served) {
+      if (!strm.wait_for_request(served == 0 ? lim_.read_idle : lim_.keep_alive_idle,
+                                 [&] { return starved(); }))
+        break;
+      strm.begin_request();
+      tl_close_after = false;
+      const bool last = served + 1 == lim_.max_requests_per_connection || starved();
+      bool closed = false;
+      ok = process_request(strm, last, closed, nullptr);
+      if (!ok || closed || last || tl_close_after || strm.limit_hit()) break;
+    }
+    tl_close_after = false;
+    close_lingering(sock);
+    return ok;
+  }
+
+  const ConnLimits& lim_;
+  std::atomic<WorkerPool*> pool_{nullptr};
+
+ public:
+  // Linux takes a second listen() on a listening socket as a new backlog.
+  void widen_backlog(int backlog) { ::listen(svr_sock_, backlog); }
+};
+
+bool is_json(const httplib::Request& req) {
+  return req.has_header("Content-Type") && req.get_header_value("Content-Type").rfind("application/json", 0) == 0;
 }
 
 }  // namespace
 
 struct HttpServer::Impl {
   ServerOptions opt;
-  httplib::Server svr;
+  ConnLimits limits;
+  std::vector<std::string> host_names;
+  GuardedServer svr{limits};
   int port = 0;
 };
 
 HttpServer::HttpServer(ServerOptions opt) : impl_(std::make_unique<Impl>()) {
-  impl_->opt = std::move(opt);
-  httplib::Server& svr = impl_->svr;
-  const bool loopback_only = is_loopback_host(impl_->opt.host);
+  Impl* im = impl_.get();
+  im->opt = std::move(opt);
+  im->host_names = allowed_host_names(im->opt.host, im->opt.allow_hosts);
+  httplib::Server& svr = im->svr;
 
   svr.set_payload_max_length(kMaxBodyBytes);
-  svr.set_read_timeout(10, 0);
-  svr.set_write_timeout(10, 0);
   svr.set_default_headers({{"X-Content-Type-Options", "nosniff"},
                            {"Content-Security-Policy",
                             "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
                             "connect-src 'self'; frame-ancestors 'none'"},
                            {"Referrer-Policy", "no-referrer"}});
 
-  // Before routing: the Host check (a page on another site that rebinds its name to 127.0.0.1
-  // must not reach the API) and 405 for known paths asked with the wrong method.
-  svr.set_pre_routing_handler([loopback_only](const httplib::Request& req, httplib::Response& res) {
-    if (loopback_only && req.has_header("Host") && !is_loopback_host(host_name(req.get_header_value("Host")))) {
-      send(res, error_reply(403, "this server answers only requests addressed to the loopback host"));
+  // Before routing (and before any body is read): the Host allow-list (a page on another site
+  // that rebinds its name to 127.0.0.1 must not reach the API), the Origin of a browser's POST,
+  // 405 for known paths asked with the wrong method.
+  svr.set_pre_routing_handler([im](const httplib::Request& req, httplib::Response& res) {
+    auto refuse = [&](int status, std::string_view msg) {
+      send(res, error_reply(status, msg));
+      tl_close_after = true;  // its body, if any, stays unread
       return httplib::Server::HandlerResponse::Handled;
+    };
+    if (!req.has_header("Host") || !host_allowed(req.get_header_value("Host"), im->port, im->host_names))
+      return refuse(403, "this server answers only requests addressed to localhost, 127.0.0.1 or [::1] "
+                         "(with its port), or to a name given with --allow-host");
+    if (req.method != "GET" && req.method != "HEAD") {
+      if (req.has_header("Origin") && !origin_allowed(req.get_header_value("Origin"), im->port, im->host_names))
+        return refuse(403, "cross-site request refused: Origin is not this server");
+      if (req.get_header_value("Sec-Fetch-Site") == "cross-site")
+        return refuse(403, "cross-site request refused (Sec-Fetch-Site)");
     }
     for (const auto& r : kApiRoutes) {
       if (req.path == r.path && req.method != r.method && !(r.method == "GET" && req.method == "HEAD")) {
-        send(res, error_reply(405, std::string(r.path) + " accepts " + std::string(r.method) + " only"));
+        refuse(405, std::string(r.path) + " accepts " + std::string(r.method) + " only");
         res.set_header("Allow", std::string(r.method).c_str());
         return httplib::Server::HandlerResponse::Handled;
       }
     }
     if (req.path.rfind("/api/", 0) != 0 && req.method != "GET" && req.method != "HEAD") {
-      send(res, error_reply(405, "the page's files accept GET only"));
+      refuse(405, "the page's files accept GET only");
       res.set_header("Allow", "GET");
       return httplib::Server::HandlerResponse::Handled;
     }
@@ -92,18 +172,31 @@ HttpServer::HttpServer(ServerOptions opt) : impl_(std::make_unique<Impl>()) {
 
   for (std::string_view verb : {"plan", "tune", "doctor"}) {
     std::string v(verb);
-    svr.Post("/api/" + v, [v](const httplib::Request& req, httplib::Response& res) {
-      if (req.has_header("Content-Type")) {
-        std::string ct = req.get_header_value("Content-Type");
-        if (ct.rfind("application/json", 0) != 0) {
-          send(res, error_reply(415, "send the body as Content-Type: application/json"));
-          return;
-        }
-      } else {
+    // The body is read here, through the cap, whether it comes with a length or chunked.
+    svr.Post("/api/" + v, [v](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader) {
+      if (!is_json(req)) {
+        tl_close_after = true;
         send(res, error_reply(415, "send the body as Content-Type: application/json"));
         return;
       }
-      send(res, api_run(v, req.body));
+      std::string body;
+      bool over = false;
+      const bool read = reader([&](const char* data, size_t n) {
+        if (n > kMaxBodyBytes - body.size()) return !(over = true);
+        body.append(data, n);
+        return true;
+      });
+      if (over || res.status == 413) {
+        tl_close_after = true;
+        send(res, error_reply(413, "request body over the limit of " + std::to_string(kMaxBodyBytes) + " bytes"));
+        return;
+      }
+      if (!read) {
+        tl_close_after = true;
+        send(res, error_reply(400, "request body could not be read (malformed, incomplete or too slow)"));
+        return;
+      }
+      send(res, api_run(v, body));
     });
   }
   svr.Get("/api/gpus", [](const httplib::Request&, httplib::Response& res) { send(res, api_gpus()); });
@@ -122,6 +215,7 @@ HttpServer::HttpServer(ServerOptions opt) : impl_(std::make_unique<Impl>()) {
                       : res.status == 404 ? "no such page or endpoint: " + req.path
                       : res.status == 414 ? "request URI too long"
                                           : "bad request";
+    if (res.status == 400 || res.status == 413 || res.status == 414) tl_close_after = true;
     send(res, error_reply(res.status, msg));
     return httplib::Server::HandlerResponse::Handled;
   }));
@@ -146,6 +240,7 @@ int HttpServer::bind() {
   if (port <= 0)
     fail_input("--port", o.host + ":" + std::to_string(o.port), "cannot listen there (address in use, or not an address of this machine)");
   impl_->port = port;
+  s.widen_backlog(impl_->limits.listen_backlog);
   return port;
 }
 

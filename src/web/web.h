@@ -61,6 +61,7 @@ std::optional<Reply> static_asset(std::string_view url_path);
 struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8080;  // 0: any free port
+  std::vector<std::string> allow_hosts;  // --allow-host: more names a request's Host may give
 };
 
 // The HTTP server. bind() then serve() (blocks until stop(), callable from another thread).
@@ -81,7 +82,17 @@ class HttpServer {
   std::unique_ptr<Impl> impl_;
 };
 
-// True for loopback host names/addresses (127.0.0.0/8, ::1, localhost).
+// True for the loopback names the server is meant for: localhost, 127.0.0.1, ::1, [::1].
 bool is_loopback_host(std::string_view host);
+
+// The names a request's Host (and a POST's Origin) may give, lower-case: localhost, 127.0.0.1,
+// [::1], the bound address when it is not a wildcard, and the --allow-host names.
+std::vector<std::string> allowed_host_names(std::string_view bound_host, const std::vector<std::string>& extra);
+// Host header "name" or "name:port": the name exactly one of `names`, the port (if any) the
+// serving port. "127.evil.example", "127.0.0.1.attacker.example", "localhost:1" are refused.
+bool host_allowed(std::string_view host_header, int serving_port, const std::vector<std::string>& names);
+// Origin "http://name[:port]" naming this server (an Origin without a port is port 80);
+// "null", https and any other site are refused.
+bool origin_allowed(std::string_view origin, int serving_port, const std::vector<std::string>& names);
 
 }  // namespace headroom::web

@@ -112,7 +112,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   for (const auto& [k, v] : d.flags) {
     if (std::find(known.begin(), known.end(), k) == known.end())
       fail_unknown_option(kSrc, k, fmt::format("launch_server.py: error: unrecognized arguments: {}{}", k, did_you_mean_hint(k, known)));
-    auto u = std::find_if(unmodelled.begin(), unmodelled.end(), [&](const auto& e) { return e.first == k; });
+    auto u = std::find_if(unmodelled.begin(), unmodelled.end(), [&k = k](const auto& e) { return e.first == k; });
     if (u != unmodelled.end())
       flag_notes.push_back(fmt::format("{}{} is not modelled ({}): the forecast is as without it", k, v == "true" ? "" : " " + v, u->second));
   }
@@ -193,11 +193,18 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
       size_t j = l->find_first_of(", ", i);
       std::string tok = l->substr(i, j == std::string::npos ? std::string::npos : j - i);
       if (!tok.empty()) {
+        size_t used = 0;
+        long long bs = 0;
         try {
-          bs_list_user.push_back(std::stoll(tok));
+          bs = std::stoll(tok, &used);
         } catch (...) {
-          fail_input(kSrc, "--cuda-graph-bs", fmt::format("argument --cuda-graph-bs: invalid int value: '{}'", tok));
+          used = 0;
         }
+        if (used != tok.size()) fail_input(kSrc, "--cuda-graph-bs", fmt::format("argument --cuda-graph-bs: invalid int value: '{}'", tok));
+        // The same range as --cuda-graph-max-bs: a batch past 65,536 no deployment captures,
+        // and larger ones overflow the graph-memory estimate (issue 31).
+        if (bs < 1 || bs > (1 << 16)) fail_input(kSrc, "--cuda-graph-bs", fmt::format("argument --cuda-graph-bs: {} is out of range [1, 65536]", tok));
+        bs_list_user.push_back(bs);
       }
       if (j == std::string::npos) break;
       i = j + 1;

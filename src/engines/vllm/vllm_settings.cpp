@@ -187,6 +187,29 @@ namespace {
 
 bool truthy(const std::string& v) { return v.empty() || v == "true" || v == "True" || v == "1" || v == "yes"; }
 
+// Ceilings headroom puts on vLLM's integer flags (issue 31). vLLM itself takes any Python int;
+// these sit far above any real deployment (the longest shipped context is 10M tokens, vLLM's
+// block sizes are 1..256 and hybrid alignments a few thousand, LoRA ranks up to 512 and a few hundred adapters) and keep
+// every token x bytes product inside int64, so a value past them is refused (exit 2, the flag
+// named) instead of wrapping into a deployment that "fits". Other integer flags: 2^50.
+int64_t flag_ceiling(std::string_view flag) {
+  static constexpr std::pair<std::string_view, int64_t> kCeilings[] = {
+      {"--max-model-len", int64_t{1} << 30},  {"--max-num-batched-tokens", int64_t{1} << 30},
+      {"--max-num-seqs", int64_t{1} << 20},   {"--block-size", int64_t{1} << 16},
+      {"--mamba-block-size", int64_t{1} << 20}, {"--max-lora-rank", int64_t{1} << 12},
+      {"--max-loras", int64_t{1} << 12},     {"--max-cpu-loras", int64_t{1} << 12},
+  };
+  for (const auto& [name, cap] : kCeilings)
+    if (name == flag) return cap;
+  return int64_t{1} << 50;
+}
+
+int64_t within_ceiling(const std::string& flag, const std::string& value, int64_t x) {
+  if (x > flag_ceiling(flag))
+    fail_input("vllm serve", flag, fmt::format("{} is above headroom's limit of {} for this flag (no real deployment comes near it)", value, flag_ceiling(flag)));
+  return x;
+}
+
 // vLLM's human-readable ints (vllm/engine/arg_utils.py human_readable_int): 25.6k = 25600,
 // 1K = 1024, 1M = 1048576, g/G likewise; plain ints as given.
 int64_t human_int(const std::string& flag, const std::string& value) {
@@ -217,7 +240,7 @@ int64_t human_int(const std::string& flag, const std::string& value) {
     fail_input("vllm serve", flag, fmt::format("argument {}: invalid {} value: '{}'", flag, mult == 1 ? "int" : "human_readable_int", value));
   double r = x * mult;
   if (r > 9.0e18 || r < -9.0e18) fail_input("vllm serve", flag, fmt::format("argument {}: value out of range: '{}'", flag, value));
-  return static_cast<int64_t>(std::llround(r));
+  return within_ceiling(flag, value, static_cast<int64_t>(std::llround(r)));
 }
 
 int64_t plain_int(const std::string& flag, const std::string& value) {
@@ -229,7 +252,7 @@ int64_t plain_int(const std::string& flag, const std::string& value) {
     used = 0;
   }
   if (used == 0 || used != value.size()) fail_input("vllm serve", flag, fmt::format("argument {}: invalid int value: '{}'", flag, value));
-  return x;
+  return within_ceiling(flag, value, x);
 }
 
 double plain_float(const std::string& flag, const std::string& value) {
@@ -497,9 +520,20 @@ Settings resolve_settings(const Deployment& d) {
     if (!r.is_object()) fail_input("vllm serve", flag, "rope scaling must be a JSON object");
     for (const char* k : {"rope_type", "type"})
       if (auto it = r.find(k); it != r.end() && it->is_string()) rope.rope_scaling_type = it->get<std::string>();
-    if (auto it = r.find("factor"); it != r.end() && it->is_number()) rope.rope_scaling_factor = it->get<double>();
-    if (auto it = r.find("original_max_position_embeddings"); it != r.end() && it->is_number_integer())
-      rope.rope_original_max_position_embeddings = it->get<int64_t>();
+    if (auto it = r.find("factor"); it != r.end() && it->is_number()) {
+      // Real YaRN / linear / dynamic factors are 2 .. 64; the bounds are config.json's
+      // (config_parse.cpp), so factor x positions stays a finite length (issue 31: 1e308 gave
+      // "-0 tokens").
+      const double f = it->get<double>();
+      if (!(f > 0 && f <= 1e6)) fail_input("vllm serve", flag, fmt::format("rope scaling factor {} is not in (0, 1e6]", f));
+      rope.rope_scaling_factor = f;
+    }
+    if (auto it = r.find("original_max_position_embeddings"); it != r.end() && it->is_number_integer()) {
+      const int64_t o = it->get<int64_t>();
+      if (o < 1 || o > (int64_t{1} << 40))
+        fail_input("vllm serve", flag, fmt::format("original_max_position_embeddings {} is out of range [1, 2^40]", o));
+      rope.rope_original_max_position_embeddings = o;
+    }
   };
   if (const std::string* v = get("--rope-scaling")) apply_rope("--rope-scaling", json_loads("--rope-scaling", *v));
   double derived = derived_max_model_len(rope);
@@ -514,7 +548,7 @@ Settings resolve_settings(const Deployment& d) {
       len_key = "sliding_window";
     }
   }
-  s.max_model_len = derived >= 1 ? static_cast<int64_t>(derived) : 2048;
+  s.max_model_len = derived >= 1 ? static_cast<int64_t>(std::min(derived, static_cast<double>(flag_ceiling("--max-model-len")))) : 2048;
   if (auto v = get("--max-model-len")) {
     if (*v == "auto" || *v == "-1") {
       if (era.version < 2000)
@@ -746,7 +780,7 @@ Settings resolve_settings(const Deployment& d) {
   if (!s.spec_method.empty())
     s.table.push_back({"--speculative-config", fmt::format("method={} num_speculative_tokens={}", s.spec_method, s.num_speculative_tokens)});
   for (const auto& [k, v] : d.flags) {
-    bool known = std::any_of(s.table.begin(), s.table.end(), [&](const auto& p) { return p.first == k; });
+    bool known = std::any_of(s.table.begin(), s.table.end(), [&k = k](const auto& p) { return p.first == k; });
     if (!known && k != "--kv-cache-memory" && k != "--speculative-config") s.table.push_back({k, v});
   }
   return s;
