@@ -163,6 +163,22 @@ def run(driver):
     check(v == "fits", f"at 0.88 the verdict is {v!r}, want 'fits' ({text})")
     check(text.lower().find("fits") >= 0, f"at 0.88 the page says {text!r}, want 'fits'")
 
+    # An error after a good run: nothing of the old forecast stays under "No forecast", and the
+    # message shows once (in the banner).
+    typed(driver, "flag-mem-fraction-static", "7")
+    v_err, _, text_err = wait_verdict(driver, "error", "7")
+    check(v_err == "error", f"at 7 the verdict is {v_err!r}, want 'error' ({text_err})")
+    stats = driver.find_elements(By.CSS_SELECTOR, "#stats .stat")
+    check(len(stats) == 0, f"after an error {len(stats)} figures of the previous forecast stay on the page")
+    check(len(driver.find_elements(By.CSS_SELECTOR, "#bars svg")) == 0, "after an error the previous memory bars stay on the page")
+    banner = driver.find_element(By.ID, "error")
+    check(banner.is_displayed(), "after an error the banner does not show")
+    msg = banner.text.replace("Problem: ", "").strip()
+    check(msg != "" and driver.find_element(By.ID, "verdict").text.count(msg[:40]) == 0,
+          "the error shows twice (banner and verdict)")
+    typed(driver, "flag-mem-fraction-static", "0.88")
+    wait_verdict(driver, "fits", "0.88")
+
     # The link alone restores the deployment.
     link = driver.current_url
     driver.get("about:blank")
@@ -197,6 +213,14 @@ def run(driver):
     except TimeoutException:
         log("tune: no answer in time")
     log("tune: " + driver.find_element(By.ID, "tune-verdict").text.replace("\n", " "))
+    # A refused row (the engine would not start) is never plotted: one KV point per other row.
+    rows = driver.execute_script("return state.tune ? state.tune.tradeoffs.map(r => r.verdict) : null")
+    if rows is None:
+        check(False, "tune: no answer to count the plotted points against")
+    else:
+        points = len(driver.find_elements(By.CSS_SELECTOR, "#tune-chart circle.pt-kv"))
+        plotted = sum(1 for v in rows if v != "refused")
+        check(points == plotted, f"tune: {points} KV points plotted for {plotted} rows that are not refused ({rows})")
     shot(driver, "e2e-tune.png", full=True)
 
     # The crashed launch used 0.95: the form fills what the log does not say.
