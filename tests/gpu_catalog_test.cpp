@@ -275,7 +275,7 @@ TEST(GpuCatalog, JetsonUnifiedMemoryRows) {
 
 TEST(GpuCatalog, AliasesAsPeopleAndNvidiaSmiWriteThem) {
   const std::pair<const char*, const char*> cases[] = {
-      {"a100-pcie-80gb", "a100-80gb"},     {"a100-80gb-pcie", "a100-80gb"},   {"NVIDIA A100-SXM4-80GB", "a100-80gb"},
+      {"a100-pcie-80gb", "a100-80gb-pcie"}, {"a100-80gb-pcie", "a100-80gb-pcie"},   {"NVIDIA A100-SXM4-80GB", "a100-80gb"},
       {"NVIDIA A100-SXM4-40GB", "a100-40gb"}, {"NVIDIA H100 80GB HBM3", "h100"}, {"NVIDIA H100 PCIe", "h100-pcie"},
       {"nvidia-a40", "a40"},               {"A40", "a40"},                    {"geforce-rtx-4080", "rtx-4080"},
       {"rtx4080", "rtx-4080"},             {"4080", "rtx-4080"},              {"RTX 4080 SUPER", "rtx-4080-super"},
@@ -313,7 +313,7 @@ TEST(GpuCatalog, NamesAsReportsSpellThemFindTheirRow) {
   // nvidia-smi / torch names and report spellings that are no alias: the words decide.
   EXPECT_EQ(find_gpu("H100 80GB HBM3")->name, "h100");          // nvidia-smi name without "NVIDIA"
   EXPECT_EQ(find_gpu("H100 SXM5")->name, "h100");
-  EXPECT_EQ(find_gpu("A100 40GB PCIe")->name, "a100-40gb");      // alias a100-pcie-40gb, words reordered
+  EXPECT_EQ(find_gpu("A100 40GB PCIe")->name, "a100-40gb-pcie");  // alias a100-pcie-40gb, words reordered: its own PCIe row
   EXPECT_EQ(find_gpu("AMD Instinct MI300X")->name, "mi300x");
   EXPECT_EQ(find_gpu("Tesla V100-SXM2-16GB")->name, "v100-16gb");
   EXPECT_EQ(find_gpu("NVIDIA RTX PRO 6000 Blackwell Workstation Edition")->name, "rtx-pro-6000");

@@ -661,8 +661,17 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
         sim.begin_stage("cuda_graph");
         if (max_cap > 0) {
           sim.alloc(fmt::format("{} CUDA-graph metadata ({} x {} int32)", backend, max_cap * tokens_per_bs, backend == "nsa" || backend == "flashinfer" || backend == "triton" ? ctx : (ctx + page - 1) / page), metadata);
-          sim.alloc(fmt::format("graph output logits ({} x {} fp32)", max_cap * tokens_per_bs, c.vocab_size), logits);
-          sim.alloc_estimated(fmt::format("capture of {} batch sizes up to {} (warm-up + graph pool)", capture.size() + prefill_buckets.size(), max_cap), graph.central, graph.low, graph.high);
+          // Before PR #8579 each graph kept its own logits: the label says how many buffers it sums.
+          const bool per_graph_logits = era.era == Era::V2024 || era.era == Era::Mid2025;
+          sim.alloc(per_graph_logits ? fmt::format("graph output logits ({} graphs, up to {} x {} fp32 each)", capture.size(), max_cap * tokens_per_bs, c.vocab_size)
+                                     : fmt::format("graph output logits ({} x {} fp32)", max_cap * tokens_per_bs, c.vocab_size),
+                    logits);
+          // The count as SGLang's "Capture cuda graph bs [...]" line lists it, prefill graphs apart.
+          sim.alloc_estimated(prefill_buckets.empty()
+                                  ? fmt::format("capture of {} batch sizes up to {} (warm-up + graph pool)", capture.size(), max_cap)
+                                  : fmt::format("capture of {} batch sizes up to {} + {} prefill token sizes (warm-up + graph pool)", capture.size(), max_cap,
+                                                prefill_buckets.size()),
+                              graph.central, graph.low, graph.high);
         } else {
           sim.alloc_estimated(fmt::format("piecewise prefill graphs only ({} token sizes up to {}; decode graphs off)", prefill_buckets.size(), prefill_buckets.back()),
                               graph.central, graph.low, graph.high);
