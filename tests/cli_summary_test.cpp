@@ -141,3 +141,20 @@ TEST(CliUsage, DidYouMean) {
   EXPECT_NE(e3.str().find("did you mean --mem-fraction-static"), std::string::npos) << e3.str();
   EXPECT_EQ(did_you_mean("zzzzzzzz", {"plan", "tune"}), "");
 }
+
+// Qwen3-8B on one RTX 4090, one request of 32,768 tokens: the bf16 KV cache holds 19,908 tokens (< one
+// request), so fit tries an FP8 KV cache, which holds twice as many (39,816), and says so.
+TEST(CliSummary, FitTriesAnFp8KvCacheWhenNothingElseFits) {
+  CliRun r = cli({"fit", "--model", "Qwen/Qwen3-8B", "--gpu", "rtx-4090", "--max-gpus", "1", "--max-model-len", "32768", "--max-num-seqs", "1", "--json"});
+  ASSERT_EQ(r.rc, kExitOk) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["candidates"].size(), 1u);
+  EXPECT_EQ(j["candidates"][0]["kv_cache_dtype"], "fp8_e4m3");
+  EXPECT_GE(j["candidates"][0]["kv_tokens"].get<int64_t>(), 32768);
+  bool said = false;
+  for (const auto& n : j["notes"]) said = said || n.get<std::string>().find("FP8 KV cache") != std::string::npos;
+  EXPECT_TRUE(said);
+  // Asked for the default dtype explicitly: no FP8 in its place.
+  CliRun d = cli({"fit", "--model", "Qwen/Qwen3-8B", "--gpu", "rtx-4090", "--max-gpus", "1", "--max-model-len", "32768", "--max-num-seqs", "1", "--kv-cache-dtype", "auto"});
+  EXPECT_EQ(d.rc, kExitFails);
+}

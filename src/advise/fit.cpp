@@ -55,7 +55,30 @@ int64_t kv_total(const FitCandidate& c) { return c.kv_tokens * c.groups; }
 
 }  // namespace
 
+static FitResult fit_once(const FitRequest& req);
+
+// When nothing fits with the default KV cache dtype and none was asked for, an FP8 KV cache (half
+// the bytes per token) is tried, and the result says so: it is often what makes a target fit.
 FitResult fit(const FitRequest& req) {
+  FitResult r = fit_once(req);
+  const EngineKnobs& k = knobs_for(req.base.engine);
+  if (!r.candidates.empty() || !req.kv_dtypes.empty() || k.kv_dtype.empty() || req.base.flag(k.kv_dtype)) return r;
+  FitRequest fp8 = req;
+  fp8.kv_dtypes = {req.base.engine == EngineKind::SGLang ? "fp8_e4m3" : "fp8"};
+  FitResult f = fit_once(fp8);
+  if (f.candidates.empty()) {
+    r.notes.push_back(fmt::format("an FP8 KV cache ({} {}) does not make any deployment fit either", k.kv_dtype, fp8.kv_dtypes.front()));
+    return r;
+  }
+  f.notes.insert(f.notes.begin(), fmt::format("no deployment fits with the model's default KV cache dtype; these use an FP8 KV cache ({} {}), "
+                                              "half the bytes per token (quality: check your model with it)",
+                                              k.kv_dtype, fp8.kv_dtypes.front()));
+  f.evaluated += r.evaluated;
+  f.plans += r.plans;
+  return f;
+}
+
+static FitResult fit_once(const FitRequest& req) {
   const Deployment& base = req.base;
   const ModelConfig& mc = base.model->config;
   if (req.max_gpus < 1) fail_input("command line", "--max-gpus", "must be at least 1");
