@@ -13,6 +13,8 @@ pkgs=(cmake make g++ python3 nlohmann-json3-dev libfmt-dev libgtest-dev libgmock
 if [ "$mode" = test ]; then
   # The browser end-to-end test of `headroom serve` drives Debian's Chromium through its driver.
   pkgs+=(chromium chromium-driver python3-selenium)
+  # The libFuzzer targets (scripts/fuzz.sh, run by .ci/run) build with Debian's clang.
+  pkgs+=(clang libclang-rt-14-dev)  # libFuzzer and the sanitizer runtimes (only recommended by clang)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

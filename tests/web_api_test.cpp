@@ -357,7 +357,7 @@ TEST_F(WebApi, ConcurrentRequestsAgree) {
   std::atomic<int> good{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 8; ++t)
-    threads.emplace_back([&] {
+    threads.emplace_back([&, &expected = expected] {
       auto c = client();
       for (int i = 0; i < 10; ++i) {
         auto r = c.Get("/api/gpus");

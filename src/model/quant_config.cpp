@@ -84,7 +84,9 @@ static std::shared_ptr<const std::regex> compiled(const std::string& pat) {
   } catch (const std::exception&) {
     re = nullptr;  // a bad regex matches nothing
   }
-  if (cache.size() < 4096) cache.emplace(pat, re);
+  // Bounded in bytes too: the server plans uploaded configs, whose patterns can be any text
+  // (issue 31); real ones are a few dozen characters, longer ones are compiled per use.
+  if (cache.size() < 4096 && pat.size() <= 256) cache.emplace(pat, re);
   return re;
 }
 
