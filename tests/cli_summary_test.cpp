@@ -139,6 +139,9 @@ TEST(CliUsage, DidYouMean) {
   std::ostringstream o3, e3;
   EXPECT_EQ(run_cli({"plan", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--mem-fraction-statc", "0.9"}, o3, e3), kExitBadInput);
   EXPECT_NE(e3.str().find("did you mean --mem-fraction-static"), std::string::npos) << e3.str();
+  std::ostringstream o4, e4;
+  EXPECT_EQ(run_cli({"plan", "--engine", "sglng", "--model", "Qwen/Qwen3-8B", "--gpu", "h100"}, o4, e4), kExitBadInput);
+  EXPECT_NE(e4.str().find("did you mean sglang?"), std::string::npos) << e4.str();
   EXPECT_EQ(did_you_mean("zzzzzzzz", {"plan", "tune"}), "");
 }
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "headroom/cli.h"
 #include "headroom/deployment.h"
 #include "headroom/error.h"
 #include "headroom/units.h"
@@ -150,7 +151,9 @@ std::pair<EngineKind, std::string> parse_engine_spec(std::string_view spec) {
   if (s == "trtllm" || s == "tensorrt-llm" || s == "trt-llm") return {EngineKind::TRTLLM, version};
   if (s == "llamacpp" || s == "llama.cpp")
     fail_input("--engine", spec, "llama.cpp forecasts are not implemented yet (engines: sglang, vllm, trtllm)");
-  fail_input("--engine", spec, "unknown engine (expected sglang, vllm or trtllm, optionally @VERSION)");
+  const std::string near = did_you_mean(s, {"sglang", "vllm", "trtllm", "llamacpp"});
+  fail_input("--engine", spec, fmt::format("unknown engine{} (expected sglang, vllm or trtllm, optionally @VERSION)",
+                                           near.empty() ? "" : "; did you mean " + near + "?"));
 }
 
 Deployment parse_deployment(const Args& given, std::string_view default_model, std::string_view default_gpu) {
