@@ -142,6 +142,9 @@ TEST(CliUsage, DidYouMean) {
   std::ostringstream o4, e4;
   EXPECT_EQ(run_cli({"plan", "--engine", "sglng", "--model", "Qwen/Qwen3-8B", "--gpu", "h100"}, o4, e4), kExitBadInput);
   EXPECT_NE(e4.str().find("did you mean sglang?"), std::string::npos) << e4.str();
+  std::ostringstream o5, e5;
+  EXPECT_EQ(run_cli({"plan", "--model", "Qwen/Qwen3-8X", "--gpu", "h100", "--offline"}, o5, e5), kExitBadInput);
+  EXPECT_NE(e5.str().find("did you mean: Qwen/Qwen3-8B"), std::string::npos) << e5.str();
   EXPECT_EQ(did_you_mean("zzzzzzzz", {"plan", "tune"}), "");
 }
 

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "headroom/cli.h"
 #include "headroom/embedded.h"
 #include "headroom/error.h"
 #include "headroom/file_reach.h"
@@ -320,6 +321,11 @@ std::shared_ptr<const Model> load_model(std::string_view spec_in, const ConfigOv
     std::string hint;
     for (const auto& [k, v] : catalog_index())
       if (!key.empty() && k.find(key) != std::string::npos && hint.size() < 200) hint += (hint.empty() ? "" : ", ") + v;
+    if (hint.empty()) {  // else the nearest id by edit distance (a typo: Qwen/Qwen3-8X -> Qwen/Qwen3-8B)
+      std::vector<std::string> ids;
+      for (const auto& [k, v] : catalog_index()) ids.push_back(v);
+      hint = did_you_mean(spec, ids);
+    }
     if (ref) {  // then the Hub; a repository it does not know (or offline) keeps the catalog's suggestions
       try {
         auto m = from_resolution(hub::resolve_from_hub(*ref, spec, corrupt), *ref, over);
