@@ -552,6 +552,7 @@ async function runTune() {
     state.tune = null;
     $('tune-chart').replaceChildren();
     $('tune-table').replaceChildren();
+    $('tune-alt-table').replaceChildren();
     $('launch').textContent = '';
     setVerdict(box, { verdict: 'error', message: err.message });
   } finally {
@@ -594,6 +595,27 @@ function renderTune(j, f) {
     }
   }
   $('launch').textContent = j.launch_command || launchCommand(f, rec);
+  renderAlternatives(Array.isArray(j.alternatives) ? j.alternatives : [], knob);
+}
+
+// The CLI's "other knobs" table: one change per row, the primary knob re-tuned, and whether the
+// row serves the goal. A refused row carries no figures.
+function renderAlternatives(rows, knob) {
+  const tbl = $('tune-alt-table');
+  tbl.replaceChildren();
+  if (!rows.length) { tbl.append(el('tr', {}, el('td', { class: 'muted', text: 'No other knob changes the answer.' }))); return; }
+  tbl.append(el('tr', {}, ...['other knobs', knob, 'KV tokens', 'requests', 'worst-case free', 'verdict', 'serves the goal?'].map((h) => el('th', { text: h }))));
+  for (const r of rows) {
+    const changes = Object.entries(r.changes || {}).map(([k, v]) => `${k} ${v}`).join(' ') || '(as given)';
+    const refused = r.verdict === 'refused';
+    tbl.append(el('tr', { class: rowSafe(r) ? 'safe' : 'unsafe' },
+      el('td', {}, el('code', { text: changes })), el('td', { class: 'num', text: r.value }),
+      el('td', { class: 'num', text: refused ? '—' : fmtInt(r.kv_tokens) }),
+      el('td', { class: 'num', text: refused || r.concurrency == null ? '—' : Number(r.concurrency).toFixed(2) }),
+      el('td', { class: 'num', text: refused ? '—' : fmtBytes(r.min_free_worst_bytes) }),
+      el('td', { text: r.safe ? 'safe' : r.verdict }),
+      el('td', { text: r.shortfall ? 'no: ' + r.shortfall : 'yes' })));
+  }
 }
 
 function cellText(col, v) {

@@ -213,6 +213,10 @@ def run(driver):
     except TimeoutException:
         log("tune: no answer in time")
     log("tune: " + driver.find_element(By.ID, "tune-verdict").text.replace("\n", " "))
+    # The other-knobs table of the CLI is on the page too.
+    want_alt = driver.execute_script("return state.tune ? (state.tune.alternatives || []).length : -1")
+    alt = driver.find_elements(By.CSS_SELECTOR, "#tune-alt-table tr")
+    check(want_alt > 0 and len(alt) == want_alt + 1, f"tune: the other-knobs table has {len(alt)} rows for {want_alt} alternatives")
     # A refused row (the engine would not start) is never plotted: one KV point per other row.
     rows = driver.execute_script("return state.tune ? state.tune.tradeoffs.map(r => r.verdict) : null")
     if rows is None:
