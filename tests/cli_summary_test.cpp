@@ -104,7 +104,8 @@ TEST(CliSummary, FitSpeaksPlansFlagsAndStaysShort) {
   EXPECT_LE(line_count(r.out), 40) << r.out;
   // No single-GPU box offered as a cluster.
   CliRun j = cli({"fit", "--model", "Qwen/Qwen3-8B", "--max-model-len", "32768", "--json"});
-  for (const auto& c : nlohmann::json::parse(j.out)["candidates"])
+  const auto parsed = nlohmann::json::parse(j.out);
+  for (const auto& c : parsed["candidates"])
     if (c["gpu"] == "dgx-spark" || c["gpu"] == "jetson-thor") EXPECT_EQ(c["gpus"], 1) << c.dump();
 }
 

@@ -197,7 +197,8 @@ TEST_F(HubResolve, CatalogIdsNeverAskTheHub) {
   CliRun r = cli({"model", kBase, "--json"});
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_TRUE(hub.hits().empty());
-  for (const auto& n : json::parse(r.out)["notes"]) EXPECT_EQ(n.get<std::string>().find("model from"), std::string::npos);
+  const json j = json::parse(r.out);  // kept alive: a range-for over a temporary's member dangles
+  for (const auto& n : j["notes"]) EXPECT_EQ(n.get<std::string>().find("model from"), std::string::npos);
 }
 
 TEST_F(HubResolve, GatedRepoNeedsTheToken) {
