@@ -75,11 +75,22 @@ TEST(CliSummary, TuneOpensWithRecommendationAndLaunchAndNamesTheMaximum) {
   ASSERT_FALSE(t["maximum"].is_null());
   // The maximum fits with no margin, so it is at least the recommendation.
   EXPECT_GE(std::stod(t["maximum"]["value"].get<std::string>()), std::stod(t["recommended"]["--mem-fraction-static"].get<std::string>()));
+}
+
+// vLLM refuses Qwen3-32B on one H100 above 0.91 (tune's rows 0.92 and 0.94): a refused row carries
+// no KV or free-memory figure (JSON null, text '-').
+TEST(CliSummary, TuneRefusedRowsCarryNoFigures) {
+  const std::vector<std::string> a{"tune", "--engine", "vllm", "--model", "Qwen/Qwen3-32B", "--gpu", "h100"};
+  auto t = nlohmann::json::parse(cli(with(a, {"--json"})).out);
+  int refused = 0;
   for (const auto& row : t["tradeoffs"])
     if (row["verdict"] == "refused") {
+      ++refused;
       EXPECT_TRUE(row["kv_tokens"].is_null());
       EXPECT_TRUE(row["min_free_worst_bytes"].is_null());
     }
+  EXPECT_GE(refused, 1);
+  EXPECT_NE(cli(a).out.find("-   refused"), std::string::npos);
 }
 
 TEST(CliSummary, CompareShowsWeightsAndLaunchCommands) {

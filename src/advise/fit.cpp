@@ -172,7 +172,8 @@ static FitResult fit_once(const FitRequest& req) {
       fail_input("command line", "--kv-cache-dtype", fmt::format("'{}': {}", kv_choices[ki], kv_problem[ki]));
 
   // What an operator would choose: the fewest GPUs, then tensor parallelism within a node before
-  // pipeline stages (PP only across nodes, of 8 GPUs), then the most KV cache.
+  // pipeline stages (PP only across nodes), then the most KV cache. A node is taken to hold 8 GPUs
+  // (an ASSUMPTION: HGX/DGX boards; the catalog has no per-node count).
   auto layout_cost = [](const FitCandidate& c) {
     const bool tp_beyond_node = c.par.tp > 8;
     const bool pp_within_node = c.par.pp > 1 && c.par.tp * c.par.pp <= 8;

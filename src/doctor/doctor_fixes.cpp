@@ -152,7 +152,7 @@ std::optional<std::pair<double, std::string>> fraction_from_shortfall(const Depl
         share = static_cast<double>(t) / cur;
       }
   if (share <= 0) return std::nullopt;
-  const double v = std::floor((cur - static_cast<double>(need) / share) * 100.0 + 1e-9) / 100.0;
+  const double v = knob_step_down(cur, need, share);
   if (v < 0.1) return std::nullopt;
   return std::make_pair(v, fmt::format("{} - ({} short + {} margin) / {} per unit of {} = {}", fmt_frac(cur), doctor_gib(need - kLogFixMargin),
                                        doctor_gib(kLogFixMargin), doctor_gib(static_cast<int64_t>(share)), knob, fmt_frac(v)));

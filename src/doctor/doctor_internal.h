@@ -1,5 +1,6 @@
 // Pieces of the diagnosis shared by diagnose.cpp, doctor_classify.cpp and doctor_fixes.cpp.
 #pragma once
+#include <cmath>
 #include <optional>
 #include <set>
 #include <string>
@@ -58,6 +59,11 @@ bool sglang_log_fixes(const LogScan& scan, double frac, bool frac_implied, const
 // With the model known: the fraction at which the forecast reproduces the free memory the log
 // printed at capture begin (else at pool end); nullopt when no fraction does.
 std::optional<double> infer_sglang_fraction(const LogScan& scan, const Deployment& dep);
+// A memory knob (a share of `share` bytes) lowered by enough to free `bytes`, rounded down to 0.01
+// (the epsilon keeps an exact hundredth from rounding below itself).
+inline double knob_step_down(double current, int64_t bytes, double share) {
+  return std::floor((current - static_cast<double>(bytes) / share) * 100.0 + 1e-9) / 100.0;
+}
 inline constexpr int64_t kLogFixMargin = int64_t{1} << 30;  // rest of capture and runtime peaks (GUESS)
 
 std::string doctor_gib(int64_t bytes);

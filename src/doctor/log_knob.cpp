@@ -74,7 +74,7 @@ std::optional<LogKnobFix> sglang_fraction_fix(const LogScan& scan, double curren
   const int64_t base = sglang_fraction_base(scan);
   if (base <= 0 || shortfall < 0) return std::nullopt;
   const double need = static_cast<double>(shortfall + margin);
-  double v = std::floor((current - need / static_cast<double>(base)) * 100.0 + 1e-9) / 100.0;
+  const double v = knob_step_down(current, shortfall + margin, static_cast<double>(base));
   if (v < 0.3) return std::nullopt;  // a static share this small leaves no KV cache worth serving: not a fix
   LogKnobFix r;
   r.value = v;
@@ -137,7 +137,7 @@ bool sglang_log_fixes(const LogScan& scan, double frac, bool frac_implied, const
     const double fit = static_cast<double>(chunk) * static_cast<double>(oom->free) / static_cast<double>(oom->request);
     int64_t c = 1;
     while (c * 2 <= fit) c *= 2;
-    if (c >= 256 && c < chunk) {
+    if (c >= 256 && c < chunk) {  // below 256 tokens a chunk is mostly fixed buffers (a GUESS, as the TRT floor)
       dx.arithmetic.push_back(fmt::format("--chunked-prefill-size: {} x {} free / {} requested = {:.0f}, down to a power of two: {}", chunk,
                                           doctor_gib(oom->free), doctor_gib(oom->request), fit, c));
       chunk_fix = DoctorFix{"--chunked-prefill-size", std::to_string(c),
