@@ -138,9 +138,14 @@ TEST(VllmPlan, DraftModelWeightsAndKv) {
   const Item* draft = rank0_item(f, "draft model weights");
   ASSERT_NE(draft, nullptr);
   EXPECT_NEAR(static_cast<double>(draft->bytes) / GiB, 1.11, 0.02 * 1.11);
+  // Shown as the target's 36 tensors and the drafter's 28 of the same blocks.
   const Item* kv = rank0_item(f, "KV cache (");
   ASSERT_NE(kv, nullptr);
-  EXPECT_NE(kv->what.find("x 64 tensors x 65536 B"), std::string::npos) << kv->what;
+  EXPECT_NE(kv->what.find("x 36 tensors x 65536 B"), std::string::npos) << kv->what;
+  const Item* draft_kv = rank0_item(f, "draft KV cache (");
+  ASSERT_NE(draft_kv, nullptr);
+  EXPECT_NE(draft_kv->what.find("x 28 layer(s)"), std::string::npos) << draft_kv->what;
+  EXPECT_EQ(kv->bytes / 36, draft_kv->bytes / 28);
   // A drafter the catalog lacks is named as not modelled, not silently dropped.
   Forecast g = run({"--engine", "vllm@0.29.0", "--model", "Qwen/Qwen3-8B-FP8", "--gpu", "l4", "--speculative-config",
                     R"({"method":"draft_model","model":"someone/unknown-drafter","num_speculative_tokens":2})"});

@@ -2,6 +2,7 @@
 // are fitted to the corpus logs; each cites the cases it rests on. They are estimates: the
 // report marks them and the verdict uses their ranges.
 #include "engines/sglang/sglang_estimates.h"
+#include "engines/graph_nodes.h"
 
 #include <algorithm>
 #include <cmath>
@@ -84,6 +85,17 @@ Estimate fp4_moe_warmup_residue(const ModelConfig& c, const GpuSpec& gpu) {
   return {gib(2.0), gib(1.0), gib(3.0), "FP4 MoE autotune/warm-up residue on Blackwell (corpus sglang-012, vLLM FP4 MoE warm-up, seed crash)"};
 }
 
+namespace {
+// Bytes per token the graph pool keeps for the largest batch: residual, norms, q/k/v/o in flight
+// (~8 hidden-sized bf16 buffers) and one layer's MLP/MoE intermediates (graph_capture, term 1).
+double pool_bytes_per_token(const ModelConfig& c, int tp) {
+  double per_token = static_cast<double>(c.hidden_size) * 2.0 * 8.0;
+  if (c.is_moe()) per_token += static_cast<double>(c.experts_per_token) * 2.0 * static_cast<double>(c.moe_intermediate_size) / tp * 2.0 * 2.0;
+  else per_token += 3.0 * static_cast<double>(c.intermediate_size) / tp * 2.0;
+  return per_token;
+}
+}  // namespace
+
 Estimate graph_capture(const ModelConfig& c, int tp, int attn_tp, int64_t max_bs, int64_t n_graphs, int64_t tokens_per_bs) {
   // ESTIMATE, fitted per mechanism on the "Capture cuda graph end ... mem usage" lines of nine real
   // logs (tests/data/extra xsgl-001/006/007/011/012/013/018/023/024; decode graphs only, after the
@@ -91,7 +103,6 @@ Estimate graph_capture(const ModelConfig& c, int tp, int attn_tp, int64_t max_bs
   // SGLang measures the capture (cuda_graph_runner.py: free memory before - after, empty_cache) and
   // computes nothing, so each term below is a mechanism of cuda_graph_runner.py fitted on those logs.
   const double tokens = static_cast<double>(max_bs * std::max<int64_t>(1, tokens_per_bs));
-  const double hidden = static_cast<double>(c.hidden_size);
   const double layers = static_cast<double>(c.num_layers);
   // (1) The private graph pool keeps the peak of the largest batch: batch sizes are captured in
   // descending order into one pool ("to enable better memory sharing across cuda graphs"), so the
@@ -99,10 +110,7 @@ Estimate graph_capture(const ModelConfig& c, int tp, int attn_tp, int64_t max_bs
   // batch's live activations once (torch.cuda.graph empties the warm-up's cache before capture;
   // docs/measurements/h200-2026-11-30.md). Its intermediates: residual, norms, q/k/v/o in flight
   // (~8 hidden-sized bf16 buffers) and the MLP/MoE intermediates of one layer ...
-  double per_token = hidden * 2.0 * 8.0;
-  if (c.is_moe()) per_token += static_cast<double>(c.experts_per_token) * 2.0 * static_cast<double>(c.moe_intermediate_size) / tp * 2.0 * 2.0;
-  else per_token += 3.0 * static_cast<double>(c.intermediate_size) / tp * 2.0;
-  double pool = tokens * per_token;
+  double pool = tokens * pool_bytes_per_token(c, tp);
   // ... and the lm_head output in the model dtype (LogitsProcessor: the bf16 [tokens, vocab] matmul,
   // cast to fp32 into the graph's output - the fp32 copy is the "graph output logits" line).
   // 2 B x tokens x vocab is what the fit asks for: Qwen3-8B decode to 512 logged 0.60 GB with 0.29 of
@@ -116,17 +124,9 @@ Estimate graph_capture(const ModelConfig& c, int tp, int attn_tp, int64_t max_bs
     // the largest batch (the previous estimate counted scores + a same-size workspace, twice).
     pool += tokens * (static_cast<double>(c.max_position_embeddings) + static_cast<double>(c.index_topk)) * 4.0;
   }
-  // (2) Graph objects: measured ~3 KiB per captured kernel node on an H200 (torch 2.11; 80 KiB per graph
-  // per layer for a 27-kernel layer, docs/measurements/h200-2026-11-30.md). Kernels per decode layer
-  // are ESTIMATED from SGLang's fused sequence: norm, qkv, rope, KV store, attention, o-proj, two
-  // all-reduces, norm, gate_up, act, down (~12); a MoE block adds router, top-k, align, two grouped
-  // GEMMs, activation, combine and the shared expert (~10); MLA adds the low-rank q/kv projections
-  // and norms (~8); a DSA indexer its own projections, scores and top-k (~6).
-  double kernels_per_layer = 12.0;
-  if (c.is_moe()) kernels_per_layer += 10.0;
-  if (c.mla) kernels_per_layer += 8.0;
-  if (c.has_indexer()) kernels_per_layer += 6.0;
-  const double nodes = static_cast<double>(n_graphs) * layers * kernels_per_layer * 3.0 * KiB;
+  // (2) Graph objects: ~3 KiB per captured kernel node (engines/graph_nodes.h).
+  const double kernels_per_layer = decode_kernels_per_layer(c);
+  const double nodes = static_cast<double>(n_graphs) * layers * kernels_per_layer * kGraphNodeBytes;
   // (3) Each all-reduce captured into a graph (TP > 1): one per attention block (attention TP > 1),
   // one per MLP/MoE block and one for the vocab-parallel embedding - the count custom all-reduce logs
   // at the end of capture: "Registering 4947 cuda graph addresses" = 51 graphs x (2 x 48 + 1)
@@ -148,6 +148,41 @@ Estimate graph_capture(const ModelConfig& c, int tp, int attn_tp, int64_t max_bs
   return {static_cast<int64_t>(central), static_cast<int64_t>(central * 0.7), static_cast<int64_t>(central * 1.4),
           "ESTIMATE (n=9 real logs, extra xsgl-001..024): 0.06 GiB + the largest batch's activations and bf16 logits in the graph pool + ~3 KiB "
           "per kernel node per graph (measured, H200) + 150 KiB per captured all-reduce (TP > 1)"};
+}
+
+DraftCapture draft_capture(const ModelConfig& c, int tp, const DraftSpec& spec, int64_t max_bs, int64_t n_graphs) {
+  // ESTIMATE from the runners' mechanisms (speculative/eagle_draft_cuda_graph_runner.py and
+  // eagle_draft_extend_cuda_graph_runner.py); no real log at hand prints the draft captures' "mem
+  // usage", so the range is wide (x0.5 .. x2). The draft model is the target's architecture cut to
+  // `layers` layers (MTP / NextN modules; an EAGLE head). Both runners share the target's graph
+  // pool and are captured after it, so their activations take the blocks the target's largest
+  // batch left; what they add is what exceeds that peak, their static buffers and graph objects.
+  const double hidden = static_cast<double>(c.hidden_size), vocab = static_cast<double>(c.vocab_size);
+  const double b = static_cast<double>(max_bs), layers = static_cast<double>(spec.layers);
+  const double target_peak = b * static_cast<double>(spec.draft_tokens) * (pool_bytes_per_token(c, tp) + vocab * 2.0);
+  const double kernel_nodes = decode_kernels_per_layer(c) * layers * kGraphNodeBytes;
+  const double sampling_nodes = 8.0 * kGraphNodeBytes;  // top-k, softmax, index bookkeeping per step (GUESS: ~8 kernels)
+  const double hidden_in = spec.eagle3 ? 3.0 * hidden : hidden;
+  DraftCapture out;
+  {  // draft decode: bs x topk tokens per step; logits (bf16) and their softmax (fp32) per step.
+    const double t = b * static_cast<double>(spec.topk);
+    const double peak = t * (pool_bytes_per_token(c, tp) + vocab * 6.0);
+    const double statics = t * (hidden * 2.0 + 8.0 * static_cast<double>(spec.steps + 3));
+    const double nodes = static_cast<double>(n_graphs) * (static_cast<double>(spec.steps - 1) * kernel_nodes + static_cast<double>(spec.steps) * sampling_nodes);
+    const double central = std::max(0.0, peak - target_peak) + statics + nodes;
+    out.decode = {static_cast<int64_t>(central), static_cast<int64_t>(central * 0.5), static_cast<int64_t>(central * 2.0),
+                  "ESTIMATE (mechanism, no log): draft-decode graphs' static buffers, graph objects (~3 KiB per kernel node) and pool growth past the target's peak"};
+  }
+  {  // draft extend: bs x num_draft_tokens tokens through the draft layers, the last tokens' fp32 logits.
+    const double t = b * static_cast<double>(spec.draft_tokens);
+    const double peak = t * pool_bytes_per_token(c, tp) + b * vocab * 4.0;
+    const double statics = t * (hidden_in * 2.0 + 8.0 * 3.0);
+    const double nodes = static_cast<double>(n_graphs) * (kernel_nodes + sampling_nodes);
+    const double central = std::max(0.0, peak - target_peak) + statics + nodes;
+    out.extend = {static_cast<int64_t>(central), static_cast<int64_t>(central * 0.5), static_cast<int64_t>(central * 2.0),
+                  "ESTIMATE (mechanism, no log): draft-extend graphs' static buffers, graph objects and pool growth past the target's peak"};
+  }
+  return out;
 }
 
 Estimate prefill_activations(const ModelConfig& c, int tp, int64_t tokens, int64_t context_len) {

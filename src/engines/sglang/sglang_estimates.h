@@ -28,6 +28,17 @@ Estimate fp4_moe_warmup_residue(const ModelConfig& c, const GpuSpec& gpu);
 // peak (largest batch), graph objects, captured all-reduces (tp = the MLP/MoE TP size, attn_tp the
 // attention TP size; both 1 on one rank) and a fixed part.
 Estimate graph_capture(const ModelConfig& c, int tp, int attn_tp, int64_t max_bs, int64_t n_graphs, int64_t tokens_per_bs);
+// Speculative decoding's draft graphs, captured after the target's into the same graph pool: the
+// draft-decode runner (one graph per batch size running the draft model speculative_num_steps - 1
+// times on bs x topk tokens) and the draft-extend runner (bs x num_draft_tokens tokens).
+struct DraftSpec {
+  int64_t layers = 0, steps = 1, topk = 1, draft_tokens = 1;
+  bool eagle3 = false;  // EAGLE-3 heads take three target hidden states
+};
+struct DraftCapture {
+  Estimate decode, extend;
+};
+DraftCapture draft_capture(const ModelConfig& c, int tp, const DraftSpec& spec, int64_t max_bs, int64_t n_graphs);
 // Runtime peak of one prefill chunk of `tokens` tokens after capture.
 Estimate prefill_activations(const ModelConfig& c, int tp, int64_t tokens, int64_t context_len);
 

@@ -425,6 +425,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
     }
   }
   const int64_t draft_cell = attn_layers > 0 && !dsv4 ? full_cell / std::max<int64_t>(1, attn_layers) * draft_layers : 0;
+  const int64_t target_cell = full_cell;  // before 2026's inflation for the draft KV
   if (era.era == Era::Y2026 && spec && attn_layers > 0 && !dsv4)  // cell inflated by (1 + D/L) (pool_configurator @003fca80)
     full_cell = static_cast<int64_t>(static_cast<double>(full_cell) * (1.0 + static_cast<double>(draft_layers) / static_cast<double>(attn_layers)));
 
@@ -607,6 +608,10 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
     graph.low = std::max(graph.low, floor);
     graph.high = std::max(graph.high, graph.central * 7 / 5);
   }
+  std::optional<DraftCapture> draft_graphs;
+  if (spec && draft_layers > 0 && max_cap > 0)
+    draft_graphs = draft_capture(c, par.tp, DraftSpec{draft_layers, spec_steps, spec_topk, spec_draft_tokens, spec_algo == "EAGLE3"}, max_cap,
+                                 static_cast<int64_t>(capture.size()));
   const Estimate act = prefill_activations(c, par.tp, chunked > 0 ? chunked : max_prefill, ctx);
   const Estimate slack = prefill_allocator_slack(c, par.tp, chunked > 0 ? chunked : max_prefill);
 
@@ -637,7 +642,12 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
     const int64_t after_weights = sim.free();
     if (tokens > 0) {
       sim.begin_stage("kv_pool");
-      sim.alloc_estimated(fmt::format("KV cache ({} tokens x {} B{})", tokens, full_cell, hybrid_swa ? " + SWA pool" : ""), pool_bytes, pool_best, pool_worst);
+      // 2026: one token count for target and draft, the cell inflated for the draft's layers.
+      const int64_t draft_share = draft_in_a && draft_layers > 0 && !dsv4 && !hybrid_swa ? (tokens + page) * (full_cell - target_cell) : 0;
+      sim.alloc_estimated(fmt::format("KV cache ({} tokens x {} B{})", tokens, full_cell - (draft_share > 0 ? full_cell - target_cell : 0), hybrid_swa ? " + SWA pool" : ""),
+                          pool_bytes - draft_share, pool_best - draft_share, pool_worst - draft_share);
+      if (draft_share > 0)  // allocated with the target's (alloc_memory_pool), its cells from the inflated cell size (INFERRED order)
+        sim.alloc(fmt::format("draft KV cache ({} tokens x {} B)", tokens, full_cell - target_cell), draft_share);
       if (mamba_k > 0) sim.alloc(fmt::format("mamba state ({} requests)", mamba_k + 1), (mamba_k + 1) * kv.state_bytes_per_request);
       if (mamba_k > 0 && mamba_intermediate_reqs > 0)
         sim.alloc(fmt::format("mamba intermediate SSM states for verify ({} requests x {} draft tokens)", mamba_intermediate_reqs, spec_draft_tokens),
@@ -672,6 +682,12 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
                                   : fmt::format("capture of {} batch sizes up to {} + {} prefill token sizes (warm-up + graph pool)", capture.size(), max_cap,
                                                 prefill_buckets.size()),
                               graph.central, graph.low, graph.high);
+          if (draft_graphs) {
+            sim.alloc_estimated(fmt::format("draft decode graphs ({} sizes x {} steps)", capture.size(), spec_steps),
+                                draft_graphs->decode.central, draft_graphs->decode.low, draft_graphs->decode.high);
+            sim.alloc_estimated(fmt::format("draft extend graphs ({} sizes x {} tokens)", capture.size(), spec_draft_tokens), draft_graphs->extend.central,
+                                draft_graphs->extend.low, draft_graphs->extend.high);
+          }
         } else {
           sim.alloc_estimated(fmt::format("piecewise prefill graphs only ({} token sizes up to {}; decode graphs off)", prefill_buckets.size(), prefill_buckets.back()),
                               graph.central, graph.low, graph.high);

@@ -19,6 +19,7 @@
 #include "headroom/kv.h"
 #include "headroom/layout.h"
 #include "headroom/sim.h"
+#include "engines/graph_nodes.h"
 #include "headroom/units.h"
 
 namespace headroom {
@@ -30,6 +31,9 @@ struct Terms {
   int64_t bpt_sizing = 0;  // KvCacheCreator's get_cache_size_per_token (differs from bpt for Nemotron-NAS)
   vllm::Estimate ctx, act, other, graphs;
   vllm::Estimate exec;            // PyTorch backend: executor overhead beyond vLLM's terms (trtllm_estimates.h)
+  int64_t mtp = 0;                // of weights: the MTP module(s) loaded for --speculative_config MTP
+  int64_t draft_bpt = 0;          // of bpt: the drafter's KV layers (get_num_spec_layers)
+  vllm::Estimate draft_graphs;    // of graphs: drafter layer passes inside the captured graphs
   int64_t peak[3] = {0, 0, 0};    // profiled peak: central, best, worst
   int64_t budget[3] = {0, 0, 0};  // central, best, worst (per plan: depends on the fraction)
   // Index of an earlier rank with the same terms (same weights, same pipeline stage), or -1: it
@@ -37,6 +41,23 @@ struct Terms {
   int same_as = -1;
 };
 int64_t pick(const vllm::Estimate& e, int sc) { return sc == 0 ? e.central : sc == 1 ? e.low : e.high; }
+
+// The one-model drafter (MTP, Eagle3) on the last pipeline stage: its KV layers join the pool at
+// the size of one of the target's attention layers (the KV manager's num_layers + spec layers),
+// its layer passes add their kernels' graph objects to each captured graph (ESTIMATE).
+void add_drafter(Terms& t, const trtllm::SpecDecoding& sp, int64_t attn_layers, int64_t graphs, double kernels_per_layer) {
+  if (sp.kv_layers > 0 && attn_layers > 0) {
+    t.draft_bpt = t.bpt / attn_layers * sp.kv_layers;
+    t.bpt += t.draft_bpt;
+    t.bpt_sizing += t.draft_bpt;
+  }
+  if (sp.graph_layer_runs > 0 && graphs > 0) {
+    t.draft_graphs = vllm::drafter_graph_memory(graphs, sp.graph_layer_runs, kernels_per_layer);
+    t.graphs.central += t.draft_graphs.central;
+    t.graphs.low += t.draft_graphs.low;
+    t.graphs.high += t.draft_graphs.high;
+  }
+}
 std::string g2(int64_t b) { return fmt::format("{:.2f}", to_gib(b)); }
 
 // What plans of one deployment share when only free_gpu_memory_fraction differs (tune's and
@@ -81,6 +102,8 @@ void prepare(Prepared& P, const Deployment& d) {
     t.pp_rank = w.pp_rank;
     // A TensorRT engine built with quantized linears from a 16-bit checkpoint (--quantization).
     t.weights = s.engine_quant ? trtllm::engine_quant_weights(c, w, *s.engine_quant) : w.bytes;
+    t.mtp = s.spec && s.spec->loads_mtp_weights ? w.mtp_bytes : 0;
+    t.weights += t.mtp;
     // Every term below depends on the pipeline stage only: reuse an earlier rank's of this stage.
     const Terms* same_stage = nullptr;
     for (const auto& e : P.terms)
@@ -93,6 +116,8 @@ void prepare(Prepared& P, const Deployment& d) {
       t.act = same_stage->act;
       t.other = same_stage->other;
       t.graphs = same_stage->graphs;
+      t.draft_bpt = same_stage->draft_bpt;
+      t.draft_graphs = same_stage->draft_graphs;
       t.exec = same_stage->exec;
     } else {
       t.bpt = trtllm::bytes_per_token(c, s, w.pp_rank);
@@ -121,6 +146,7 @@ void prepare(Prepared& P, const Deployment& d) {
       t.act = vllm::activation_peak(act_era, c, par, s.max_num_tokens, reqs, w.pp_rank == s.pp - 1, layers);
       t.other = vllm::non_torch_increase(s.tp * s.pp);
       t.graphs = P.graph_sizes.empty() ? vllm::Estimate{} : vllm::cuda_graph_memory(c, layers, linear, static_cast<int64_t>(P.graph_sizes.size()), 0, s.tp);
+      if (s.spec && w.pp_rank == s.pp - 1) add_drafter(t, *s.spec, layers - linear, static_cast<int64_t>(P.graph_sizes.size()), decode_kernels_per_layer(c));
       if (s.backend == "pytorch") t.exec = trtllm::pytorch_executor_overhead();
       if (s.backend == "trt" && !s.era.trt_lazy_context) {
         // A TensorRT engine (0.9+): TllmRuntime allocates the engine's execution context, then
@@ -202,14 +228,20 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
     sim.begin_stage("init");
     sim.alloc_estimated(s.tp * s.pp > 1 ? "CUDA context + NCCL" : "CUDA context", t.ctx.central, t.ctx.low, t.ctx.high);
     sim.begin_stage("weights");
-    sim.alloc("model weights", t.weights);
+    sim.alloc("model weights", t.weights - t.mtp);
+    if (t.mtp > 0) sim.alloc("draft (MTP) weights", t.mtp);
     if (!sim.failed()) {
       sim.begin_stage("warmup");
       if (pytorch) {
         sim.alloc_estimated("NCCL / cuBLAS / autotuner workspaces (outside torch)", t.other.central, t.other.low, t.other.high);
         sim.alloc_estimated("executor overhead: sampler, runtime buffers, kernel modules (fitted)", t.exec.central, t.exec.low, t.exec.high);
+        const vllm::Estimate& dg = t.draft_graphs;
         if (t.graphs.central > 0)
-          sim.alloc_estimated(fmt::format("CUDA graphs ({} batch sizes)", graph_sizes.size()), t.graphs.central, t.graphs.low, t.graphs.high);
+          sim.alloc_estimated(fmt::format("CUDA graphs ({} batch sizes)", graph_sizes.size()), t.graphs.central - dg.central, t.graphs.low - dg.low,
+                              t.graphs.high - dg.high);
+        if (dg.central > 0)
+          sim.alloc_estimated(fmt::format("drafter in the graphs ({}, {} tokens/request)", s.spec->type, 1 + s.spec->draft_len), dg.central,
+                              dg.low, dg.high);
         sim.alloc_estimated(fmt::format("profiling activations ({} dummy context tokens)", s.max_num_tokens), t.act.central, t.act.low, t.act.high);
         sim.release_estimated("profiling activations freed", t.act.central, t.act.low, t.act.high);
       } else if (!lazy_context) {
@@ -229,8 +261,12 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
     if (!sim.failed()) {
       sim.begin_stage("kv_pool");
       int64_t per_block = t.bpt * s.tokens_per_block;
-      sim.alloc_estimated(fmt::format("paged KV cache ({} blocks x {} tokens x {} B)", blocks[0], s.tokens_per_block, t.bpt),
-                          blocks[0] * per_block, blocks[1] * per_block, blocks[2] * per_block);
+      const int64_t draft_block = t.draft_bpt * s.tokens_per_block, target_block = per_block - draft_block;
+      sim.alloc_estimated(fmt::format("paged KV cache ({} blocks x {} tokens x {} B)", blocks[0], s.tokens_per_block, t.bpt - t.draft_bpt),
+                          blocks[0] * target_block, blocks[1] * target_block, blocks[2] * target_block);
+      if (draft_block > 0)
+        sim.alloc_estimated(fmt::format("draft KV layers ({} B per token)", t.draft_bpt), blocks[0] * draft_block,
+                            blocks[1] * draft_block, blocks[2] * draft_block);
       headroom = std::min(headroom, sim.free());
     }
     if (sim.failed() && !oom) oom = sim.failure();

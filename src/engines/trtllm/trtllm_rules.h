@@ -43,6 +43,17 @@ struct EngineQuant {
   double bytes_per_weight = 2;  // packed weight + its per-group scales (and zeros)
 };
 
+// --speculative_config (trtllm_spec.cpp): what the drafter adds to the target's pools.
+struct SpecDecoding {
+  std::string type;               // decoding_type: "MTP", "Eagle3", ...
+  int64_t draft_len = 0;          // max_draft_len: graphs verify 1 + draft_len tokens per request
+  int64_t kv_layers = 0;          // layers added to the KV pool (get_num_spec_layers)
+  int64_t graph_layer_runs = 0;   // drafter layer passes inside each captured graph
+  bool loads_mtp_weights = false; // the checkpoint's MTP layers are loaded
+  std::string what;
+};
+SpecDecoding parse_speculative_config(const std::string& text, int64_t model_mtp_layers);
+
 struct Settings {
   Era era;
   std::string backend = "pytorch";          // "pytorch" | "trt"
@@ -64,6 +75,7 @@ struct Settings {
   bool attention_dp = false;
   bool fail_fast_window = false;            // --fail_fast_on_attention_window_too_large (default False)
   std::optional<EngineQuant> engine_quant;  // --quantization W4A16_AWQ, FP8, ...: a TensorRT engine's linears (nullopt = as the checkpoint)
+  std::optional<SpecDecoding> spec;         // --speculative_config
   std::vector<std::pair<std::string, std::string>> table;
   std::vector<std::string> notes;
 };

@@ -36,6 +36,7 @@ const std::vector<std::string_view>& trtllm_flags() {
       // LLM-API fields (KvCacheConfig, CudaGraphConfig, attention DP)
       "--free_gpu_memory_fraction", "--max_tokens", "--max_gpu_total_bytes", "--tokens_per_block", "--kv_cache_dtype",
       "--enable_block_reuse", "--cuda_graph_max_batch_size", "--cuda_graph_enable_padding", "--disable_cuda_graph", "--enable_attention_dp",
+      "--speculative_config",
       // TensorRT engines: the quantization the engine was built with (trtllm-bench build
       // --quantization FP8, W4A16_AWQ, ...; ModelOpt quantize.py --qformat) when --model names the
       // 16-bit checkpoint
@@ -268,6 +269,10 @@ Settings resolve_settings(const Deployment& d) {
   if (auto v = get("--cuda_graph_enable_padding")) s.cuda_graph_padding = truthy(*v);
   if (s.cuda_graph_max_batch_size == 0) s.cuda_graph_max_batch_size = 128;  // CudaGraphConfig: max_batch_size or 128
   if (s.backend == "trt") s.cuda_graphs = false;
+  if (auto v = get("--speculative_config")) {
+    s.spec = parse_speculative_config(*v, c.num_nextn_predict_layers);
+    s.notes.push_back(s.spec->what);
+  }
   if (auto v = get("--quantization")) {
     // trtllm-bench's QuantAlgo spelling (tensorrt_llm/quantization/mode.py); the modelled ones are
     // in trtllm_estimates.cpp engine_quant.
@@ -314,6 +319,7 @@ Settings resolve_settings(const Deployment& d) {
       {"--cuda_graph_enable_padding", s.cuda_graph_padding ? "true" : "false"},
       {"--quantization", s.engine_quant ? s.engine_quant->algo : "None"},
   };
+  if (auto v = get("--speculative_config")) s.table.push_back({"--speculative_config", *v});
   if (get("--extra_llm_api_options"))
     s.notes.push_back("--extra_llm_api_options: the YAML file is not read; pass its kv_cache_config fields as flags (--max_tokens, --tokens_per_block, ...)");
   return s;

@@ -18,6 +18,7 @@
 #include "headroom/error.h"
 #include "headroom/layout.h"
 #include "headroom/sim.h"
+#include "engines/graph_nodes.h"
 #include "headroom/units.h"
 
 namespace headroom {
@@ -30,6 +31,8 @@ using namespace vllm;
 struct StageTerms {
   bool built = false;
   Estimate ctx, act, nt, gest, gact, sampler;
+  Estimate gdraft;  // of gact: the drafter's piecewise graphs (speculative decoding)
+  int64_t draft_kv_tensors = 0;  // of layout.tensors: the drafter's layers (last stage)
   Estimate ctx_budget;  // the part of ctx the whole-GPU budget charges (budget_context)
   Estimate v4_workspace;  // DeepSeek-V4 / DSA models: the part of act that the WorkspaceManager keeps after profiling
   KvLayout layout;
@@ -41,6 +44,7 @@ struct RankTerms {
   bool padded = false;  // MXFP4 expert padding changed the weights (the item's label says so)
   int64_t lora = 0, marlin = 0;  // of weights: LoRA slots and Marlin's FP8 scales (vllm_load_extras.h)
   int64_t draft = 0;             // of weights: a draft model's shard (--speculative-config model)
+  int64_t mtp = 0;               // of weights: the MTP module's layers the drafter loads (method mtp)
   int64_t fp8_transient = 0;     // 16-bit weights held while online FP8 quantization loads (freed)
   const StageTerms* st = nullptr;
   int64_t avail[3] = {0, 0, 0};  // central, best (estimates low), worst (estimates high)
@@ -48,6 +52,15 @@ struct RankTerms {
   // the same timeline, so it is simulated once (and copied into the report with detail).
   int same_as = -1;
 };
+
+// Layers the drafter runs in each captured size: MTP modules, an EAGLE head (one decoder layer,
+// INFERRED from the EAGLE/EAGLE-3 heads published), a draft model's decoder layers.
+int64_t drafter_graph_layers(const Settings& s, int64_t mtp_layers) {
+  if (mtp_layers > 0) return mtp_layers;
+  if (s.spec_method == "eagle" || s.spec_method == "eagle3") return 1;
+  if (s.spec_method == "draft_model" && s.draft) return s.draft->config.num_layers;
+  return 0;
+}
 
 enum Sc { Central = 0, Best = 1, Worst = 2 };
 int64_t pick(const Estimate& e, int sc) { return sc == Central ? e.central : sc == Best ? e.low : e.high; }
@@ -436,6 +449,8 @@ void prepare(Prepared& P, const Deployment& d) {
   std::vector<RankWeights> ws = cached_weights_per_rank(d.model, EngineKind::VLLM, d.par);
   int64_t extra_layers = draft_kv_layers(c, s.spec_method);  // MTP drafters' attention layers (vllm_kv.cpp)
   bool mtp = extra_layers > 0;
+  // KV tensors of the drafter in the shared pool: MTP layers, or a draft model's attention layers.
+  const int64_t draft_kv_tensors = mtp ? extra_layers : s.draft ? s.draft_layers : 0;
   // A draft model (method draft_model) loads inside load_model's window, each TP rank its shard
   // (draft_tensor_parallel_size defaults to the target's): its weights join "Model loading took".
   std::vector<RankWeights> draft_ws;
@@ -473,7 +488,8 @@ void prepare(Prepared& P, const Deployment& d) {
     RankTerms t;
     t.rank = w.rank;
     t.pp_rank = w.pp_rank;
-    t.weights = w.bytes + (mtp ? w.mtp_bytes : 0);
+    t.mtp = mtp ? w.mtp_bytes : 0;
+    t.weights = w.bytes + t.mtp;
     t.padded = false;
     if (c.quant.method == QuantMethod::Mxfp4 && c.is_moe() && !amd) {
       // vllm/model_executor/layers/quantization/mxfp4.py Mxfp4MoEMethod.create_weights: expert
@@ -535,6 +551,7 @@ void prepare(Prepared& P, const Deployment& d) {
     StageTerms& st = P.stages[static_cast<size_t>(w.pp_rank)];
     if (!st.built) {
       st.layout = stage_kv_layout(d, s, w.pp_rank);
+      st.draft_kv_tensors = last ? draft_kv_tensors : 0;
       int64_t layers = l1 - l0;
       int64_t linear = 0;
       for (int i = l0; i < l1 && i < static_cast<int>(c.layers.size()); ++i)
@@ -593,6 +610,12 @@ void prepare(Prepared& P, const Deployment& d) {
         if (Estimate nccl = nccl_graph_capture(era, c, tp, fabric, d.gpu.interconnect == "network", pw + full, layers); nccl.central > 0) {
           add_bytes(st.gact, nccl);
           st.gact.basis += "; + " + nccl.basis;
+        }
+      if (s.cuda_graphs() && pw > 0)
+        if (const int64_t dl = drafter_graph_layers(s, extra_layers); dl > 0) {
+          st.gdraft = drafter_graph_memory(pw, dl, decode_kernels_per_layer(s.draft && !mtp ? s.draft->config : c));
+          add_bytes(st.gact, st.gdraft);
+          st.gact.basis += "; + " + st.gdraft.basis;
         }
       // The second-largest PIECEWISE size: the graph whose delta vLLM's estimator extrapolates.
       std::vector<int64_t> sizes = s.capture;
@@ -841,8 +864,9 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
       const int64_t tr = t.fp8_transient, tr_lo = era.version < 1400 ? tr : 0, tr_hi = era.version < 1400 ? tr : 2 * tr;
       const char* tr_what = "16-bit weights during online FP8 quantization";
       if (tr > 0) sim.alloc_estimated(tr_what, tr, tr_lo, tr_hi);
-      sim.alloc(t.padded ? "model weights (incl. MXFP4 expert padding)" : "model weights (Model loading took)", t.weights - t.lora - t.marlin - t.draft);
+      sim.alloc(t.padded ? "model weights (incl. MXFP4 expert padding)" : "model weights (Model loading took)", t.weights - t.lora - t.marlin - t.draft - t.mtp);
       if (tr > 0 && !sim.failed()) sim.release_estimated(tr_what, tr, tr_lo, tr_hi);
+      if (t.mtp > 0) sim.alloc("draft (MTP) weights", t.mtp);
       if (t.draft > 0) sim.alloc("draft model weights (--speculative-config model)", t.draft);
       if (t.marlin > 0) sim.alloc("Marlin FP8 group scales (no FP8 compute)", t.marlin);
       if (t.lora > 0) sim.alloc("LoRA adapter slots (--enable-lora)", t.lora);
@@ -865,11 +889,20 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
     if (kv_ok) {
       int64_t per_block = t.st->layout.bytes_per_block_all();
       sim.begin_stage("kv_pool");
-      sim.alloc_estimated(fmt::format("KV cache ({} blocks x {} tensors x {} B)", blocks[Central], t.st->layout.tensors, t.st->layout.page_bytes),
-                          blocks[Central] * per_block, blocks[Best] * per_block, blocks[Worst] * per_block);
+      // The drafter's layers share the pool's blocks (one tensor each): shown as their own item.
+      const int64_t draft_tensors = per_block == t.st->layout.tensors * t.st->layout.page_bytes ? std::min(t.st->layout.tensors - 1, t.st->draft_kv_tensors) : 0;
+      const int64_t target_block = per_block - draft_tensors * t.st->layout.page_bytes, draft_block = per_block - target_block;
+      sim.alloc_estimated(fmt::format("KV cache ({} blocks x {} tensors x {} B)", blocks[Central], t.st->layout.tensors - draft_tensors, t.st->layout.page_bytes),
+                          blocks[Central] * target_block, blocks[Best] * target_block, blocks[Worst] * target_block);
+      if (draft_tensors > 0)
+        sim.alloc_estimated(fmt::format("draft KV cache ({} blocks x {} layer(s))", blocks[Central], draft_tensors),
+                            blocks[Central] * draft_block, blocks[Best] * draft_block, blocks[Worst] * draft_block);
       if (s.cuda_graphs() && !sim.failed()) {
         sim.begin_stage("cuda_graph");
-        sim.alloc_estimated(fmt::format("CUDA-graph capture ({} sizes)", s.capture.size()), t.st->gact.central, t.st->gact.low, t.st->gact.high);
+        const Estimate& gd = t.st->gdraft;
+        sim.alloc_estimated(fmt::format("CUDA-graph capture ({} sizes)", s.capture.size()), t.st->gact.central - gd.central, t.st->gact.low - gd.low,
+                            t.st->gact.high - gd.high);
+        if (gd.central > 0) sim.alloc_estimated(fmt::format("drafter CUDA graphs ({} piecewise)", s.piecewise_graphs * s.graph_copies), gd.central, gd.low, gd.high);
       }
       if (!sim.failed() && t.st->sampler.central > 0) {
         sim.begin_stage("warmup");

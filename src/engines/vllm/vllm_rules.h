@@ -280,6 +280,9 @@ Estimate cuda_graph_memory(const ModelConfig& c, int64_t layers_on_rank, int64_t
 // The same by era: dense hybrids' GDN layers cost as attention layers before 0.26 (vllm_estimates.cpp).
 Estimate cuda_graph_memory(const Era& era, const ModelConfig& c, int64_t layers_on_rank, int64_t linear_layers_on_rank,
                            int64_t piecewise_graphs, int64_t full_graphs, int tp, int64_t max_num_batched_tokens);
+// The drafter of speculative decoding (EAGLE / EAGLE3 / MTP / a draft model), run by every dummy
+// run of the capture loop: its piecewise graphs' objects.
+Estimate drafter_graph_memory(int64_t piecewise_graphs, int64_t drafter_layers, double kernels_per_layer);
 // What NCCL collectives captured inside the graphs add, where vLLM's custom all-reduce is off (more
 // than two PCIe GPUs, or a group across nodes) on the V1 runner: per (graph x decoder layer), an
 // ESTIMATE (vllm_estimates.cpp lists the logs). Zero where custom all-reduce takes the graphs.
