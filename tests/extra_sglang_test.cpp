@@ -139,6 +139,10 @@ TEST(ExtraSglang, ReplayMetricsPinned) {
   ASSERT_EQ(j["graph_gib"]["n"].get<int>(), 14);
   EXPECT_NEAR(j["graph_gib"]["median_abs_pct_err"].get<double>(), 12.34, 0.1);
   EXPECT_LE(j["graph_gib"]["p90_abs_pct_err"].get<double>(), 30.6);
+  // Leave-one-out of the level (each case at the median observed/forecast ratio of the other 13):
+  // median 18.22%, p90 34.07%; the ratios span 0.88 (p10) .. 1.44 (p90).
+  EXPECT_NEAR(j["graph_gib"]["leave_one_out"]["median_abs_pct_err"].get<double>(), 18.22, 0.1);
+  EXPECT_NEAR(j["graph_gib"]["leave_one_out"]["p90_abs_pct_err"].get<double>(), 34.07, 0.5);
   // Outcome agreement (every case with a known outcome started).
   ASSERT_EQ(j["outcome"]["n"].get<int>(), 27);
   EXPECT_DOUBLE_EQ(j["outcome"]["agreement"].get<double>(), 1.0);

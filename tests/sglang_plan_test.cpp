@@ -31,10 +31,10 @@ TEST(SglangPlanSeed, FractionPoint95DiesInCapture) {
   EXPECT_EQ(f.verdict, Verdict::Oom);
   ASSERT_TRUE(f.failure.has_value());
   EXPECT_EQ(f.failure->stage, "cuda_graph");
-  // Free memory at capture begin: the real run logged 0.96 GB; the forecast must be within
-  // about 0.5 GiB of it (it is an estimate: context/NCCL and the FP4 MoE warm-up residue).
+  // Free memory at capture begin: the real run logged 0.96 GB; issue 28 holds the forecast to
+  // within 0.3 GiB of it (an estimate: context/NCCL and the FP4 MoE warm-up residue; 1.05 now).
   double begin = to_gib(free_after(f, "workspaces"));
-  EXPECT_NEAR(begin, 0.96, 0.5);
+  EXPECT_NEAR(begin, 0.96, 0.3);
   EXPECT_EQ(*f.setting("--kv-cache-dtype"), "fp8_e4m3");  // DSA on SM120 -> fp8_e4m3
   EXPECT_EQ(*f.setting("--page-size"), "64");
 }

@@ -83,6 +83,12 @@ int verb_validate(const Args& args, std::ostream& out, std::ostream& err) {
     const auto& x = j[m];
     auto f = [](const nlohmann::ordered_json& v) { return v.is_null() ? std::string("-") : fmt::format("{:.2f}", v.get<double>()); };
     out << fmt::format("{:<26} {:>4}  {:>16}  {:>16}\n", m, x["n"].get<int>(), f(x["median_abs_pct_err"]), f(x["p90_abs_pct_err"]));
+    if (x.contains("leave_one_out") && !x["leave_one_out"].is_null()) {
+      const auto& l = x["leave_one_out"];
+      const auto& r = l["observed_over_forecast"];
+      out << fmt::format("{:<26} {:>4}  {:>16}  {:>16}  (observed/forecast p10 {:.2f}, median {:.2f}, p90 {:.2f})\n", "  leave-one-out", "",
+                         f(l["median_abs_pct_err"]), f(l["p90_abs_pct_err"]), r["p10"].get<double>(), r["median"].get<double>(), r["p90"].get<double>());
+    }
   }
   for (const char* m : {"outcome", "kv_tokens_given_memory", "doctor_stage", "doctor_stage_decided", "doctor_fix_direction"}) {
     const auto& x = j[m];

@@ -75,6 +75,12 @@ std::vector<std::string> vllm_environment_from_log(const std::string& raw, const
     out.insert(out.end(), {"--compile-cache", "warm"});
   else if (says("Compiling a graph for") || (std::regex_search(raw, m, took) && std::strtod(m[1].str().c_str(), nullptr) >= 5))
     out.insert(out.end(), {"--compile-cache", "cold"});
+  // The model runner the log names: V1's gpu_model_runner.py lines and no "Using V2 Model Runner"
+  // say the V1 runner ran, whatever the version's default (untagged builds get the newest rules).
+  const bool runner_given = std::any_of(env_given.begin(), env_given.end(),
+                                        [](const std::string& e) { return e.rfind("VLLM_USE_V2_MODEL_RUNNER=", 0) == 0; });
+  if (!runner_given && says("[gpu_model_runner.py:") && !says("Using V2 Model Runner"))
+    out.insert(out.end(), {"--env", "VLLM_USE_V2_MODEL_RUNNER=0"});
   return out;
 }
 
@@ -184,22 +190,48 @@ std::optional<double> find_number_after(const std::string& text, std::string_vie
   }
 }
 
+// The q-quantile of v (sorted), interpolated.
+double quantile(const std::vector<double>& v, double q) {
+  double idx = q * static_cast<double>(v.size() - 1);
+  size_t lo = static_cast<size_t>(std::floor(idx)), hi = static_cast<size_t>(std::ceil(idx));
+  return v[lo] + (v[hi] - v[lo]) * (idx - static_cast<double>(lo));
+}
+double r2(double x) { return std::round(x * 100.0) / 100.0; }
+
 struct Metric {
   std::vector<double> errs;
+  std::vector<double> ratios;  // observed / forecast, both positive
+  bool loo = false;            // also report the leave-one-out figures (estimated terms)
   void add(double pred, double obs) {
     if (obs != 0) errs.push_back(std::fabs(pred - obs) / std::fabs(obs) * 100.0);
+    if (obs > 0 && pred > 0) ratios.push_back(obs / pred);
+  }
+  // Leave-one-out of the term's level: each case's forecast scaled by the median observed/forecast
+  // ratio of the other cases (what calibrating the level on the others gives it). The spread of
+  // the ratios (p10, p90) is what a range from these logs would be.
+  J loo_json() const {
+    if (ratios.size() < 3) return nullptr;
+    std::vector<double> e;
+    for (size_t i = 0; i < ratios.size(); ++i) {
+      std::vector<double> others;
+      for (size_t j = 0; j < ratios.size(); ++j)
+        if (j != i) others.push_back(ratios[j]);
+      std::sort(others.begin(), others.end());
+      e.push_back(std::fabs(quantile(others, 0.5) / ratios[i] - 1.0) * 100.0);
+    }
+    std::sort(e.begin(), e.end());
+    std::vector<double> r = ratios;
+    std::sort(r.begin(), r.end());
+    return J{{"median_abs_pct_err", r2(quantile(e, 0.5))}, {"p90_abs_pct_err", r2(quantile(e, 0.9))},
+             {"observed_over_forecast", {{"p10", r2(quantile(r, 0.1))}, {"median", r2(quantile(r, 0.5))}, {"p90", r2(quantile(r, 0.9))}}}};
   }
   J json() const {
     if (errs.empty()) return J{{"n", 0}, {"median_abs_pct_err", nullptr}, {"p90_abs_pct_err", nullptr}};
     std::vector<double> v = errs;
     std::sort(v.begin(), v.end());
-    auto pct = [&](double q) {
-      double idx = q * static_cast<double>(v.size() - 1);
-      size_t lo = static_cast<size_t>(std::floor(idx)), hi = static_cast<size_t>(std::ceil(idx));
-      return v[lo] + (v[hi] - v[lo]) * (idx - static_cast<double>(lo));
-    };
-    auto r2 = [](double x) { return std::round(x * 100.0) / 100.0; };
-    return J{{"n", v.size()}, {"median_abs_pct_err", r2(pct(0.5))}, {"p90_abs_pct_err", r2(pct(0.9))}};
+    J j{{"n", v.size()}, {"median_abs_pct_err", r2(quantile(v, 0.5))}, {"p90_abs_pct_err", r2(quantile(v, 0.9))}};
+    if (loo) j["leave_one_out"] = loo_json();
+    return j;
   }
 };
 // Stage a crash outcome points at (CONTRACT doctor stages).
@@ -281,6 +313,7 @@ J validate_corpus(const std::string& path) {
   std::ifstream in(path);
   if (!in) fail_input(path, "", "cannot open the corpus file");
   Metric kv, weights, post_weights, graph;
+  graph.loo = true;  // an estimated term: its leave-one-out figures too (issue 28)
   // vLLM "... the estimated maximum model length is M": the forecast's M (refusals it predicts)
   // and M recomputed from the log's own "available KV cache memory (X GiB)".
   Metric max_len, max_len_given;
@@ -475,6 +508,7 @@ J validate_corpus(const std::string& path) {
           }
         }
         row["predicted"] = pred;
+        row["plan_args"] = args;  // what `headroom plan` was given, to replay the case
         row["verdict"] = verdict_name(f.verdict);
       } catch (const InputError& e) {
         why = e.what();
