@@ -1,7 +1,10 @@
 // Speculative decoding in the three engines' plans (issue 28): the draft weights, the draft KV
-// pool and the draft / verify capture are items of their own, and capture grows with them.
+// pool and the draft / verify capture are items of their own, and capture grows with them; a
+// setting that moves capture memory unmodelled (an uncounted drafter, DeepEP) caps the verdict
+// at at_risk.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "plan_test_util.h"
@@ -88,6 +91,46 @@ TEST(SpecDecode, TrtllmSpeculativeConfigErrorsAreOneLine) {
   // A model with no MTP module cannot run MTP.
   EXPECT_THROW(run({"--engine", "trtllm", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--speculative_config", R"({"decoding_type":"MTP"})"}),
                InputError);
+}
+
+bool has_note(const Forecast& f, const std::string& part) {
+  return std::any_of(f.notes.begin(), f.notes.end(), [&](const std::string& n) { return n.find(part) != std::string::npos; });
+}
+
+TEST(SpecDecode, UncountedDraftersAreAtMostAtRisk) {
+  const std::vector<std::string> qwen = {"--model", "Qwen/Qwen3-8B", "--gpu", "h100"};
+  // Without a drafter each of these plans fits with room to spare.
+  EXPECT_EQ(run(plus({"--engine", "vllm"}, qwen)).verdict, Verdict::Fits);
+  EXPECT_EQ(run(plus({"--engine", "trtllm"}, qwen)).verdict, Verdict::Fits);
+  EXPECT_EQ(run(plus({"--engine", "sglang"}, qwen)).verdict, Verdict::Fits);
+  // vLLM: an EAGLE-3 head named by a repo the plan does not read.
+  const Forecast v = run(plus(plus({"--engine", "vllm"}, qwen), {"--speculative-config", R"({"method":"eagle3","model":"x/y","num_speculative_tokens":3})"}));
+  EXPECT_EQ(v.verdict, Verdict::AtRisk);
+  EXPECT_TRUE(has_note(v, "'eagle3' drafter's weights"));
+  // TensorRT-LLM: Eagle3's speculative_model_dir is not read.
+  const Forecast t = run(plus(plus({"--engine", "trtllm"}, qwen), {"--speculative_config", R"({"decoding_type":"Eagle3","max_draft_len":3})"}));
+  EXPECT_EQ(t.verdict, Verdict::AtRisk);
+  // SGLang: EAGLE3 with no draft model path.
+  const Forecast g = run(plus(plus({"--engine", "sglang"}, qwen), {"--speculative-algorithm", "EAGLE3"}));
+  EXPECT_EQ(g.verdict, Verdict::AtRisk);
+  EXPECT_TRUE(has_note(g, "--speculative-algorithm EAGLE3: the draft model's weights, KV and graphs are not counted"));
+  // n-gram drafting holds no model: unchanged.
+  EXPECT_EQ(run(plus(plus({"--engine", "vllm"}, qwen), {"--speculative-config", R"({"method":"ngram","num_speculative_tokens":3})"})).verdict,
+            Verdict::Fits);
+}
+
+TEST(SpecDecode, DeepEpBuffersAreNamedAndCapTheVerdict) {
+  // Corpus sglang-042 (sglang#23769): DeepSeek-V4-Pro-FP8 on 16 x H200 with DeepEP's dispatch size
+  // set by SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK=128 died in CUDA-graph capture even at
+  // --cuda-graph-max-bs 8. DeepEP's buffers are not modelled; the plan may not say "fits".
+  const Forecast f = run({"--engine", "sglang@unknown@2026-04-26", "--model", "sgl-project/DeepSeek-V4-Pro-FP8", "--tp", "16", "--dp", "16",
+                          "--enable-dp-attention", "--nnodes", "2", "--cuda-graph-max-bs", "8", "--gpu", "h200", "--env",
+                          "SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK=128"});
+  EXPECT_EQ(f.verdict, Verdict::AtRisk);
+  EXPECT_TRUE(has_note(f, "SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK=128: sizes DeepEP's buffers"));
+  const Forecast g = run({"--engine", "sglang", "--model", "deepseek-ai/DeepSeek-V3", "--gpu", "h200", "--tp", "8", "--moe-a2a-backend", "deepep"});
+  EXPECT_NE(g.verdict, Verdict::Fits);
+  EXPECT_TRUE(has_note(g, "--moe-a2a-backend deepep: the all-to-all dispatch buffers"));
 }
 
 }  // namespace

@@ -149,7 +149,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   std::vector<std::string> env_notes;
   const bool dsv4_env_modelled = c.family == "deepseek_v4";  // sglang_dsv4_weights.cpp reads these
   for (const auto& [name, value] : d.env)
-    if (name != "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN" &&
+    if (name != "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN" && name.rfind("SGLANG_DEEPEP_", 0) != 0 &&  // DeepEP's: sglang_caveats.cpp
         !(dsv4_env_modelled && (name == "SGLANG_DSV4_FP4_EXPERTS" || name == "SGLANG_DSV4_FP4_DEQUANT" || name == "SGLANG_OPT_FP8_WO_A_GEMM")))
       env_notes.push_back(fmt::format("environment {}={} is not modelled: the forecast is the same as without it", name, value));
   const std::optional<int64_t> ctx_user = fl.integer("--context-length", 1, int64_t{1} << 31);
@@ -718,6 +718,13 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
                                          human_bytes(out.failure->request_bytes), human_bytes(out.failure->free_bytes), out.failure->message);
   }
   out.headroom_bytes = min_free_end == INT64_MAX ? 0 : min_free_end;
+  if (const auto caveats = unmodelled_capture_settings(d, spec_algo, draft_layers > 0); !caveats.empty()) {
+    out.notes.insert(out.notes.end(), caveats.begin(), caveats.end());
+    if (out.verdict == Verdict::Fits) {
+      out.verdict = Verdict::AtRisk;
+      out.notes.push_back("at risk rather than fits: a setting above moves CUDA-graph capture memory by an amount not modelled");
+    }
+  }
 
   if (tokens > 0 && graph.central > 0 && any_graph)
     out.notes.push_back("estimated: " + init.basis + "; " + ws.basis + (moe_residue.central > 0 ? "; " + moe_residue.basis : "") + "; " +

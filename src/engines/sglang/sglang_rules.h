@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "headroom/deployment.h"
 #include "headroom/kv.h"
 #include "headroom/model.h"
 #include "headroom/parallel.h"
@@ -32,6 +33,8 @@ struct EraInfo {
 // Parses "0.5.4", "0.4.8.post1", "main@2025-10-16", "docker@2025-11", "" (newest).
 // Throws InputError for a version string it cannot read.
 EraInfo era_for_version(const std::string& version);
+// Settings that move capture memory and are not modelled (sglang_caveats.cpp): one note each.
+std::vector<std::string> unmodelled_capture_settings(const Deployment& d, const std::string& spec_algo, bool draft_counted);
 // True for 2026 builds before the cuda_graph_config rework (the "Capture piecewise CUDA graph"
 // log era): releases before 0.5.17, builds of main dated before 2026-07-01 (INFERRED boundary:
 // 0.5.13 and main@2026-05-24 logs print the piecewise lines, 0.5.17 and main@2026-07-21 the

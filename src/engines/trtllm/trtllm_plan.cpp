@@ -434,6 +434,11 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
       f.verdict = Verdict::AtRisk;
       f.refused_at_worst = true;
     }
+    // A drafter this plan does not count (two-model Eagle3, draft-target, ...): at most at risk.
+    if (f.verdict == Verdict::Fits && s.spec && s.spec->type != "NGram" && !s.spec->loads_mtp_weights) {
+      f.verdict = Verdict::AtRisk;
+      f.notes.push_back(fmt::format("at risk rather than fits: the {} drafter's weights are not counted", s.spec->type));
+    }
   }
   if (opt.detail) {  // what the forecast rests on (the search loops never read it)
     f.notes.push_back(fmt::format("KV budget = (total - profiled peak) x free_gpu_memory_fraction {} ({}), min over ranks; {} B per token per rank",

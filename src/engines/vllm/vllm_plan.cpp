@@ -969,6 +969,12 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
         f.notes.push_back("at the unfavourable end of the estimated activation/non-torch/graph terms vLLM would refuse (KV cache too small)");
         break;
       }
+    // A drafter this plan does not count moves weights, KV and capture: at most at risk.
+    const bool drafter_counted = draft_kv_layers(d.model->config, s.spec_method) > 0 || (s.spec_method == "draft_model" && s.draft);
+    if (f.verdict == Verdict::Fits && !s.spec_method.empty() && s.spec_method != "ngram" && s.spec_method != "suffix" && !drafter_counted) {
+      f.verdict = Verdict::AtRisk;
+      f.notes.push_back(fmt::format("at risk rather than fits: the '{}' drafter's weights (and KV) are not counted", s.spec_method));
+    }
   }
 
   // ---- notes: what is estimated and how (with detail: the search loops of tune and fit never
