@@ -705,8 +705,12 @@ Estimate sampler_warmup(const Era& era, const ModelConfig& c, int64_t num_reqs, 
 }
 
 namespace {
+// The per-(graph x layer) costs: a PIECEWISE capture and a FULL one (see the era version below).
+struct GraphUnit {
+  double piecewise, full;
+};
 Estimate graph_memory(const ModelConfig& c, int64_t layers, int64_t linear_layers, int64_t piecewise, int64_t full, int tp,
-                      bool gdn_as_attention) {
+                      bool gdn_as_attention, GraphUnit unit) {
   // ESTIMATE (INFERRED from logs; vLLM has no formula for it). What "Graph capturing finished ...
   // took X GiB" measures (v1/worker/gpu_model_runner.py capture_model, every V1 release read):
   // mem_get_info() free memory before the capture loop minus after it, so the graph pool (one
@@ -716,8 +720,9 @@ Estimate graph_memory(const ModelConfig& c, int64_t layers, int64_t linear_layer
   // size vLLM fixes in advance, so it is modelled as captured graphs x decoder layers x a fitted
   // cost, + 16 MiB of fixed buffers.
   //
-  // Attention layers (and the Gated-DeltaNet layers of dense hybrids, below): 0.19 MiB per
-  // (graph x layer). Figures, ("took" or "Estimated CUDA graph memory") - 16 MiB over graphs x
+  // The first fit, one cost for every graph (what vLLM's own estimate is still calibrated on; the
+  // capture now splits PIECEWISE from FULL, cuda_graph_memory below). Attention layers (and the
+  // Gated-DeltaNet layers of dense hybrids, below): 0.19 MiB per (graph x layer). Figures, ("took" or "Estimated CUDA graph memory") - 16 MiB over graphs x
   // layers: Qwen3-8B 86 x 36 -> 0.167 MiB (0.21.0 estimate, vllm-029); Qwen3-235B TP4 18 x 94 ->
   // 0.184 (vllm-052); Qwen3-235B TP4 54 x 94 -> 0.190 (0.20.0, vllm-058); Llama-3.1-8B 67 x 32 ->
   // 0.241 (0.10.1.1, vllm-055); Llama-3.2-1B 67 x 16 -> 0.281 (vllm-019) -- the fit -- and,
@@ -801,20 +806,21 @@ Estimate graph_memory(const ModelConfig& c, int64_t layers, int64_t linear_layer
   //    (public-code 52221836498). A first capture of ~1.1 GiB + ~7 MiB per further graph fits both;
   //    the TP2/TP4 corpus logs (vllm-048, vllm-071) are what the 1/tp figure reproduces, so it
   //    stays until a log gives the first/extra split at TP > 1.
-  const double per_attn = 0.19 * MiB, per_linear_moe_tp1 = 1.88 * MiB;
-  double g = static_cast<double>(piecewise + full);
-  double attn_units = g * static_cast<double>(layers - linear_layers);
-  double linear_units = g * static_cast<double>(linear_layers);
-  double per_linear = gdn_as_attention ? per_attn : per_linear_moe_tp1 / static_cast<double>(std::max(1, tp));
-  double central = attn_units * per_attn + linear_units * per_linear + 16.0 * MiB;
+  const double per_linear_moe_tp1 = 1.88 * MiB;
+  const double pw = static_cast<double>(piecewise), fu = static_cast<double>(full);
+  const double per_layer = (pw * unit.piecewise + fu * unit.full) * MiB;  // one decoder layer over every graph
+  const double attn = static_cast<double>(layers - linear_layers), linear = static_cast<double>(linear_layers);
+  const double linear_cost = gdn_as_attention ? linear * per_layer : (pw + fu) * linear * per_linear_moe_tp1 / static_cast<double>(std::max(1, tp));
+  double central = attn * per_layer + linear_cost + 16.0 * MiB;
+  const double per_linear = gdn_as_attention ? 0 : per_linear_moe_tp1 / static_cast<double>(std::max(1, tp));
   std::string linear_what = linear_layers == 0 ? ""
                             : !gdn_as_attention ? fmt::format(", 1.88/tp = {:.2f} MiB per GDN layer (MoE-hybrid figure, GUESS, n=2)", per_linear / MiB)
                             : c.is_moe() ? ", GDN layers as attention layers (Model Runner V2, INFERRED n=2)"
                                          : ", GDN layers of a dense hybrid as attention layers (n=2)";
   return range(central, 0.7, 1.6,
-               fmt::format("CUDA graphs: {} piecewise + {} full captures over {} layers ({} linear-attention); fitted 0.19 MiB per (graph x layer){} "
-                           "(ESTIMATE, INFERRED from 5 logs, checked on 6 more)",
-                           piecewise, full, layers, linear_layers, linear_what));
+               fmt::format("CUDA graphs: {} piecewise + {} full captures over {} layers ({} linear-attention); fitted {:.2f} MiB per (piecewise "
+                           "graph x layer), {:.2f} per (full graph x layer){} (ESTIMATE, INFERRED from logs)",
+                           piecewise, full, layers, linear_layers, unit.piecewise, unit.full, linear_what));
 }
 }  // namespace
 
@@ -834,12 +840,13 @@ Estimate v2_capture_after_profiling(int64_t layers, int64_t graphs) {
 }
 
 Estimate cuda_graph_memory(const ModelConfig& c, int64_t layers, int64_t linear_layers, int64_t piecewise, int64_t full, int tp) {
-  // Era-blind (TensorRT-LLM's plan uses it): every Gated-DeltaNet layer at the MoE-hybrid figure.
-  return graph_memory(c, layers, linear_layers, piecewise, full, tp, false);
+  // Era-blind (TensorRT-LLM's plan uses it): every Gated-DeltaNet layer at the MoE-hybrid figure,
+  // every graph at the 0.19 MiB that vLLM's 86-graph mixes average (not refitted for TensorRT-LLM).
+  return graph_memory(c, layers, linear_layers, piecewise, full, tp, false, GraphUnit{0.19, 0.19});
 }
 
 Estimate cuda_graph_memory(const Era& era, const ModelConfig& c, int64_t layers, int64_t linear_layers, int64_t piecewise, int64_t full,
-                           int tp, int64_t max_num_batched_tokens) {
+                           int tp, int64_t max_num_batched_tokens, GraphCost cost) {
   // Dense hybrids' GDN layers at the attention-layer cost (logged on 0.19.0 and 0.22.0). From 0.26
   // (vllm#50780, "since v0.26.0") the FULL warm-up adds a transient that grows with
   // max_num_batched_tokens. Until 2026-12 the 0.26+ dense hybrids took the MoE-hybrid figure
@@ -861,9 +868,17 @@ Estimate cuda_graph_memory(const Era& era, const ModelConfig& c, int64_t layers,
   // fixed buffers (xvllm-068; the MoE figure gave 0.53 GiB), as the dense Qwen3.5-27B-FP8 on 0.30.0
   // implies ~0.22 (xvllm-060). INFERRED, n = 2.
   const bool gdn_as_attention = dense_hybrid || (linear_layers > 0 && model_runner_v2(era, c));
-  if (model_runner_v2(era, c) && era.version >= 2900 && era.graph_estimate_applied && linear_layers == 0)
+  if (cost == GraphCost::ByKind && model_runner_v2(era, c) && era.version >= 2900 && era.graph_estimate_applied && linear_layers == 0)
     return v2_capture_after_profiling(layers, piecewise + full);
-  Estimate e = graph_memory(c, layers, linear_layers, piecewise, full, tp, gdn_as_attention);
+  // A PIECEWISE capture costs 0.27 MiB per (graph x layer): the PIECEWISE-only releases (0.10.x,
+  // 67 graphs) log 0.264 (Qwen2-7B, A100, xvllm-095/096), 0.282 (Qwen3-8B-FP8, xvllm-110), and the
+  // fit's earlier 0.241 / 0.281 (vllm-055, Llama-3.2-1B). A FULL capture is one graph over every
+  // layer, ~0.05 MiB per layer (~17 kernels x 3 KiB of graph objects, engines/graph_nodes.h): the
+  // mixes left after 0.27 x PIECEWISE give 0.04 .. 0.08 (median 0.05) over nine logs (xvllm-003,
+  // -111, -113, -118, -037, -024, vllm-019, -052, -058). Leave-one-out on the PIECEWISE three:
+  // +3%, -6%. The single 0.19 this replaces was these mixes' average.
+  const GraphUnit unit = cost == GraphCost::ByKind ? GraphUnit{0.27, 0.05} : GraphUnit{0.19, 0.19};
+  Estimate e = graph_memory(c, layers, linear_layers, piecewise, full, tp, gdn_as_attention, unit);
   if (dense_hybrid && era.version >= 2600 && full > 0 && max_num_batched_tokens > 4096) {
     const double t = 0.11 * GiB * static_cast<double>(max_num_batched_tokens - 4096) / 1024.0 * static_cast<double>(linear_layers) / 48.0;
     e.central += static_cast<int64_t>(t);

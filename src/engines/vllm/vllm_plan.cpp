@@ -602,26 +602,34 @@ void prepare(Prepared& P, const Deployment& d) {
         }
       int64_t pw = s.piecewise_graphs * s.graph_copies;
       const int64_t full = s.full_graphs * s.graph_copies;
-      st.gact = !s.cuda_graphs() ? Estimate{}
-                : era.graph_outputs_per_size && linear == 0
-                    ? cuda_graph_memory_outputs_per_size(c, layers, s.capture, s.model_dtype == DType::F32 ? 4 : 2)
-                    : cuda_graph_memory(era, c, layers, linear, pw, full, tp, N);
-      if (s.cuda_graphs())
-        if (Estimate nccl = nccl_graph_capture(era, c, tp, fabric, d.gpu.interconnect == "network", pw + full, layers); nccl.central > 0) {
-          add_bytes(st.gact, nccl);
-          st.gact.basis += "; + " + nccl.basis;
-        }
+      // The capture, and the basis vLLM's own estimator extrapolates from (calibrated on the logged
+      // estimates at one cost per graph, vllm_estimates.cpp cuda_graph_estimate).
+      auto capture = [&](GraphCost cost) {
+        Estimate e = !s.cuda_graphs() ? Estimate{}
+                     : era.graph_outputs_per_size && linear == 0
+                         ? cuda_graph_memory_outputs_per_size(c, layers, s.capture, s.model_dtype == DType::F32 ? 4 : 2)
+                         : cuda_graph_memory(era, c, layers, linear, pw, full, tp, N, cost);
+        if (s.cuda_graphs())
+          if (Estimate nccl = nccl_graph_capture(era, c, tp, fabric, d.gpu.interconnect == "network", pw + full, layers); nccl.central > 0) {
+            add_bytes(e, nccl);
+            e.basis += "; + " + nccl.basis;
+          }
+        return e;
+      };
+      st.gact = capture(GraphCost::ByKind);
+      Estimate estimator_basis = capture(GraphCost::PerGraph);
       if (s.cuda_graphs() && pw > 0)
         if (const int64_t dl = drafter_graph_layers(s, extra_layers); dl > 0) {
           st.gdraft = drafter_graph_memory(pw, dl, decode_kernels_per_layer(s.draft && !mtp ? s.draft->config : c));
           add_bytes(st.gact, st.gdraft);
+          add_bytes(estimator_basis, st.gdraft);
           st.gact.basis += "; + " + st.gdraft.basis;
         }
       // The second-largest PIECEWISE size: the graph whose delta vLLM's estimator extrapolates.
       std::vector<int64_t> sizes = s.capture;
       std::sort(sizes.begin(), sizes.end());
       const int64_t second = sizes.size() >= 2 ? sizes[sizes.size() - 2] : 0;
-      st.gest = era.graph_estimate_logged && s.cuda_graphs() ? cuda_graph_estimate(era, c, st.gact, layers, pw + full, second) : Estimate{};
+      st.gest = era.graph_estimate_logged && s.cuda_graphs() ? cuda_graph_estimate(era, c, estimator_basis, layers, pw + full, second) : Estimate{};
       st.sampler = last ? sampler_warmup(era, c, std::min(s.max_num_seqs, N), fi) : Estimate{};
       st.built = true;
     }

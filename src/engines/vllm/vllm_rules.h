@@ -278,8 +278,12 @@ Estimate cold_compile_overhead();
 Estimate cuda_graph_memory(const ModelConfig& c, int64_t layers_on_rank, int64_t linear_layers_on_rank,
                            int64_t piecewise_graphs, int64_t full_graphs, int tp);
 // The same by era: dense hybrids' GDN layers cost as attention layers before 0.26 (vllm_estimates.cpp).
+// ByKind: a PIECEWISE and a FULL capture cost differently (the capture itself); PerGraph: one cost
+// per graph, the basis vLLM's own estimate was calibrated on (cuda_graph_estimate).
+enum class GraphCost { ByKind, PerGraph };
 Estimate cuda_graph_memory(const Era& era, const ModelConfig& c, int64_t layers_on_rank, int64_t linear_layers_on_rank,
-                           int64_t piecewise_graphs, int64_t full_graphs, int tp, int64_t max_num_batched_tokens);
+                           int64_t piecewise_graphs, int64_t full_graphs, int tp, int64_t max_num_batched_tokens,
+                           GraphCost cost = GraphCost::ByKind);
 // The drafter of speculative decoding (EAGLE / EAGLE3 / MTP / a draft model), run by every dummy
 // run of the capture loop: its piecewise graphs' objects.
 Estimate drafter_graph_memory(int64_t piecewise_graphs, int64_t drafter_layers, double kernels_per_layer);
