@@ -145,7 +145,9 @@ Estimate graph_capture(const ModelConfig& c, int tp, int attn_tp, int64_t max_bs
   // (Qwen2.5-0.5B 3 graphs 0.07 GB, Qwen3-0.6B 4 graphs 0.11 GB: xsgl-012/011).
   const double fixed = 0.06 * GiB;
   const double central = fixed + pool + nodes + collectives;
-  return {static_cast<int64_t>(central), static_cast<int64_t>(central * 0.7), static_cast<int64_t>(central * 1.4),
+  // Range: observed / forecast p10 0.88 .. p90 1.44 over the 14 logged captures validate reads
+  // (tests/data/extra/sglang.jsonl, 2026-12-02), widened below to 0.8 for the few logs behind it.
+  return {static_cast<int64_t>(central), static_cast<int64_t>(central * 0.8), static_cast<int64_t>(central * 1.45),
           "ESTIMATE (n=9 real logs, extra xsgl-001..024): 0.06 GiB + the largest batch's activations and bf16 logits in the graph pool + ~3 KiB "
           "per kernel node per graph (measured, H200) + 150 KiB per captured all-reduce (TP > 1)"};
 }
