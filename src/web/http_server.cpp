@@ -12,6 +12,8 @@
 
 #ifdef HEADROOM_HAVE_HTTPLIB
 #include <httplib.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -80,6 +82,10 @@ class GuardedServer final : public httplib::Server {
       ::close(sock);
       return false;
     }
+    // Answers go out as soon as written: without TCP_NODELAY a keep-alive reply waits on the
+    // client's delayed ACK (~40 ms a request: 554 plan requests/s over 50 connections).
+    const int one = 1;
+    (void)::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     ConnStream strm(sock, lim_);
     auto starved = [this] {
       WorkerPool* p = pool_.load();
