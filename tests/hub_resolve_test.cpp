@@ -296,6 +296,20 @@ TEST_F(HubResolve, HostileOrMalformedShardHeadersAreRefused) {
   EXPECT_NE(r.err.find("model-00002-of-00002.safetensors"), std::string::npos) << r.err;
   // Refused, so never cached: offline it is not found.
   EXPECT_EQ(cli({"model", "acme/malformed", "--offline"}).rc, 2);
+
+  // An index whose weight_map names a path: the name would become a cache file
+  // (headers/<name>.header), so anything but a plain top-level file name is refused.
+  auto traversal = synth_repo(kBase, 2, kSha2);
+  json index = json::parse(traversal.files["model.safetensors.index.json"].prefix);
+  index["weight_map"]["lm_head.weight"] = "../../../../tmp/headroom-evil";
+  const std::string itext = index.dump();
+  traversal.files["model.safetensors.index.json"] = {itext, static_cast<int64_t>(itext.size()), false};
+  hub.add("acme/traversal", traversal);
+  r = cli({"model", "acme/traversal"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("not a plain file name"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists("/tmp/headroom-evil.header"));
 }
 
 TEST_F(HubResolve, CorruptCacheEntryIsRefetchedNeverTrusted) {

@@ -201,7 +201,11 @@ RepoInfo HubClient::revision_info(const RepoRef& ref) {
   Response r = get(url, what, std::nullopt, 32 * 1000 * 1000, nullptr);
   if (r.status != 200) fail_status(r, what, "revision");
   if (r.capped) fail_input(what, "api", "the Hub's model info is larger than 32 MB");
-  auto j = nlohmann::json::parse(r.body, nullptr, false);
+  return parse_revision_info(r.body, url);
+}
+
+RepoInfo parse_revision_info(const std::string& body, const std::string& url) {
+  auto j = nlohmann::json::parse(body, nullptr, false);
   if (j.is_discarded() || !j.is_object()) fail_input(url, "api", "the Hub's model info is not a JSON object");
   RepoInfo info;
   if (auto s = j.find("sha"); s != j.end() && s->is_string()) info.sha = s->get<std::string>();

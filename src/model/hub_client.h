@@ -21,6 +21,13 @@ struct RepoInfo {
   std::vector<std::string> files;   // top-level and nested file names (rfilename)
 };
 
+// The Hub's answers, parsed (pure functions: fuzz/fuzz_hub.cpp feeds them hostile bodies).
+// The model info JSON of /api/models/{id}/revision/{rev}: its commit sha and file names.
+RepoInfo parse_revision_info(const std::string& body, const std::string& url);
+// The shards a checkpoint is made of: the index's weight_map files when there is an index,
+// else every top-level *.safetensors.
+std::vector<std::string> shard_names(const RepoInfo& info, const std::optional<std::string>& index, const std::string& src);
+
 class HubClient {
  public:
   HubClient();  // reads HF_ENDPOINT and the token; call only when not offline

@@ -13,6 +13,31 @@
 #include "model/model_internal.h"
 
 namespace headroom::hub {
+
+// The shards a Hub checkpoint is made of: the index's weight_map files when there is an index,
+// else every top-level *.safetensors (a repo may also carry Mistral's consolidated.safetensors).
+std::vector<std::string> shard_names(const RepoInfo& info, const std::optional<std::string>& index, const std::string& src) {
+  std::set<std::string> names;
+  if (index) {
+    nlohmann::json j = model_detail::parse_json(*index, src);
+    const nlohmann::json* wm = j.is_object() && j.contains("weight_map") ? &j["weight_map"] : nullptr;
+    if (wm && wm->is_object()) {
+      for (auto it = wm->begin(); it != wm->end(); ++it) {
+        if (!it->is_string()) fail_input(src, it.key(), "weight_map value is not a file name");
+        const std::string name = it->get<std::string>();
+        // The name becomes a cache file name (headers/<name>.header): a plain top-level file only.
+        if (name.empty() || name.size() > 255 || name[0] == '.' || name.find_first_of(std::string("/\\\0", 3)) != std::string::npos)
+          fail_input(src, it.key(), "weight_map names '" + name.substr(0, 80) + "', not a plain file name at the repository's top level");
+        names.insert(name);
+      }
+      return {names.begin(), names.end()};
+    }
+  }
+  for (const auto& f : info.files)
+    if (f.find('/') == std::string::npos && f.size() > 12 && f.compare(f.size() - 12, 12, ".safetensors") == 0) names.insert(f);
+  return {names.begin(), names.end()};
+}
+
 namespace {
 
 std::string label(const RepoRef& ref) { return ref.repo + "@" + ref.revision; }
@@ -26,25 +51,6 @@ HubResolution from_cache(Snapshot s, const RepoRef& ref, std::string extra) {
   return r;
 }
 
-// The shards a Hub checkpoint is made of: the index's weight_map files when there is an index,
-// else every top-level *.safetensors (a repo may also carry Mistral's consolidated.safetensors).
-std::vector<std::string> shard_names(const RepoInfo& info, const std::optional<std::string>& index, const std::string& src) {
-  std::set<std::string> names;
-  if (index) {
-    nlohmann::json j = model_detail::parse_json(*index, src);
-    const nlohmann::json* wm = j.is_object() && j.contains("weight_map") ? &j["weight_map"] : nullptr;
-    if (wm && wm->is_object()) {
-      for (auto it = wm->begin(); it != wm->end(); ++it) {
-        if (!it->is_string()) fail_input(src, it.key(), "weight_map value is not a file name");
-        names.insert(it->get<std::string>());
-      }
-      return {names.begin(), names.end()};
-    }
-  }
-  for (const auto& f : info.files)
-    if (f.find('/') == std::string::npos && f.size() > 12 && f.compare(f.size() - 12, 12, ".safetensors") == 0) names.insert(f);
-  return {names.begin(), names.end()};
-}
 
 HubResolution fetch(HubClient& client, const RepoRef& ref, const RepoInfo& info) {
   const std::string where = ref.repo + "@" + info.sha;
