@@ -160,6 +160,23 @@ TEST(CliUsage, DidYouMean) {
   EXPECT_EQ(did_you_mean("zzzzzzzz", {"plan", "tune"}), "");
 }
 
+// A release headroom has not read says so on the first line, with the known range and the rules
+// it is planned by (issue 30: "an unknown engine version says which versions are known").
+TEST(CliUsage, UnknownReleaseNamesTheKnownOnesAndTheRulesUsed) {
+  for (const auto& [engine, says] : std::vector<std::pair<std::string, std::string>>{
+           {"vllm@0.99", "vLLM 0.31.0 rules"},
+           {"sglang@0.9.1", "newer than the releases headroom knows (0.3 .. 0.5.19)"},
+           {"trtllm@2.0.0", "TensorRT-LLM 1.3.0 rules"}}) {
+    CliRun r = cli(with({"plan", "--brief", "--engine", engine}, kQwen));
+    const std::string first = r.out.substr(0, r.out.find('\n'));
+    EXPECT_NE(first.find("is newer than the releases headroom knows"), std::string::npos) << first;
+    EXPECT_NE(first.find(says), std::string::npos) << first;
+  }
+  // A known release says nothing of the kind.
+  CliRun k = cli(with({"plan", "--brief", "--engine", "vllm@0.10.2"}, kQwen));
+  EXPECT_EQ(k.out.find("newer than the releases"), std::string::npos);
+}
+
 // Qwen3-8B on one RTX 4090, one request of 32,768 tokens: the bf16 KV cache holds 19,908 tokens (< one
 // request), so fit tries an FP8 KV cache, which holds twice as many (39,816), and says so.
 TEST(CliSummary, FitTriesAnFp8KvCacheWhenNothingElseFits) {

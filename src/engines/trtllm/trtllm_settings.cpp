@@ -141,6 +141,10 @@ Era era_for_version(const std::string& version) {
   } else if (std::sscanf(version.c_str(), "%d.%d.%d", &a, &b, &c) >= 2 && a >= 0 && a < 10 && b >= 0 && b < 100) {
     e.version = a * 10000 + b * 100 + (c >= 0 && c < 100 ? c : 0);
     e.reason = "version " + version;
+    if (e.version > kNewestTrtllm + 99) {  // a release after the newest line seen: its rules
+      e.version = kNewestTrtllm;
+      e.reason = "version " + version + " is newer than the releases headroom knows (0.7 .. 1.3): planned by 1.3's rules";
+    }
   } else {
     fail_input("--engine", "trtllm@" + version, "cannot read the version (use e.g. 1.0.0, 1.2.0rc2, 0.21.0)");
   }

@@ -109,7 +109,9 @@ Era era_for_version(const std::string& version) {
   if (n >= 2 && a >= 0 && a < 10 && b >= 0 && b < 100 && c >= 0 && c < 100) {
     if (n < 3) c = 0;
     int v = a * 10000 + b * 100 + c;
-    if (v > kNewestVersion) return make(v, fmt::format("version {} (newer than the newest checked, 0.31.0)", version));
+    if (v > kNewestVersion)  // an unknown release: say so, and plan it by the newest rules
+      return make(kNewestVersion, fmt::format("version {} is newer than the releases headroom knows (0.6 .. 0.31.0): planned by 0.31.0's "
+                                              "rules", version));
     return make(v, fmt::format("version {}", version));
   }
   fail_input("--engine", "vllm@" + version, "cannot read the version (use e.g. 0.10.2, 0.21.0, or main@2025-10-16)");
