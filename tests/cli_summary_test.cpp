@@ -177,6 +177,24 @@ TEST(CliUsage, UnknownReleaseNamesTheKnownOnesAndTheRulesUsed) {
   EXPECT_EQ(k.out.find("newer than the releases"), std::string::npos);
 }
 
+// fit never clusters single-GPU boxes unless --nodes says so; then across boxes pipeline stages
+// rank before tensor parallelism (a box is a node of one). Qwen3-32B, 12 requests of 40,960 tokens
+// (491,520): one DGX Spark holds 162,954 tokens, two as PP 2 hold 612,987.
+TEST(CliSummary, FitClustersSingleGpuBoxesOnlyWithNodes) {
+  const std::vector<std::string> spark{"fit", "--model", "Qwen/Qwen3-32B", "--gpu", "dgx-spark", "--max-model-len", "40960", "--max-num-seqs", "12"};
+  CliRun one = cli(spark);
+  EXPECT_EQ(one.rc, 1);
+  EXPECT_NE(one.out.find("NO FEASIBLE DEPLOYMENT"), std::string::npos) << one.out;
+  CliRun two = cli(with(spark, {"--nodes", "2"}));
+  EXPECT_EQ(two.rc, 0) << two.err;
+  EXPECT_NE(two.out.find("best: 2 x dgx-spark, TP 1 PP 2"), std::string::npos) << two.out;
+  EXPECT_NE(two.out.find("--nnodes"), std::string::npos) << two.out;  // the note on multi-node launch options
+  // --rank-by is fit's ranking option (--sort its older spelling); a bad value names the flag.
+  CliRun bad = cli(with(spark, {"--rank-by", "cost"}));
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.err.find("--rank-by"), std::string::npos) << bad.err;
+}
+
 // Qwen3-8B on one RTX 4090, one request of 32,768 tokens: the bf16 KV cache holds 19,908 tokens (< one
 // request), so fit tries an FP8 KV cache, which holds twice as many (39,816), and says so.
 TEST(CliSummary, FitTriesAnFp8KvCacheWhenNothingElseFits) {

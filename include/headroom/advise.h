@@ -89,6 +89,7 @@ struct FitRequest {
   std::vector<std::string> kv_dtypes;    // --kv-cache-dtype choices; empty: the engine default
   TuneGoal goal;
   FitSort sort = FitSort::Gpus;
+  int nodes = 1;  // boxes of a single-GPU device (DGX Spark, Jetson) that may serve one deployment over the network
 };
 
 struct FitCandidate {

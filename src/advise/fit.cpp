@@ -113,7 +113,7 @@ static FitResult fit_once(const FitRequest& req) {
     for (int n = 1; n <= req.max_gpus; n *= 2) {
       // A device that is its own box (DGX Spark, Jetson: the catalog's "network" fabric) is not
       // offered as a multi-GPU cluster: those would talk over Ethernet, not NVLink.
-      if (n > 1 && g->interconnect == "network") {
+      if (n > 1 && g->interconnect == "network" && n > req.nodes) {
         single_boxes = true;
         break;
       }
@@ -174,9 +174,12 @@ static FitResult fit_once(const FitRequest& req) {
   // What an operator would choose: the fewest GPUs, then tensor parallelism within a node before
   // pipeline stages (PP only across nodes), then the most KV cache. A node is taken to hold 8 GPUs
   // (an ASSUMPTION: HGX/DGX boards; the catalog has no per-node count).
+  // A single-GPU box is a node of one.
   auto layout_cost = [](const FitCandidate& c) {
-    const bool tp_beyond_node = c.par.tp > 8;
-    const bool pp_within_node = c.par.pp > 1 && c.par.tp * c.par.pp <= 8;
+    const GpuSpec* g = find_gpu(c.gpu);
+    const int per_node = g && g->interconnect == "network" ? 1 : 8;
+    const bool tp_beyond_node = c.par.tp > per_node;
+    const bool pp_within_node = c.par.pp > 1 && c.par.tp * c.par.pp <= per_node;
     return (tp_beyond_node ? 2 : 0) + (pp_within_node ? 1 : 0);
   };
   auto by_gpus = [&](const FitCandidate& a, const FitCandidate& b) {
@@ -212,7 +215,13 @@ static FitResult fit_once(const FitRequest& req) {
   res.candidates = std::move(unique);
   std::stable_sort(res.rejected.begin(), res.rejected.end(), [](const FitCandidate& a, const FitCandidate& b) { return a.gpus < b.gpus; });
   if (single_boxes)
-    res.notes.push_back("single-GPU devices (DGX Spark, Jetson) are tried one at a time: several would be separate boxes on a network");
+    res.notes.push_back(fmt::format("single-GPU devices (DGX Spark, Jetson) are tried {}: more would be separate boxes on a network (--nodes N to try them)",
+                                    req.nodes > 1 ? fmt::format("up to {} boxes", req.nodes) : std::string("one at a time")));
+  if (req.nodes > 1)
+    res.notes.push_back(fmt::format("up to {} single-GPU boxes are tried together over the network (--nodes): tensor parallelism across boxes is "
+                                    "ranked after pipeline stages; start each box with the engine's multi-node options (SGLang --nnodes, "
+                                    "--node-rank, --dist-init-addr; vLLM on a Ray cluster; TensorRT-LLM under mpirun), which the launch line leaves out",
+                                    req.nodes));
   if (!req.goal.margin_bytes)
     res.notes.push_back(fmt::format("safety margin {} of worst-case free memory at every stage is a default GUESS; set it with --margin",
                                     human_bytes(res.margin_bytes)));

@@ -1,5 +1,5 @@
 // `headroom fit --model ... --engine ... [--target-context N --target-concurrency N]
-// [--gpu NAME ...] [--max-gpus N] [--kv-cache-dtype X[,Y] ...] [--sort gpus|kv|headroom]
+// [--gpu NAME ...] [--max-gpus N] [--kv-cache-dtype X[,Y] ...] [--rank-by gpus|kv|headroom] [--nodes N]
 // [--margin BYTES] [--keep-free BYTES] [--json]`: which GPUs, how many and which parallelism
 // serve the workload, ranked, and why the others do not.
 #include <ostream>
@@ -16,13 +16,14 @@ int verb_fit(const Args& args, std::ostream& out, std::ostream& err) {
   if (args.has("--help")) {
     out << "usage: headroom fit [--engine sglang|vllm|trtllm[@VERSION]] --model ID|DIR|config.json\n"
            "                    [--target-context N] [--target-concurrency N] [--gpu NAME ...] [--max-gpus N (default 8)]\n"
-           "                    [--kv-cache-dtype X[,Y] ...] [--sort gpus|kv|headroom] [--margin BYTES] [--keep-free BYTES]\n"
+           "                    [--kv-cache-dtype X[,Y] ...] [--rank-by gpus|kv|headroom] [--nodes N] [--margin BYTES] [--keep-free BYTES]\n"
            "                    [engine flags as the engine spells them] [--all] [--json]\n"
            "--max-model-len / --context-length / --max_seq_len N: the target context; --max-num-seqs / --max-running-requests N:\n"
            "the target concurrency (plan's spellings, for any engine). --all: every feasible and rejected deployment.\n"
            "Tries every GPU of the catalog (or those given) x 1, 2, 4, ... GPUs x the layouts the engine supports (TP, TP x PP,\n"
            "expert parallel, DP attention), tunes each and ranks the feasible ones (fewest GPUs, then TP within a node before PP,\n"
-           "then most KV). Single-GPU boxes (DGX Spark, Jetson) are tried one at a time.\n"
+           "then most KV; --rank-by kv|headroom for others, --sort is the same). Single-GPU boxes (DGX Spark, Jetson) are tried\n"
+           "one at a time unless --nodes N lets up to N of them serve together over the network.\n"
            "Exit: 0 some deployment is feasible, 1 none is, 2 bad input.\n";
     return kExitOk;
   }
@@ -55,14 +56,15 @@ int verb_fit(const Args& args, std::ostream& out, std::ostream& err) {
       if (j > i) req.kv_dtypes.push_back(v.substr(i, j - i));
       i = j + 1;
     }
-  std::string sort = fa.get_or("--sort", "gpus");
+  if (auto m = fa.get_int("--nodes", 1, 64)) req.nodes = static_cast<int>(*m);
+  std::string sort = fa.get_or("--rank-by", fa.get_or("--sort", "gpus"));
   if (sort == "gpus") req.sort = FitSort::Gpus;
   else if (sort == "kv") req.sort = FitSort::Kv;
   else if (sort == "headroom") req.sort = FitSort::Headroom;
-  else fail_input("command line", "--sort", "expects gpus, kv or headroom, got '" + sort + "'");
+  else fail_input("command line", fa.get("--rank-by") ? "--rank-by" : "--sort", "expects gpus, kv or headroom, got '" + sort + "'");
 
   std::string first_gpu = req.gpu_names.empty() ? gpu_catalog().front().name : req.gpu_names.front();
-  req.base = parse_deployment(strip_options(fa, {"--gpu", "--max-gpus", "--kv-cache-dtype", "--sort"}), {}, first_gpu);
+  req.base = parse_deployment(strip_options(fa, {"--gpu", "--max-gpus", "--kv-cache-dtype", "--sort", "--rank-by", "--nodes"}), {}, first_gpu);
   FitResult r = fit(req);
   if (fa.has("--json")) out << fit_json(r).dump(2) << "\n";
   else print_fit(out, r, args.has("--all"));
