@@ -831,6 +831,7 @@ function selectTab(tab) {
   state.tab = tab;
   for (const t of ['plan', 'tune', 'doctor']) {
     $('tab-' + t).setAttribute('aria-selected', t === tab ? 'true' : 'false');
+    $('tab-' + t).tabIndex = t === tab ? 0 : -1;  // one tab stop for the tab list (ARIA tabs pattern)
     $('panel-' + t).hidden = t !== tab;
   }
   writeUrl(readForm());
@@ -910,6 +911,16 @@ function wire() {
   });
   form.addEventListener('submit', (e) => { e.preventDefault(); runPlan(); });
   for (const b of document.querySelectorAll('.tabs [role=tab]')) b.addEventListener('click', () => selectTab(b.dataset.tab));
+  // Keyboard: the arrow keys, Home and End move between the tabs and select the one reached.
+  $('tab-plan').parentElement.addEventListener('keydown', (e) => {
+    const tabs = ['plan', 'tune', 'doctor'];
+    const i = tabs.indexOf(state.tab);
+    const next = { ArrowRight: i + 1, ArrowLeft: i - 1 + tabs.length, Home: 0, End: tabs.length - 1 }[e.key];
+    if (next === undefined) return;
+    e.preventDefault();
+    selectTab(tabs[next % tabs.length]);
+    $('tab-' + state.tab).focus();
+  });
   $('mini-verdict').addEventListener('click', () => $('verdict').scrollIntoView({ behavior: 'smooth', block: 'start' }));
   $('copy-link').addEventListener('click', (e) => { writeUrl(readForm()); copyText(location.href, e.currentTarget); });
   $('copy-launch').addEventListener('click', (e) => copyText($('launch').textContent, e.currentTarget));

@@ -227,6 +227,17 @@ def run(driver):
         check(points == plotted, f"tune: {points} KV points plotted for {plotted} rows that are not refused ({rows})")
     shot(driver, "e2e-tune.png", full=True)
 
+    # Keyboard: the tab list is one tab stop; the arrow keys move between the tabs.
+    tab.send_keys(Keys.ARROW_RIGHT)
+    time.sleep(0.2)
+    check(driver.find_element(By.ID, "tab-doctor").get_attribute("aria-selected") == "true"
+          and driver.switch_to.active_element.get_attribute("id") == "tab-doctor",
+          "keyboard: ArrowRight on the Tune tab selects and focuses Doctor")
+    check(driver.find_element(By.ID, "tab-tune").get_attribute("tabindex") == "-1", "keyboard: only the selected tab is a tab stop")
+    driver.switch_to.active_element.send_keys(Keys.HOME)
+    time.sleep(0.2)
+    check(driver.find_element(By.ID, "tab-plan").get_attribute("aria-selected") == "true", "keyboard: Home selects the first tab")
+
     # The crashed launch used 0.95: the form fills what the log does not say.
     driver.find_element(By.ID, "tab-plan").click()
     typed(driver, "flag-mem-fraction-static", "0.95")
