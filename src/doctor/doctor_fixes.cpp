@@ -169,8 +169,39 @@ std::string stage_cause(const std::string& stage) {
   return "";
 }
 
+// vLLM's refusals about memory another process holds (classify: other_process_refusal): the
+// startup check's fix is the largest utilization whose budget the free memory covers, from the
+// message's own figures: u <= free / total, to the hundredth below. True when it applies (the
+// profiling assertion has no knob that cures it: true with no fix).
+static bool log_budget_fix(const LogScan& scan, Diagnosis& dx) {
+  if (dx.cause != "other_process") return false;
+  if (dx.stage == "init" && !scan.ooms.empty()) return true;  // an OOM before the weights: no knob cures it (classify)
+  const LogError* startup = nullptr;
+  bool profiling = false;
+  for (const auto& e : scan.errors) {
+    if (e.line != scan.failure_line) continue;
+    if (e.kind == "vllm_free_memory_startup") startup = &e;
+    if (e.kind == "vllm_profiling_error") profiling = true;
+  }
+  if (profiling) return true;
+  const auto& s = scan.summary;
+  if (!startup || !s.init_avail || !s.total || s.total->value <= 0) return false;
+  const double share = static_cast<double>(s.init_avail->value) / static_cast<double>(s.total->value);
+  double u = std::floor(share * 100.0 + 1e-9) / 100.0;
+  if (u * static_cast<double>(s.total->value) > static_cast<double>(s.init_avail->value - 64 * MiB)) u -= 0.01;
+  dx.fixes.push_back({"--gpu-memory-utilization", fmt_frac(u),
+                      fmt::format("the budget the free memory covers: {} free of {} = {:.4f} of the device (from the log's own figures); or "
+                                  "free the memory the other process holds",
+                                  doctor_gib(s.init_avail->value), doctor_gib(s.total->value), share)});
+  return true;
+}
+
 void plan_fixes(const LogScan& scan, const Deployment& dep, const std::set<std::string>& user_set, Diagnosis& dx) {
   const auto& s = scan.summary;
+  if (log_budget_fix(scan, dx)) {
+    dx.command = command_with_fix(dep, command_flags(dep, user_set), dx.fixes);
+    return;
+  }
   PlanOptions o;
   o.detail = true;
   if (dep.engine == EngineKind::SGLang) {
@@ -479,6 +510,7 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, const std::set<std::
 }
 
 void static_fixes(const LogScan& scan, Diagnosis& dx) {
+  if (log_budget_fix(scan, dx)) return;
   const auto& s = scan.summary;
   const LogOom* oom = first_oom(scan);
   const bool sglang = dx.engine == "sglang";
