@@ -425,9 +425,18 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, const std::set<std::
     // the length (full attention), an upper bound otherwise.
     int64_t from_log = 0;
     std::string from_log_why;
+    const LogError* v0_capacity = nullptr;  // V0: "... the maximum number of tokens that can be stored in KV cache (N)"
+    for (const auto& e : scan.errors)
+      if (e.kind == "vllm_max_seq_len" && e.value && *e.value > 0 && !s.estimated_max_model_len && !s.kv_needed) v0_capacity = &e;
     if (s.estimated_max_model_len && s.estimated_max_model_len->value > 0) {
       from_log = s.estimated_max_model_len->value;
       from_log_why = "the longest context vLLM itself estimated from the KV memory it had";
+    } else if (v0_capacity) {
+      // V0 worker.py raise_if_cache_size_invalid refuses max_model_len > block_size x num_gpu_blocks,
+      // the N it printed: N itself passes the check.
+      from_log = *v0_capacity->value;
+      from_log_why = fmt::format("the most tokens vLLM's KV cache holds, as it printed (line {}): its check passes at that length",
+                                 v0_capacity->line);
     } else if (dep.engine == EngineKind::VLLM && s.kv_needed && s.kv_bytes && s.context_len && s.kv_needed->value > 0 &&
                s.kv_bytes->value > 0 && s.kv_bytes->value < s.kv_needed->value) {
       from_log = static_cast<int64_t>(static_cast<double>(s.context_len->value) * static_cast<double>(s.kv_bytes->value) /
@@ -505,6 +514,14 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, const std::set<std::
   if (dx.fixes.empty() && !no_error) {
     dx.gaps.push_back("no setting of the engine's knobs fits in the forecast; see the forecast below");
     dx.forecast_after_fix = *base;
+    // The log's own arithmetic still holds where the forecast finds nothing (its figures win over the
+    // estimates): the fix it gives, said to rest on the log alone.
+    if (cause != "weights_do_not_fit" && cause != "not_oom") static_fixes(scan, dx);
+    for (auto& f : dx.fixes) {
+      const std::string note = " (from the log's numbers alone; give --model and --gpu for a planned value and its forecast)";
+      if (auto p = f.effect.find(note); p != std::string::npos)
+        f.effect.replace(p, note.size(), " (from the log's numbers alone: the forecast of this deployment finds no setting that fits)");
+    }
   }
   dx.command = command_with_fix(dep, user_flags, dx.fixes);
 }
