@@ -2,7 +2,8 @@
 // value must lie between what the user ran and what worked. Two rules the check found wrong, each on
 // its corpus log (tests/data/corpus/*.jsonl, `raw` as posted):
 //  - vLLM V0's refusal prints the tokens its KV cache holds; the fix is that length, not a shorter
-//    one from the forecast (vllm-021: 29000 failed, 20000 worked; the doctor said 18432);
+//    one from the forecast (vllm-021: 29000 failed, 20000 worked; the doctor said 18432), unless the
+//    forecast runs out of memory in a later stage at it (DoctorVllm.ContextFixWhenAnotherStageIsAtRisk...);
 //  - with the model known, a forecast that finds no fitting setting left no fix at all, where the
 //    log's own arithmetic gives one (sglang-027: 0.88 refused, the minimum viable is 0.9113).
 #include <gtest/gtest.h>

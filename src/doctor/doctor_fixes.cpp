@@ -445,8 +445,14 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, const std::set<std::
                                  s.context_len->value, doctor_gib(s.kv_bytes->value), doctor_gib(s.kv_needed->value));
     }
     if (from_log >= 16)
-      if (auto f = try_plan(with_flag(dep, lenflag, std::to_string(from_log)), o))
-        add(lenflag, std::to_string(from_log), *f, from_log_why);
+      if (auto f = try_plan(with_flag(dep, lenflag, std::to_string(from_log)), o)) {
+        // V0's printed capacity passes its KV check; a length at which the forecast runs out of
+        // memory in a later stage is not offered (the search below picks one that holds).
+        if (v0_capacity && !s.estimated_max_model_len && (f->verdict == Verdict::Oom || f->verdict == Verdict::Refused))
+          from_log = 0;
+        else
+          add(lenflag, std::to_string(from_log), *f, from_log_why);
+      }
     // Else the longest context whose single request fits in the forecast.
     // Fits in the worst case first; failing that (a stage the length does not touch, e.g. vLLM's
     // sampler warm-up after the pool, is at risk at every length), the longest whose one request
