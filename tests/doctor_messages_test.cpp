@@ -70,6 +70,17 @@ TEST(DoctorMessages, SglangHybridStateCacheNegativeRestMemory) {
   EXPECT_EQ(scan.errors.front().value, -28);
 }
 
+TEST(DoctorMessages, SglangPoolTooSmallForOneRequest) {
+  // managers/tp_worker.py TpModelWorker.__init__ (2024 - 2026, idx:74498457): assert max_req_len > 0 and
+  // max_req_input_len > 0, "Memory pool size is too small" -- the pool sized, but for fewer than 6 tokens.
+  expect("[2025-02-01 10:00:00 TP0] Load weight end. type=LlamaForCausalLM, dtype=torch.float16, avail mem=9.80 GB, mem usage=13.48 GB.\n"
+         "[2025-02-01 10:00:00 TP0] KV Cache is allocated. #tokens: 3, K size: 0.00 GB, V size: 0.00 GB\n"
+         "[2025-02-01 10:00:00 TP0] Memory pool end. avail mem=9.79 GB\n"
+         "[2025-02-01 10:00:00 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+         "AssertionError: Memory pool size is too small\n",
+         "sglang", "kv_pool", "static_fraction_too_low");
+}
+
 TEST(DoctorMessages, SglangCaptureFailedWrappingTheOom) {
   // cuda_graph_runner.py: raise Exception(f"Capture cuda graph failed: {e}\n{CUDA_GRAPH_CAPTURE_FAILED_MSG}"),
   // e a torch 2.5 OOM report (c10/cuda/CUDACachingAllocator.cpp wording).

@@ -43,6 +43,10 @@ constexpr KwText kKeywords[] = {
     // mem_cache / model_runner_kv_cache_mixin.py handle_max_mamba_cache (2026): "Not enough GPU memory for
     // hybrid (mamba/linear-attention) state cache. Computed max_mamba_cache_size=-28 (total_rest_memory=-7.96 GB, ...)"
     {kSglMambaNoMem, "not enough gpu memory for hybrid"},
+    // managers/tp_worker.py (2024 - 2026) after the pool: assert max_running_requests > 0, "max_running_request is
+    // zero"; assert max_req_len > 0 and max_req_input_len > 0, "Memory pool size is too small" (idx:74498457)
+    {kSglPoolTooSmall, "memory pool size is too small"},
+    {kSglPoolTooSmall, "max_running_request is zero"},
     {kSglProfiled, "larger than the profiled value"},
     {kSglUnbalanced, "memory capacity is unbalanced"},
     {kSglPoolFull, "kv cache pool is full"},

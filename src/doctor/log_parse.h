@@ -52,7 +52,7 @@ enum Kw : uint8_t {
   // SGLang
   kSglInitBegin, kSglInitEnd, kSglLoadBegin, kSglLoadEnd, kSglKvAlloc, kSglPoolUsage, kSglPoolEnd, kSglGraphBegin,
   kSglGraphEnd, kSglGraphBs, kSglCapturing, kSglSummary, kSglMemProfiling, kSglNotEnough, kSglNoKv,
-  kSglCaptureFailed, kSglGraphFailed, kSglMambaNoMem, kSglProfiled, kSglUnbalanced, kSglPoolFull, kSglReady, kSglSchedExc, kServerArgs, kEngineDead,
+  kSglCaptureFailed, kSglGraphFailed, kSglMambaNoMem, kSglPoolTooSmall, kSglProfiled, kSglUnbalanced, kSglPoolFull, kSglReady, kSglSchedExc, kServerArgs, kEngineDead,
   // vLLM
   kVModelLoading, kVLoadingWeights, kVAvailKv, kVKvSize, kVConcurrency, kVGraphFinished, kVGraphEstimate,
   kVGraphPool, kVFreeOnDevice, kVInitialFree, kVFreeAfter, kVProfTakes, kVInstanceCanUse, kVWeightsTake,

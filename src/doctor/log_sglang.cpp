@@ -21,6 +21,7 @@
 //   max_total_tokens=N is larger than the profiled value M. Use the profiled value instead.
 //   Capture cuda graph failed: <error>   (also "Capture prefill/extend CUDA graph failed: <error>",
 //       "Breakable CUDA graph failed.", 2026 "CUDA graph capture failed.")
+//   AssertionError: Memory pool size is too small  /  max_running_request is zero   (tp_worker.py)
 //   Not enough GPU memory for hybrid (mamba/linear-attention) state cache. Computed max_mamba_cache_size=N
 //       (total_rest_memory=X GB, mamba_cache_per_req=Y MB). ...
 #include "doctor/log_parse.h"
@@ -261,6 +262,14 @@ void read_sglang(Ctx& c, const Line& l) {
     if (!same) c.fatal(l, "sglang_capture_failed", "cuda_graph", oom ? "oom_graph" : "other_error");
     else if (oom) c.fatals.back().outcome = "oom_graph";
     c.score_sglang += k[kSglCaptureFailed] ? 3 : 1;
+  }
+  if (k[kSglPoolTooSmall]) {
+    // The pool holds too few tokens for one request (max_total_num_tokens - 1 <= 5) or the request
+    // table none: SGLang's own check right after the pool, a KV-sizing refusal.
+    c.error(l, "sglang_pool_too_small");
+    c.keep(l, "sglang.pool_too_small");
+    c.fatal(l, "sglang_pool_too_small", "kv_pool", "refused_kv");
+    c.score_sglang += 2;
   }
   if (k[kSglMambaNoMem]) {
     // The hybrid-state pool (mamba / linear attention) gets no slot after the weights: SGLang's

@@ -443,7 +443,7 @@ void read_torch(Ctx& c, const Line& l) {
 
   // ---- any other exception line
   if (!exc.empty() && !oom_line && !k[kCudaErrorColon]) {
-    bool specific = k[kSglNotEnough] || k[kSglNoKv] || k[kSglCaptureFailed] || k[kSglGraphFailed] || k[kSglMambaNoMem] ||
+    bool specific = k[kSglNotEnough] || k[kSglNoKv] || k[kSglCaptureFailed] || k[kSglGraphFailed] || k[kSglMambaNoMem] || k[kSglPoolTooSmall] ||
                     k[kVToServe] || k[kVNoBlocks] || k[kVFreeOnDevice] || k[kVSamplerWarmup] || k[kVMamba] || k[kVLoadFailed] ||
                     k[kVAutoFit] || k[kVStoredInKv] || k[kContextOverDerived] || k[kVProfilingError] || k[kTExecutorOom];
     // A line a reader recorded (its error is this line's): the exception type is added to it.
