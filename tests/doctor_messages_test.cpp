@@ -214,6 +214,7 @@ TEST(DoctorMessages, TensorrtAllocatorOutOfMemory) {
                        "was 71603093760 bytes.)\n",
                        {"--engine", "trtllm"});
   EXPECT_NE(d.cause, "not_oom");
+  EXPECT_NE(d.cause, "no_error_in_log");  // what the line read as before it was recognised
   EXPECT_NE(d.stage, "none");
   LogScan scan = scan_log_text("[TRT] [E] [myelinResourceManager.cpp::allocate::196] Error Code 2: OutOfMemory (Requested size was "
                                "71603093760 bytes.)\n",
