@@ -28,6 +28,37 @@ const LogError* find_error(const LogScan& scan, std::string_view kind) {
   for (const auto& e : scan.errors) if (e.kind == kind) return &e;
   return nullptr;
 }
+// vLLM's two refusals about memory another process holds or releases: the startup check (the
+// budget u x total exceeds the free memory, gpu_worker.py init_device) and the profiling assertion
+// (free memory grew while vLLM profiled, determine_available_memory). Neither is an OOM, both are
+// about memory: cause other_process. The startup check's fix is the utilization that the free
+// memory covers, from the message's own figures (log_fixes: log_budget_fix).
+void other_process_refusal(const LogScan& scan, const LogError& e, const std::string& knob, Diagnosis& dx) {
+  const auto& s = scan.summary;
+  dx.cause = "other_process";
+  if (e.kind == "vllm_profiling_error") {
+    dx.explanation = fmt::format(
+        "vLLM stopped while sizing the KV cache (line {}): the GPU had more free memory after its profile run than before it, "
+        "which happens when another process on the same GPU releases memory while vLLM measures. The KV budget is computed "
+        "from that difference, so vLLM refuses. Start vLLM when no other process is loading or unloading on the GPU (or "
+        "isolate it on its own GPU).",
+        e.line);
+    dx.will_not_help.push_back(fmt::format("changing {}: the measurement, not the budget, failed", knob));
+    return;
+  }
+  dx.explanation = fmt::format(
+      "vLLM refused at start-up (line {}): the memory it was asked to budget ({} x the device{}) is more than the GPU had free{}, "
+      "so another process (or a previous instance) holds part of it. Free that memory, or lower {} to what is free.",
+      e.line, knob, s.requested ? fmt::format(" = {}", doctor_gib(s.requested->value)) : std::string(),
+      s.init_avail ? fmt::format(" ({})", doctor_gib(s.init_avail->value)) : std::string(), knob);
+  if (s.init_avail && s.total && s.requested)
+    dx.arithmetic.push_back(fmt::format("free at start {} of {}; asked for {}: {} short", doctor_gib(s.init_avail->value),
+                                        doctor_gib(s.total->value), doctor_gib(s.requested->value),
+                                        doctor_gib(s.requested->value - s.init_avail->value)));
+  dx.will_not_help.push_back(fmt::format("raising {}: it asks for even more than is free", knob));
+  dx.will_not_help.push_back("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: nothing was allocated yet; vLLM refused by arithmetic");
+}
+
 }  // namespace
 
 void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnosis& dx) {
@@ -151,8 +182,22 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
       dx.will_not_help.push_back(fmt::format("lowering {} or the CUDA-graph batch sizes: nothing ran out of memory", knob));
       return;
     }
+    for (const char* kind : {"vllm_free_memory_startup", "vllm_profiling_error"})
+      if (const LogError* r = find_error(scan, kind); r && r->line == scan.failure_line) {
+        other_process_refusal(scan, *r, knob, dx);
+        return;
+      }
     dx.explanation = fmt::format("The failure is not an out-of-memory error{}: memory flags will not fix it.",
                                  e ? fmt::format(" ({} at line {})", e->exception.empty() ? e->kind : e->exception, e->line) : "");
+    // Where it is placed, and on what: the last startup line before it (no traceback frame names a stage).
+    int64_t last = 0;
+    for (const auto& r : scan.ranks)
+      if (r.stage_line <= scan.failure_line) last = std::max(last, r.stage_line);
+    bool by_frames = false;
+    for (const auto& t : scan.tracebacks) by_frames = by_frames || (!t.stage.empty() && t.stage == dx.stage);
+    if (last > 0 && !by_frames && !dx.stage.empty())
+      dx.explanation += fmt::format(" It is placed in {}, the stage in progress at the log's last startup line before it (line {}).",
+                                    dx.stage, last);
     dx.will_not_help.push_back(fmt::format("lowering {} or the CUDA-graph batch sizes: nothing ran out of memory", knob));
     dx.will_not_help.push_back("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: there is no allocation failure to avoid");
     return;
@@ -197,6 +242,18 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
     return;
   }
 
+  if (outcome == "oom_weights" && dx.stage == "init") {
+    // Before the weights only the CUDA context, NCCL's buffers and the communicators exist: running
+    // out there means the GPU was already nearly full when the engine started.
+    dx.cause = "other_process";
+    dx.explanation = "The GPU ran out of memory while the engine was still initializing (CUDA context, NCCL communicators and "
+                     "buffers), before any weight was loaded: the memory was already taken when it started. Another process or a "
+                     "previous instance that did not exit holds it (check nvidia-smi), or NCCL's buffers do not fit in what is left "
+                     "(NCCL_BUFFSIZE, NVLS/NCCL_NVLS_ENABLE=0 on NVSwitch systems).";
+    dx.will_not_help.push_back(fmt::format("changing {}: the engine applies it after initialization", knob));
+    dx.will_not_help.push_back("a larger --tp / --pp: every GPU still needs its CUDA context and NCCL buffers first");
+    return;
+  }
   if (outcome == "oom_weights") {
     dx.cause = "weights_do_not_fit";
     dx.explanation = "The model's weights did not fit in GPU memory while loading: this happens before any KV budget or fraction applies. "

@@ -169,8 +169,39 @@ std::string stage_cause(const std::string& stage) {
   return "";
 }
 
+// vLLM's refusals about memory another process holds (classify: other_process_refusal): the
+// startup check's fix is the largest utilization whose budget the free memory covers, from the
+// message's own figures: u <= free / total, to the hundredth below. True when it applies (the
+// profiling assertion has no knob that cures it: true with no fix).
+static bool log_budget_fix(const LogScan& scan, Diagnosis& dx) {
+  if (dx.cause != "other_process") return false;
+  if (dx.stage == "init" && !scan.ooms.empty()) return true;  // an OOM before the weights: no knob cures it (classify)
+  const LogError* startup = nullptr;
+  bool profiling = false;
+  for (const auto& e : scan.errors) {
+    if (e.line != scan.failure_line) continue;
+    if (e.kind == "vllm_free_memory_startup") startup = &e;
+    if (e.kind == "vllm_profiling_error") profiling = true;
+  }
+  if (profiling) return true;
+  const auto& s = scan.summary;
+  if (!startup || !s.init_avail || !s.total || s.total->value <= 0) return false;
+  const double share = static_cast<double>(s.init_avail->value) / static_cast<double>(s.total->value);
+  double u = std::floor(share * 100.0 + 1e-9) / 100.0;
+  if (u * static_cast<double>(s.total->value) > static_cast<double>(s.init_avail->value - 64 * MiB)) u -= 0.01;
+  dx.fixes.push_back({"--gpu-memory-utilization", fmt_frac(u),
+                      fmt::format("the budget the free memory covers: {} free of {} = {:.4f} of the device (from the log's own figures); or "
+                                  "free the memory the other process holds",
+                                  doctor_gib(s.init_avail->value), doctor_gib(s.total->value), share)});
+  return true;
+}
+
 void plan_fixes(const LogScan& scan, const Deployment& dep, const std::set<std::string>& user_set, Diagnosis& dx) {
   const auto& s = scan.summary;
+  if (log_budget_fix(scan, dx)) {
+    dx.command = command_with_fix(dep, command_flags(dep, user_set), dx.fixes);
+    return;
+  }
   PlanOptions o;
   o.detail = true;
   if (dep.engine == EngineKind::SGLang) {
@@ -394,9 +425,18 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, const std::set<std::
     // the length (full attention), an upper bound otherwise.
     int64_t from_log = 0;
     std::string from_log_why;
+    const LogError* v0_capacity = nullptr;  // V0: "... the maximum number of tokens that can be stored in KV cache (N)"
+    for (const auto& e : scan.errors)
+      if (e.kind == "vllm_max_seq_len" && e.value && *e.value > 0 && !s.estimated_max_model_len && !s.kv_needed) v0_capacity = &e;
     if (s.estimated_max_model_len && s.estimated_max_model_len->value > 0) {
       from_log = s.estimated_max_model_len->value;
       from_log_why = "the longest context vLLM itself estimated from the KV memory it had";
+    } else if (v0_capacity) {
+      // V0 worker.py raise_if_cache_size_invalid refuses max_model_len > block_size x num_gpu_blocks,
+      // the N it printed: N itself passes the check.
+      from_log = *v0_capacity->value;
+      from_log_why = fmt::format("the most tokens vLLM's KV cache holds, as it printed (line {}): its check passes at that length",
+                                 v0_capacity->line);
     } else if (dep.engine == EngineKind::VLLM && s.kv_needed && s.kv_bytes && s.context_len && s.kv_needed->value > 0 &&
                s.kv_bytes->value > 0 && s.kv_bytes->value < s.kv_needed->value) {
       from_log = static_cast<int64_t>(static_cast<double>(s.context_len->value) * static_cast<double>(s.kv_bytes->value) /
@@ -405,8 +445,14 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, const std::set<std::
                                  s.context_len->value, doctor_gib(s.kv_bytes->value), doctor_gib(s.kv_needed->value));
     }
     if (from_log >= 16)
-      if (auto f = try_plan(with_flag(dep, lenflag, std::to_string(from_log)), o))
-        add(lenflag, std::to_string(from_log), *f, from_log_why);
+      if (auto f = try_plan(with_flag(dep, lenflag, std::to_string(from_log)), o)) {
+        // V0's printed capacity passes its KV check; a length at which the forecast runs out of
+        // memory in a later stage is not offered (the search below picks one that holds).
+        if (v0_capacity && !s.estimated_max_model_len && (f->verdict == Verdict::Oom || f->verdict == Verdict::Refused))
+          from_log = 0;
+        else
+          add(lenflag, std::to_string(from_log), *f, from_log_why);
+      }
     // Else the longest context whose single request fits in the forecast.
     // Fits in the worst case first; failing that (a stage the length does not touch, e.g. vLLM's
     // sampler warm-up after the pool, is at risk at every length), the longest whose one request
@@ -474,11 +520,20 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, const std::set<std::
   if (dx.fixes.empty() && !no_error) {
     dx.gaps.push_back("no setting of the engine's knobs fits in the forecast; see the forecast below");
     dx.forecast_after_fix = *base;
+    // The log's own arithmetic still holds where the forecast finds nothing (its figures win over the
+    // estimates): the fix it gives, said to rest on the log alone.
+    if (cause != "weights_do_not_fit" && cause != "not_oom") static_fixes(scan, dx);
+    for (auto& f : dx.fixes) {
+      const std::string note = " (from the log's numbers alone; give --model and --gpu for a planned value and its forecast)";
+      if (auto p = f.effect.find(note); p != std::string::npos)
+        f.effect.replace(p, note.size(), " (from the log's numbers alone: the forecast of this deployment finds no setting that fits)");
+    }
   }
   dx.command = command_with_fix(dep, user_flags, dx.fixes);
 }
 
 void static_fixes(const LogScan& scan, Diagnosis& dx) {
+  if (log_budget_fix(scan, dx)) return;
   const auto& s = scan.summary;
   const LogOom* oom = first_oom(scan);
   const bool sglang = dx.engine == "sglang";

@@ -20,6 +20,7 @@ struct KwText {
 constexpr KwText kKeywords[] = {
     // SGLang (python/sglang/srt/model_executor/model_runner.py, mem_cache/, cuda_graph_runner.py,
     // managers/scheduler.py)
+    {kSglInitBegin, "init torch distributed begin"},
     {kSglInitEnd, "init torch distributed ends"},
     {kSglLoadBegin, "load weight begin"},
     {kSglLoadEnd, "load weight end"},
@@ -35,6 +36,17 @@ constexpr KwText kKeywords[] = {
     {kSglNotEnough, "not enough memory"},
     {kSglNoKv, "leave no gpu memory"},
     {kSglCaptureFailed, "capture cuda graph failed"},
+    // the other capture wrappers (docs/doctor-messages.md): "Capture prefill CUDA graph failed: ...",
+    // "Capture extend cuda graph failed: ...", "Breakable CUDA graph failed.", 2026 "CUDA graph capture failed."
+    {kSglGraphFailed, "cuda graph failed"},
+    {kSglGraphFailed, "cuda graph capture failed"},
+    // mem_cache / model_runner_kv_cache_mixin.py handle_max_mamba_cache (2026): "Not enough GPU memory for
+    // hybrid (mamba/linear-attention) state cache. Computed max_mamba_cache_size=-28 (total_rest_memory=-7.96 GB, ...)"
+    {kSglMambaNoMem, "not enough gpu memory for hybrid"},
+    // managers/tp_worker.py (2024 - 2026) after the pool: assert max_running_requests > 0, "max_running_request is
+    // zero"; assert max_req_len > 0 and max_req_input_len > 0, "Memory pool size is too small" (idx:74498457)
+    {kSglPoolTooSmall, "memory pool size is too small"},
+    {kSglPoolTooSmall, "max_running_request is zero"},
     {kSglProfiled, "larger than the profiled value"},
     {kSglUnbalanced, "memory capacity is unbalanced"},
     {kSglPoolFull, "kv cache pool is full"},
@@ -75,6 +87,10 @@ constexpr KwText kKeywords[] = {
     {kVNoBlocks, "no available memory for the cache blocks"},
     {kVStoredInKv, "can be stored in kv cache"},
     {kVSamplerWarmup, "warming up sampler"},
+    {kVSamplerWarmup, "warming up pooler"},  // the pooling models' analogue (gpu_model_runner.py _dummy_pooler_run)
+    // V0 worker.py / V1 gpu_worker.py determine_available_memory assertion: "Error in memory profiling.
+    // Initial free memory X GiB, current free memory Y GiB." (another process freed memory meanwhile)
+    {kVProfilingError, "error in memory profiling"},
     {kVMamba, "mamba cache blocks"},
     {kVCapturingGraphs, "capturing cuda graphs"},
     {kVCapturingCudagraphs, "capturing cudagraphs"},
@@ -161,11 +177,36 @@ constexpr KwText kKeywords[] = {
     // before/after each component created so far.
     {kTExecutorOom, "executor creation failed due to insufficient gpu memory"},
     {kTCouldNotCreate, "the following component could not be created:"},
+    // the NCCL variant of the same explanation (py_executor_creator.py _maybe_explain_if_oom)
+    {kTExecutorOom, "executor creation failed with an error which might indicate insufficient gpu memory"},
+    // TensorRT's allocator: "[TRT] [E] 2: [...] Requested amount of GPU memory (N bytes) could not be
+    // allocated. There may not be enough free memory for allocation to succeed."
+    {kTrtAllocFailed, "could not be allocated. there may not be enough free memory"},
+    {kTrtAllocFailed, "requested amount of gpu memory ("},
+    // TensorRT 8-10: "[TRT] [E] [executionContext.cpp::initializeExecutionContext::625] Error Code 2: OutOfMemory
+    // (Requested size was 20132809216 bytes.)"
+    {kTrtAllocFailed, "error code 2: outofmemory"},
     // PyTorch, CUDA, NCCL, Python
     {kTriedToAllocate, "tried to allocate"},
     {kOutOfMemory, "out of memory"},
     {kCcaOom, "allocation failed with oom"},
     {kCublasAlloc, "cublas_status_"},
+    // any CUDA library's failed allocation: CUBLAS/HIPBLAS/CUDNN/CUSOLVER/CUSPARSE_STATUS_ALLOC_FAILED,
+    // the runtime's cudaErrorMemoryAllocation, HIP's hipErrorOutOfMemory
+    {kAllocErrorCode, "_status_alloc_failed"},
+    {kAllocErrorCode, "cudaerrormemoryallocation"},
+    {kAllocErrorCode, "hiperroroutofmemory"},
+    // NCCL's allocation failures (src/include/alloc.h, checks.h): "NCCL WARN Failed to CUDA calloc 10485760
+    // bytes", "Cuda failure 2 'out of memory'" (the number is in NCCL >= 2.19; older: "Cuda failure 'out of memory'")
+    {kNcclCalloc, "failed to cuda calloc"},
+    {kNcclCalloc, "failed to cuda malloc"},
+    {kCudaFailure, "cuda failure"},
+    // words a wrapper's message uses for memory that ran out, in any engine: the safety net that keeps a
+    // memory failure from being read as "not an OOM" (log_torch.cpp)
+    {kMemoryWords, "insufficient gpu memory"},
+    {kMemoryWords, "insufficient memory"},
+    {kMemoryWords, "not enough gpu memory"},
+    {kMemoryWords, "not enough memory"},
     {kTraceback, "traceback (most recent call last)"},
     {kFrame, "file \""},
     {kErrorColon, "error: "},

@@ -42,30 +42,33 @@ LogRank parse_rank(std::string_view line);
 std::string_view message_body(std::string_view line);
 // Removes ANSI escape sequences in place.
 void strip_ansi(std::string& s);
+// Removes what pasting a log into Markdown adds before each line: block-quote markers ("> ",
+// "> > ") and a code fence's opening ("```text"), in place.
+void strip_markdown(std::string& s);
 
 // ---------- keyword prefilter (log_keywords.cpp) ----------
 // A line is looked at only if it contains one of these (case-insensitive) keywords.
 enum Kw : uint8_t {
   // SGLang
-  kSglInitEnd, kSglLoadBegin, kSglLoadEnd, kSglKvAlloc, kSglPoolUsage, kSglPoolEnd, kSglGraphBegin,
+  kSglInitBegin, kSglInitEnd, kSglLoadBegin, kSglLoadEnd, kSglKvAlloc, kSglPoolUsage, kSglPoolEnd, kSglGraphBegin,
   kSglGraphEnd, kSglGraphBs, kSglCapturing, kSglSummary, kSglMemProfiling, kSglNotEnough, kSglNoKv,
-  kSglCaptureFailed, kSglProfiled, kSglUnbalanced, kSglPoolFull, kSglReady, kSglSchedExc, kServerArgs, kEngineDead,
+  kSglCaptureFailed, kSglGraphFailed, kSglMambaNoMem, kSglPoolTooSmall, kSglProfiled, kSglUnbalanced, kSglPoolFull, kSglReady, kSglSchedExc, kServerArgs, kEngineDead,
   // vLLM
   kVModelLoading, kVLoadingWeights, kVAvailKv, kVKvSize, kVConcurrency, kVGraphFinished, kVGraphEstimate,
   kVGraphPool, kVFreeOnDevice, kVInitialFree, kVFreeAfter, kVProfTakes, kVInstanceCanUse, kVWeightsTake,
   kVProfResults, kVGpuBlocks, kVCudaBlocks, kVToServe, kVKvNeeded, kVEstMaxLen, kVNoBlocks, kVStoredInKv,
   kVSamplerWarmup, kVMamba, kVCapturingGraphs, kVCapturingCudagraphs, kVProfGraph, kVLoadFailed,
   kVEngineFailed, kVAutoFit, kVNonDefault, kVWithConfig, kVNamespace, kVApiVersion, kVInitEngine,
-  kVStartupComplete, kVReservedKv, kVErrorLevel, kVStartLoad, kVLoadWeightsTook, kVCapturingModel, kVStartingServer, kVCompileTakes, kVUsingV2Runner,
+  kVStartupComplete, kVReservedKv, kVErrorLevel, kVStartLoad, kVLoadWeightsTook, kVCapturingModel, kVStartingServer, kVCompileTakes, kVUsingV2Runner, kVProfilingError,
   kLoadShards, kTLoadConcurrently, kMethodFailed, kCodeCall, kUvicornRunning, kHttpOk,
   // TensorRT-LLM
   kTMemUsageChange, kTMemCalc, kTBlocksPrimary, kTTokensPerBlock, kTPeak, kTAfterWeights, kTDynamic,
   kTOutsideTorch, kTEstimatedMax, kTMaxSeqLen, kTWindow, kTVersion, kTPagedTokens, kTOneSequence,
-  kTExecutorOom, kTCouldNotCreate,
+  kTExecutorOom, kTCouldNotCreate, kTrtAllocFailed,
   // PyTorch / CUDA / NCCL / Python
   kTriedToAllocate, kOutOfMemory, kCcaOom, kCublasAlloc, kTraceback, kFrame, kErrorColon, kExceptionColon,
   kNcclError, kNcclWarn, kNcclUnhandled, kNcclSystem, kNcclInternal, kNcclInvalid, kNcclRemote, kWatchdog,
-  kCudaErrorColon, kContextOverDerived,
+  kCudaErrorColon, kContextOverDerived, kNcclCalloc, kCudaFailure, kAllocErrorCode, kMemoryWords,
   // launch commands, versions, engine markers
   kLaunchServer, kSglangServe, kVllmServe, kApiServerModule, kTrtllmServe, kVersionWord,
   kMarkSglangPath, kMarkVllmPath, kMarkEngineCore, kMarkVllmWorker, kMarkTrt, kMarkTrtPkg,
@@ -169,6 +172,10 @@ void read_torch(Ctx& c, const Line& l);     // OOM, CUDA/NCCL errors, tracebacks
 void read_stages(Ctx& c, const Line& l);    // engine-neutral stage begin/end lines, failed worker methods
 void read_args(Ctx& c, const Line& l);      // ServerArgs, vLLM config lines, launch commands, versions
 void continue_pending(Ctx& c, const Line& l);  // feeds a line to multi-line messages in progress
+// Pending kinds of the PyTorch reader (the vLLM reader's are below 10).
+inline constexpr int kPendTorchOom = 10;
+// A PyTorch OOM report wrapped over several lines: re-parses the joined text; false when complete.
+bool continue_oom(Ctx& c, Pending& p);
 bool continue_command(Ctx& c, const Line& l);  // joins command continuation lines; true if consumed
 void finish_command(Ctx& c);
 // Python repr "k=v, k2='x', ..." (ServerArgs/Namespace/engine config) or dict "{'k': v}" → pairs.

@@ -1,6 +1,7 @@
 // SGLang startup lines (formats from sgl-project/sglang python/sglang/srt/model_executor/
 // model_runner.py, mem_cache/memory_pool.py, model_executor/cuda_graph_runner.py and the 2026
 // cuda_graph_setup.py / kv_cache_configurator.py; history in research/sglang-memory.md §1):
+//   Init torch distributed begin.
 //   Init torch distributed ends. [elapsed=.. s, ]mem usage=X GB
 //   Load weight begin. avail mem=X GB
 //   Load weight end. [elapsed=.. s, ]type=Cls, [dtype=.., | quant..., ]avail mem=X GB, mem usage=Y GB.
@@ -18,7 +19,11 @@
 //   Not enough memory. Please try to increase --mem-fraction-static.[ Current value: mem_fraction_static=F]
 //   Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=F. Raise --mem-fraction-static above S ...
 //   max_total_tokens=N is larger than the profiled value M. Use the profiled value instead.
-//   Capture cuda graph failed: <error>
+//   Capture cuda graph failed: <error>   (also "Capture prefill/extend CUDA graph failed: <error>",
+//       "Breakable CUDA graph failed.", 2026 "CUDA graph capture failed.")
+//   AssertionError: Memory pool size is too small  /  max_running_request is zero   (tp_worker.py)
+//   Not enough GPU memory for hybrid (mamba/linear-attention) state cache. Computed max_mamba_cache_size=N
+//       (total_rest_memory=X GB, mamba_cache_per_req=Y MB). ...
 #include "doctor/log_parse.h"
 #include "headroom/units.h"
 
@@ -48,6 +53,13 @@ void read_sglang(Ctx& c, const Line& l) {
   const auto& k = l.kw;
   std::string_view b = l.body;
 
+  if (k[kSglInitBegin]) {
+    // "Init torch distributed begin." (model_runner.py init_torch_distributed): NCCL and the CUDA
+    // context are being set up; an error before the matching end line is an init failure.
+    c.keep(l, "sglang.init_torch_distributed_begin");
+    c.stage(l, "init", true);
+    c.score_sglang += 2;
+  }
   if (k[kSglInitEnd]) {
     if (auto v = size_after(b, "mem usage=", GiB)) {
       set_first(c.fig(l.rank).init_used, *v, l.no);
@@ -238,11 +250,35 @@ void read_sglang(Ctx& c, const Line& l) {
     c.keep(l, "sglang.profiled_value");
     c.score_sglang += 2;
   }
-  if (k[kSglCaptureFailed]) {
+  if (k[kSglCaptureFailed] || (k[kSglGraphFailed] && !k[kSglCaptureFailed])) {
+    // Every capture wrapper raises Exception("<wrapper>: {e}\n<hints>"): the wrapped error is on
+    // this line (a following OOM line within a few lines upgrades it, log_torch.cpp).
     c.error(l, "sglang_capture_failed");
     c.keep(l, "sglang.capture_failed");
-    bool oom = icontains(b, "out of memory");
-    c.fatal(l, "sglang_capture_failed", "cuda_graph", oom ? "oom_graph" : "other_error");
+    const bool oom = icontains(b, "out of memory") || icontains(b, "OutOfMemoryError") || icontains(b, "_STATUS_ALLOC_FAILED");
+    // One print of one failure ("Capture prefill CUDA graph failed: ..." then "Breakable CUDA graph
+    // failed." two lines later) is one fatal event.
+    const bool same = !c.fatals.empty() && c.fatals.back().kind == "sglang_capture_failed" && l.no - c.fatals.back().line <= 3;
+    if (!same) c.fatal(l, "sglang_capture_failed", "cuda_graph", oom ? "oom_graph" : "other_error");
+    else if (oom) c.fatals.back().outcome = "oom_graph";
+    c.score_sglang += k[kSglCaptureFailed] ? 3 : 1;
+  }
+  if (k[kSglPoolTooSmall]) {
+    // The pool holds too few tokens for one request (max_total_num_tokens - 1 <= 5) or the request
+    // table none: SGLang's own check right after the pool, a KV-sizing refusal.
+    c.error(l, "sglang_pool_too_small");
+    c.keep(l, "sglang.pool_too_small");
+    c.fatal(l, "sglang_pool_too_small", "kv_pool", "refused_kv");
+    c.score_sglang += 2;
+  }
+  if (k[kSglMambaNoMem]) {
+    // The hybrid-state pool (mamba / linear attention) gets no slot after the weights: SGLang's
+    // own refusal at KV sizing, negative total_rest_memory when the static share is too small.
+    auto& e = c.error(l, "sglang_mamba_no_memory");
+    if (auto v = int_after(b, "max_mamba_cache_size=")) e.value = *v;
+    if (auto v = size_after(b, "total_rest_memory=", GiB)) e.value2 = *v;
+    c.keep(l, "sglang.mamba_state_refusal");
+    c.fatal(l, "sglang_mamba_no_memory", "kv_pool", "refused_kv");
     c.score_sglang += 3;
   }
   if (k[kSglUnbalanced]) {

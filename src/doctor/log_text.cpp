@@ -191,6 +191,27 @@ void strip_ansi(std::string& s) {
   s.resize(w);
 }
 
+void strip_markdown(std::string& s) {
+  size_t i = 0;
+  // block quotes: up to 3 spaces, then '>' markers each followed by an optional space ("> > text")
+  size_t j = 0;
+  while (j < s.size() && j < 3 && s[j] == ' ') ++j;
+  bool quoted = false;
+  while (j < s.size() && s[j] == '>' && !(j + 1 < s.size() && s[j + 1] == '>' && j + 2 < s.size() && s[j + 2] == '>')) {
+    quoted = true;  // ">>> " is a Python prompt, not a quote
+    ++j;
+    if (j < s.size() && s[j] == ' ') ++j;
+    while (j < s.size() && s[j] == ' ' && j + 1 < s.size() && s[j + 1] == '>') ++j;
+  }
+  if (quoted) i = j;
+  // a code fence that opens on the line: "```", "```text", "~~~"
+  if (s.compare(i, 3, "```") == 0 || s.compare(i, 3, "~~~") == 0) {
+    i += 3;
+    while (i < s.size() && ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || is_digit(s[i]) || s[i] == '-')) ++i;
+  }
+  if (i > 0) s.erase(0, i);
+}
+
 // "TP3" at t → 3; -1 when not that shape.
 static int tag_num(std::string_view t, std::string_view tag) {
   if (t.size() <= tag.size() || t.substr(0, tag.size()) != tag) return -1;

@@ -218,7 +218,40 @@ void close_traceback(Ctx& c, OpenTraceback* ot, const Line& l, std::string_view 
   std::erase_if(c.open_tb, [&](const OpenTraceback& o) { return o.index == idx; });
 }
 
+// SGLang's capture wrapper printed on the line(s) just before this one ("Capture cuda graph failed:"
+// at the end of a wrapped line, the OOM text on the next): the OOM is the capture's. Upgrades that
+// fatal event, which was read as a non-memory capture failure.
+bool capture_failed_just_before(Ctx& c, const Line& l) {
+  for (auto it = c.fatals.rbegin(); it != c.fatals.rend(); ++it) {
+    if (l.no - it->line > 3) break;
+    if (it->kind == "sglang_capture_failed" && it->line < l.no && (l.rank.label.empty() || it->rank.label.empty() || it->rank == l.rank)) {
+      it->outcome = "oom_graph";
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
+
+bool continue_oom(Ctx& c, Pending& p) {
+  // p.text is the report so far; the line just appended may complete it. The report is the
+  // latest OOM of its line.
+  for (auto it = c.scan.ooms.rbegin(); it != c.scan.ooms.rend(); ++it) {
+    if (it->line != p.line) continue;
+    LogOom o;
+    o.line = it->line;
+    o.rank = it->rank;
+    o.in_capture_failed = it->in_capture_failed;
+    parse_oom_message(p.text, o);
+    if (o.total > 0 || o.request > 0) {
+      if (it->device >= 0 && o.device < 0) o.device = it->device;
+      *it = std::move(o);
+    }
+    return it->truncated;
+  }
+  return false;
+}
 
 void read_torch(Ctx& c, const Line& l) {
   const auto& k = l.kw;
@@ -299,9 +332,13 @@ void read_torch(Ctx& c, const Line& l) {
                 ifind(b, "Out of memory") == 0;
     // TensorRT-LLM's C++ runtime: "[TensorRT-LLM][ERROR] CUDA runtime error in ::cudaMallocAsync(ptr, n, ...): out of
     // memory (.../tllmBuffers.h:112)" (common/cudaUtils.h check()); TensorRT's "Cuda Runtime (out of memory)"
+    // "CUDA driver error: out of memory" (expandable segments' cuMemCreate, c10 driver checks), and the
+    // cudaMallocAsync backend's "Allocation on device N would exceed allowed memory. (out of memory)"
     bool raw_error = icontains(t, "CUDA error: out of memory") || icontains(t, "HIP error: out of memory") ||
+                     icontains(t, "driver error: out of memory") || icontains(t, "would exceed allowed memory") ||
                      (icontains(t, "runtime error in") && icontains(t, "): out of memory")) || icontains(t, "Cuda Runtime (out of memory)");
-    bool nccl = icontains(t, "failure 'out of memory'");
+    // NCCL "Cuda failure 'out of memory'" / "Cuda failure 2 'out of memory'" (NCCL >= 2.19)
+    bool nccl = icontains(t, "failure 'out of memory'") || (k[kCudaFailure] && icontains(t, "'out of memory'"));
     if (real || raw_error || nccl) {
       LogOom o;
       o.line = l.no;
@@ -314,8 +351,11 @@ void read_torch(Ctx& c, const Line& l) {
       } else {
         parse_oom_message(t, o);
       }
-      o.in_capture_failed = k[kSglCaptureFailed];
+      o.in_capture_failed = k[kSglCaptureFailed] || k[kSglGraphFailed] || capture_failed_just_before(c, l);
       oom_line = true;
+      // A report wrapped over several lines (a pasted log, an editor's wrap): the next lines complete it.
+      if (o.truncated && (o.form == "other" || o.form == "torch2.1+") && c.pending.size() < 8)
+        c.pending.push_back(Pending{kPendTorchOom, l.no, l.rank, std::string(t.substr(0, 2048)), 4});
       // vLLM 2026 appends this hint to OOMs raised during CUDA-graph capture (vllm-project/vllm
       // PR #57595, research/vllm-trtllm-llamacpp-memory.md §5.6): the wording names the stage.
       std::string_view st = icontains(t, "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS") ? "cuda_graph" : "";
@@ -347,17 +387,31 @@ void read_torch(Ctx& c, const Line& l) {
     c.keep(l, "torch.allocator_oom");
     oom_line = true;
   }
-  if (k[kCublasAlloc] && (icontains(t, "CUBLAS_STATUS_ALLOC_FAILED") || icontains(t, "CUBLAS_STATUS_NOT_INITIALIZED"))) {
+  // Library and runtime allocation failures (cuBLAS reports a failed workspace allocation as
+  // NOT_INITIALIZED, as SGLang's own capture hint says), NCCL's failed device allocations, and
+  // TensorRT's allocator.
+  const bool lib_alloc = (k[kCublasAlloc] && icontains(t, "CUBLAS_STATUS_NOT_INITIALIZED")) || k[kAllocErrorCode] ||
+                         k[kNcclCalloc] || k[kTrtAllocFailed];
+  if (lib_alloc && !oom_line) {
     LogOom o;
     o.line = l.no;
     o.rank = l.rank;
-    o.form = "cublas";
-    o.backend = "CUDA";
+    o.form = k[kNcclCalloc] ? "nccl" : k[kTrtAllocFailed] ? "tensorrt" : "cublas";
+    o.backend = icontains(t, "hip") ? "HIP" : "CUDA";
+    if (k[kTrtAllocFailed]) {
+      if (auto v = int_after(t, "requested amount of gpu memory (")) o.request = *v;
+      else if (auto v2 = int_after(t, "requested size was ")) o.request = *v2;
+    }
+    if (k[kNcclCalloc]) {
+      if (auto v = int_after(t, "calloc ")) o.request = *v;
+      else if (auto v2 = int_after(t, "malloc ")) o.request = *v2;
+    }
+    o.in_capture_failed = k[kSglCaptureFailed] || k[kSglGraphFailed] || capture_failed_just_before(c, l);
     if (c.scan.ooms.size() < 64) {
       c.scan.ooms.push_back(std::move(o));
       c.fatal(l, "oom", "", "", -1, static_cast<int64_t>(c.scan.ooms.size() - 1));
     }
-    c.keep(l, "torch.cublas_alloc");
+    c.keep(l, "torch.library_alloc_failed");
     oom_line = true;
   }
 
@@ -389,11 +443,27 @@ void read_torch(Ctx& c, const Line& l) {
 
   // ---- any other exception line
   if (!exc.empty() && !oom_line && !k[kCudaErrorColon]) {
-    bool specific = k[kSglNotEnough] || k[kSglNoKv] || k[kSglCaptureFailed] || k[kVToServe] || k[kVNoBlocks] ||
-                    k[kVFreeOnDevice] || k[kVSamplerWarmup] || k[kVMamba] || k[kVLoadFailed] || k[kVAutoFit] ||
-                    k[kVStoredInKv] || k[kContextOverDerived];
-    if (specific) {
-      if (!c.scan.errors.empty() && c.scan.errors.back().line == l.no) c.scan.errors.back().exception = std::string(exc);
+    bool specific = k[kSglNotEnough] || k[kSglNoKv] || k[kSglCaptureFailed] || k[kSglGraphFailed] || k[kSglMambaNoMem] || k[kSglPoolTooSmall] ||
+                    k[kVToServe] || k[kVNoBlocks] || k[kVFreeOnDevice] || k[kVSamplerWarmup] || k[kVMamba] || k[kVLoadFailed] ||
+                    k[kVAutoFit] || k[kVStoredInKv] || k[kContextOverDerived] || k[kVProfilingError] || k[kTExecutorOom];
+    // A line a reader recorded (its error is this line's): the exception type is added to it.
+    if (specific && !c.scan.errors.empty() && c.scan.errors.back().line == l.no) {
+      c.scan.errors.back().exception = std::string(exc);
+    } else if (k[kMemoryWords] && !icontains(b, "not an out-of-memory")) {
+      // An exception whose own words say memory ran out, in a form no reader knows (a wrapper's
+      // "RuntimeError: Not enough memory to ...", "insufficient GPU memory"): an OOM nothing else
+      // describes, placed like any other (its traceback, else the stage in progress).
+      LogOom o;
+      o.line = l.no;
+      o.rank = l.rank;
+      o.form = "other";
+      if (c.scan.ooms.size() < 64) {
+        c.scan.ooms.push_back(std::move(o));
+        c.fatal(l, "oom", "", "", -1, static_cast<int64_t>(c.scan.ooms.size() - 1));
+      }
+      auto& e = c.error(l, "memory_words");
+      e.exception = std::string(exc);
+      c.keep(l, "error.memory_words");
     } else {
       auto& e = c.error(l, "exception");
       e.exception = std::string(exc);

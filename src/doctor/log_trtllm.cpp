@@ -63,8 +63,12 @@ void read_trtllm(Ctx& c, const Line& l) {
     c.score_trt += 3;
   }
   if (k[kTExecutorOom]) {
+    // py_executor_creator.py raises it when creating a component ran out of memory (or, in the
+    // "might indicate" wording, hit NCCL's unhandled CUDA error). The component line that follows
+    // names the stage; until then it is an OOM the traceback or the stage in progress places.
     c.error(l, "trtllm_executor_oom");
     c.keep(l, "trtllm.executor_oom");
+    c.fatal(l, "trtllm_executor_oom", "", "");
     c.score_trt += 3;
   }
   if (k[kTCouldNotCreate]) {
@@ -75,10 +79,17 @@ void read_trtllm(Ctx& c, const Line& l) {
     skip_spaces(comp);
     c.error(l, "trtllm_executor_oom");
     c.keep(l, "trtllm.component_not_created");
-    if (icontains(comp, "kv cache")) c.fatal(l, "trtllm_executor_oom", "kv_pool", "oom_kv");
-    else if (icontains(comp, "model")) c.fatal(l, "trtllm_executor_oom", "weights", "oom_weights");
-    else if (icontains(comp, "cuda graph")) c.fatal(l, "trtllm_executor_oom", "cuda_graph", "oom_graph");
-    else c.fatal(l, "trtllm_executor_oom", "warmup", "oom_warmup");
+    std::string_view st = icontains(comp, "kv cache") ? "kv_pool" : icontains(comp, "model") ? "weights"
+                          : icontains(comp, "cuda graph") ? "cuda_graph" : "warmup";
+    std::string_view out = st == "kv_pool" ? "oom_kv" : st == "weights" ? "oom_weights" : st == "cuda_graph" ? "oom_graph" : "oom_warmup";
+    // The explanation's first line (a few lines above) is the same failure: it gets the stage.
+    if (!c.fatals.empty() && c.fatals.back().kind == "trtllm_executor_oom" && c.fatals.back().stage.empty() &&
+        l.no - c.fatals.back().line <= 4) {
+      c.fatals.back().stage = std::string(st);
+      c.fatals.back().outcome = std::string(out);
+    } else {
+      c.fatal(l, "trtllm_executor_oom", st, out);
+    }
     c.score_trt += 3;
   }
   if (k[kTMemCalc]) {

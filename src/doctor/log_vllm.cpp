@@ -21,7 +21,8 @@
 //       Memory profiling results: total_gpu_memory=T initial_memory_usage=.. peak_torch_memory=..
 //       non_torch_memory=N kv_cache_size=K gpu_memory_utilization=u
 //       # GPU blocks: N, # CPU blocks: M   /  # cuda blocks: N, # CPU blocks: M
-// Errors: see LogError kinds.
+//   Error in memory profiling. Initial free memory X GiB, current free memory Y GiB. ...   (an assertion)
+// Errors: see LogError kinds and docs/doctor-messages.md.
 #include "doctor/log_parse.h"
 #include "headroom/units.h"
 
@@ -93,6 +94,12 @@ void parse_free_startup(Ctx& c, LogError* e, std::string_view t, const Line& l) 
 void continue_pending(Ctx& c, const Line& l) {
   for (auto& p : c.pending) {
     if (p.left <= 0) continue;
+    // A wrapped OOM report ends where another record starts: a new report, a traceback, another rank.
+    if (p.kind == kPendTorchOom && (l.kw[kTriedToAllocate] || l.kw[kTraceback] || l.kw[kFrame] || l.kw[kOutOfMemory] ||
+                                    (!l.rank.label.empty() && !(l.rank == p.rank)))) {
+      p.left = 0;
+      continue;
+    }
     --p.left;
     if (p.text.size() < 4096) {
       p.text += ' ';
@@ -120,6 +127,9 @@ void continue_pending(Ctx& c, const Line& l) {
         p.left = 0;
         break;
       }
+      case kPendTorchOom:
+        if (!continue_oom(c, p)) p.left = 0;
+        break;
       default: p.left = 0;
     }
   }
@@ -411,6 +421,17 @@ void read_vllm(Ctx& c, const Line& l) {
     if (auto v = int_after(b, "mamba cache blocks (")) e.value = *v;
     c.keep(l, "vllm.mamba_cache_blocks");
     c.fatal(l, "vllm_mamba_blocks", "kv_pool", "other_error");
+    c.score_vllm += 2;
+  }
+  if (k[kVProfilingError]) {
+    // determine_available_memory's assertion: the device's free memory grew while vLLM profiled, so
+    // another process released memory meanwhile and the KV budget cannot be computed (kv_pool).
+    auto& e = c.error(l, "vllm_profiling_error");
+    e.exception = "AssertionError";
+    auto& f = c.fig(l.rank);
+    if (auto v = size_after(b, "initial free memory", GiB)) set_first(f.init_avail, *v, l.no);
+    c.keep(l, "vllm.memory_profiling_error");
+    c.fatal(l, "vllm_profiling_error", "kv_pool", "other_error");
     c.score_vllm += 2;
   }
   if (k[kVLoadFailed]) {

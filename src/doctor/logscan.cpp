@@ -247,10 +247,12 @@ struct LogScanner::Impl {
     partial_cut = false;
   }
 
-  // One physical line: drop the CR of CRLF, split tqdm carriage-return segments, strip ANSI.
+  // One physical line: drop the CR of CRLF, split tqdm carriage-return segments, strip ANSI and
+  // the Markdown a pasted log carries (quote markers, a fence opening on the line).
   void process(std::string& raw) {
     if (!raw.empty() && raw.back() == '\r') raw.pop_back();
     if (raw.find('\x1b') != std::string::npos) strip_ansi(raw);
+    if (!raw.empty() && (raw.front() == '>' || raw.front() == ' ' || raw.front() == '`' || raw.front() == '~')) strip_markdown(raw);
     std::string_view all(raw);
     if (all.find('\r') == std::string_view::npos) {
       segment(all);
@@ -354,8 +356,10 @@ void merge_lowest(LogFigures& d, const LogFigures& s) {
 }
 
 std::string outcome_of(std::string_view kind, std::string_view stage) {
-  if (kind == "oom") {
-    if (stage == "weights") return "oom_weights";
+  if (kind == "oom" || kind == "trtllm_executor_oom") {
+    // init counts with the weights, as the corpus and diagnose.cpp's outcome_for_stage count it
+    // (classify tells an OOM before the weights apart by its stage)
+    if (stage == "weights" || stage == "init") return "oom_weights";
     if (stage == "kv_pool") return "oom_kv";
     if (stage == "cuda_graph") return "oom_graph";
     if (stage == "warmup") return "oom_warmup";
