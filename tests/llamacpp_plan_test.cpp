@@ -1,0 +1,131 @@
+// --engine llamacpp: per-device model / KV / compute buffers against real llama.cpp logs
+// (../shared/corpus/llamacpp.jsonl ids below), the placement rules (-ngl, --tensor-split, -ot,
+// --cpu-moe, --no-kv-offload), the failure stage, and bad input as one line.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "headroom/cli.h"
+#include "headroom/report.h"
+#include "plan_test_util.h"
+
+using namespace headroom;
+using headroom::test::run;
+
+namespace {
+
+constexpr int64_t MiB = 1 << 20;
+
+const DeviceMemory& dev(const Forecast& f, const std::string& name) {
+  for (const auto& d : f.devices)
+    if (d.name == name) return d;
+  throw std::runtime_error("no device " + name);
+}
+
+// llamacpp-010 (b5622): Qwen3-30B-A3B Q4_K_M, -ngl 99 -c 16384, experts on the host, 12 of 49
+// layers on CUDA0 (the log's KV split, 384 / 1152 MiB: its split came from free memory; -ts 12,37 gives it).
+std::vector<std::string> case010() {
+  return {"--engine", "llamacpp@b5622", "--model", "Qwen/Qwen3-30B-A3B", "--quant", "Q4_K_M", "--gpu", "rtx-4090,rtx-5090",
+          "-ngl", "99", "-c", "16384", "-ot", ".ffn_.*_exps.=CPU", "-ts", "12,37"};
+}
+
+}  // namespace
+
+TEST(LlamacppPlan, Case010PerDevice) {
+  const Forecast f = run(case010());
+  EXPECT_EQ(f.verdict, Verdict::Fits);
+  // Non-expert layer by hand: q, o 4096x2048 + k, v 512x2048 q4_K (144 B / 256), 4 norms f32,
+  // router 128x2048 f32 = 11,682,816 B; attn_v q6_K (+270,336 B) on use_more_bits layers.
+  // CUDA0: layers 0..11 (8 with q6_K attn_v). Log: "CUDA0 model buffer size = 135.76 MiB".
+  EXPECT_EQ(dev(f, "CUDA0").model_buffer_bytes, 12 * int64_t{11682816} + 8 * 270336);
+  // CUDA1: layers 12..47 (16 q6_K) + output q6_K + output_norm. Log: 648.66 MiB.
+  EXPECT_EQ(dev(f, "CUDA1").model_buffer_bytes, 36 * int64_t{11682816} + 16 * 270336 + 255252480 + 8192);
+  // "CUDA0 KV buffer size = 384.00 MiB", "CUDA1 KV buffer size = 1152.00 MiB".
+  EXPECT_EQ(dev(f, "CUDA0").kv_buffer_bytes, 384 * MiB);
+  EXPECT_EQ(dev(f, "CUDA1").kv_buffer_bytes, 1152 * MiB);
+  // Estimate: f32 mask 32 MiB + KQ 16384 x 512 x 32 heads x 4 B (1024 MiB) + 2 x (4096 + 2048) x 512
+  // x 4 B (24 MiB) = 1080 MiB; the log prints 1080.00 on both GPUs and CUDA_Host 36.01.
+  EXPECT_EQ(dev(f, "CUDA0").compute_buffer_bytes, 1080 * MiB);
+  EXPECT_EQ(dev(f, "CUDA1").compute_buffer_bytes, 1080 * MiB);
+  EXPECT_EQ(dev(f, "CPU_Mapped").compute_buffer_bytes, 36 * MiB);
+  EXPECT_TRUE(test::has_line(f, "load_tensors:        CUDA0 model buffer size =   135.76 MiB"));
+  EXPECT_TRUE(test::has_line(f, "llama_kv_cache_unified: size = 1536.00 MiB ( 16384 cells,  48 layers,  1/1 seqs), "
+                                "K (f16):  768.00 MiB, V (f16):  768.00 MiB"));
+}
+
+TEST(LlamacppPlan, LayersAndOverrides) {
+  // Without -ot the experts stay on the GPUs; --cpu-moe moves exactly them.
+  auto without = case010();
+  without.resize(without.size() - 4);  // drop -ot and -ts
+  const Forecast all = run(test::plus(without, {"-ts", "12,37"}));
+  const Forecast moe = run(test::plus(without, {"-ts", "12,37", "--cpu-moe"}));
+  const Forecast f010 = run(case010());
+  EXPECT_EQ(moe.devices[1].model_buffer_bytes, f010.devices[1].model_buffer_bytes);
+  // Each layer's three expert tensors: 3 x 128 x 768 x 2048 elements, q4_K (down q6_K on use_more_bits).
+  EXPECT_GT(all.devices[0].model_buffer_bytes - moe.devices[0].model_buffer_bytes, 12 * int64_t{3} * 128 * 768 * 2048 / 256 * 144);
+  // -ngl 10: layers 38..47 on the GPUs, no output layer; the rest and token_embd on the host.
+  const Forecast ten = run(test::plus(without, {"-ngl", "10"}));
+  int layers = 0;
+  for (const auto& d : ten.devices) layers += d.host ? 0 : d.layers;
+  EXPECT_EQ(layers, 10);
+  EXPECT_GT(ten.devices.back().model_buffer_bytes, all.devices.back().model_buffer_bytes);
+  // --no-kv-offload: the whole cache on the host.
+  const Forecast nkvo = run(test::plus(case010(), {"--no-kv-offload"}));
+  EXPECT_EQ(nkvo.devices[0].kv_buffer_bytes, 0);
+  EXPECT_EQ(nkvo.devices.back().kv_buffer_bytes, 1536 * MiB);
+}
+
+TEST(LlamacppPlan, WeightsDoNotFit) {
+  // llamacpp-003: Qwen2.5-72B Q4_K_M, -ngl 999 on a 19.98 GiB RX 7900 XT: the weight buffer fails.
+  const Forecast f = run({"--engine", "llamacpp", "--model", "Qwen/Qwen2.5-72B-Instruct", "--quant", "Q4_K_M", "--gpu-memory",
+                          "19.98GiB", "-ngl", "999", "-c", "4096"});
+  EXPECT_EQ(f.verdict, Verdict::Oom);
+  ASSERT_TRUE(f.failure);
+  EXPECT_EQ(f.failure->stage, "weights");
+  EXPECT_NE(f.failure->message.find("failed to allocate CUDA0 buffer"), std::string::npos) << f.failure->message;
+}
+
+TEST(LlamacppPlan, Case027Llama2) {
+  // llamacpp-027 (~b2200): Llama-2-7B Q4_K_M fully offloaded, n_ctx 2048: "CUDA0 buffer size = 3820.94 MiB",
+  // "KV self size = 1024.00 MiB", "CUDA0 compute buffer size = 164.01 MiB".
+  const Forecast f = run({"--engine", "llamacpp@b2200", "--model", "meta-llama/Llama-2-7b-hf", "--quant", "Q4_K_M", "--gpu", "rtx-4090",
+                          "-ngl", "99", "-c", "2048"});
+  EXPECT_NEAR(static_cast<double>(dev(f, "CUDA0").model_buffer_bytes) / MiB, 3820.94, 0.005);
+  EXPECT_EQ(dev(f, "CUDA0").kv_buffer_bytes, 1024 * MiB);
+  EXPECT_EQ(dev(f, "CUDA0").compute_buffer_bytes, 164 * MiB);  // 4 MiB mask + 128 MiB KQ + 32 MiB residual
+  EXPECT_TRUE(test::has_prefix(f, "llm_load_tensors:      CUDA0 buffer size ="));
+}
+
+TEST(LlamacppPlan, BadInputIsOneLine) {
+  const std::vector<std::string> base = {"--engine", "llamacpp", "--model", "Qwen/Qwen3-30B-A3B", "--gpu", "rtx-4090"};
+  EXPECT_THROW(run(base), InputError);  // no --quant for a Hugging Face id
+  EXPECT_THROW(run(test::plus(base, {"--quant", "Q4_K_X"})), InputError);
+  EXPECT_THROW(run(test::plus(base, {"--quant", "Q4_K_M", "-ts", "3,x"})), InputError);
+  EXPECT_THROW(run(test::plus(base, {"--quant", "Q4_K_M", "-ts", "1,1"})), InputError);  // 2 proportions, 1 GPU
+  EXPECT_THROW(run(test::plus(base, {"--quant", "Q4_K_M", "-ot", "exps"})), InputError);
+  EXPECT_THROW(run(test::plus(base, {"--quant", "Q4_K_M", "-ot", "exps=CUDA3"})), InputError);
+  EXPECT_THROW(run(test::plus(base, {"--quant", "Q4_K_M", "-ngl", "-5"})), InputError);
+  EXPECT_THROW(run(test::plus(base, {"--quant", "Q4_K_M", "-ctk", "q3_k"})), InputError);
+  EXPECT_THROW(run(test::plus(base, {"--quant", "Q4_K_M", "-fa", "off", "-ctv", "q8_0"})), InputError);
+  EXPECT_THROW(run(test::plus(base, {"--quant", "Q4_K_M", "--no-such-flag", "1"})), InputError);
+  EXPECT_THROW(run({"--engine", "llamacpp@v1.2", "--model", "Qwen/Qwen3-30B-A3B", "--quant", "Q4_K_M", "--gpu", "rtx-4090"}), InputError);
+  EXPECT_THROW(run({"--engine", "sglang", "--model", "Qwen/Qwen3-30B-A3B", "--gpu", "rtx-4090,rtx-3090"}), InputError);
+}
+
+TEST(LlamacppPlan, CliJsonHasDevices) {
+  std::ostringstream out, err;
+  const int rc = run_cli({"plan", "--engine", "llamacpp@b5622", "--model", "Qwen/Qwen3-30B-A3B", "--quant", "Q4_K_M", "--gpu",
+                          "rtx-4090", "-ngl", "99", "-c", "16384", "-ot", ".ffn_.*_exps.=CPU", "--json"},
+                         out, err);
+  EXPECT_EQ(rc, 0) << err.str();
+  const auto j = nlohmann::json::parse(out.str());
+  ASSERT_TRUE(j.contains("devices"));
+  EXPECT_EQ(j["devices"][0]["name"], "CUDA0");
+  EXPECT_EQ(j["devices"][0]["kv_buffer_bytes"], 1536 * MiB);
+  EXPECT_EQ(j["engine"]["name"], "llamacpp");
+  // A bad quantization name: exit 2 and one line.
+  std::ostringstream o2, e2;
+  EXPECT_EQ(run_cli({"plan", "--engine", "llamacpp", "--model", "Qwen/Qwen3-30B-A3B", "--quant", "Q4KM", "--gpu", "rtx-4090"}, o2, e2), 2);
+  const std::string line = e2.str();
+  EXPECT_EQ(std::count(line.begin(), line.end(), '\n'), 1) << line;
+}
