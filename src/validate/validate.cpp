@@ -17,6 +17,8 @@
 #include "headroom/error.h"
 #include "headroom/gpu.h"
 #include "headroom/units.h"
+#include "validate/validate_llamacpp.h"
+#include "validate/validate_metrics.h"
 #include "validate/validate_vllm_kv.h"
 
 namespace headroom {
@@ -184,24 +186,6 @@ std::optional<double> find_number_after(const std::string& text, std::string_vie
   }
 }
 
-struct Metric {
-  std::vector<double> errs;
-  void add(double pred, double obs) {
-    if (obs != 0) errs.push_back(std::fabs(pred - obs) / std::fabs(obs) * 100.0);
-  }
-  J json() const {
-    if (errs.empty()) return J{{"n", 0}, {"median_abs_pct_err", nullptr}, {"p90_abs_pct_err", nullptr}};
-    std::vector<double> v = errs;
-    std::sort(v.begin(), v.end());
-    auto pct = [&](double q) {
-      double idx = q * static_cast<double>(v.size() - 1);
-      size_t lo = static_cast<size_t>(std::floor(idx)), hi = static_cast<size_t>(std::ceil(idx));
-      return v[lo] + (v[hi] - v[lo]) * (idx - static_cast<double>(lo));
-    };
-    auto r2 = [](double x) { return std::round(x * 100.0) / 100.0; };
-    return J{{"n", v.size()}, {"median_abs_pct_err", r2(pct(0.5))}, {"p90_abs_pct_err", r2(pct(0.9))}};
-  }
-};
 // Stage a crash outcome points at (CONTRACT doctor stages).
 std::string stage_of_outcome(const std::string& o) {
   if (o == "oom_weights") return "weights";
@@ -270,11 +254,6 @@ const GpuSpec* gpu_from_free_memory(double free_gib) {
   }
   return pick;
 }
-
-struct Agreement {
-  int n = 0, agree = 0;
-  J json() const { return J{{"n", n}, {"agreement", n ? std::round(1000.0 * agree / n) / 1000.0 : 0.0}}; }
-};
 }  // namespace
 
 J validate_corpus(const std::string& path) {
@@ -288,6 +267,7 @@ J validate_corpus(const std::string& path) {
   // tokens at the printed KV GiB figure).
   Metric given_err;
   Agreement outcome, given_memory, doctor_stage, doctor_fix, doctor_decided;
+  LlamacppMetrics llama;
   int doctor_guessed = 0;
   J rows = J::array();
   int cases = 0, covered = 0;
@@ -305,6 +285,12 @@ J validate_corpus(const std::string& path) {
     if (!c.is_object()) fail_input(path, fmt::format("line {}", lineno), "a case must be a JSON object");
     parallelism_from_flags(c);
     ++cases;
+    if (str(c, "engine") == "llamacpp") {
+      J r = validate_llamacpp_case(c, llama);
+      if (r["covered"].get<bool>()) ++covered;
+      rows.push_back(std::move(r));
+      continue;
+    }
     J row{{"id", str(c, "id").value_or(fmt::format("line-{}", lineno))}, {"covered", false}};
     const J obs = c.contains("observed") && c["observed"].is_object() ? c["observed"] : J::object();
     const auto oo = str(obs, "outcome");
@@ -563,7 +549,7 @@ J validate_corpus(const std::string& path) {
     row["observed"] = o;
     rows.push_back(std::move(row));
   }
-  return J{{"corpus", path},
+  J out{{"corpus", path},
            {"cases", cases},
            {"covered", covered},
            {"kv_tokens", kv.json()},
@@ -580,6 +566,16 @@ J validate_corpus(const std::string& path) {
            {"doctor_stage_guessed", doctor_guessed},
            {"doctor_fix_direction", doctor_fix.json()},
            {"per_case", std::move(rows)}};
+  if (llama.seen) {  // llama.cpp cases: per-device buffers (corpus/README.md "llama.cpp cases")
+    out["model_buffer_mib"] = llama.model_buffer.json();
+    out["kv_size_mib"] = llama.kv_size.json();
+    out["compute_buffer_mib"] = llama.compute_buffer.json();
+    Agreement all = outcome;
+    all.n += llama.outcome.n;
+    all.agree += llama.outcome.agree;
+    out["outcome"] = all.json();
+  }
+  return out;
 }
 
 }  // namespace headroom
