@@ -7,6 +7,7 @@
 
 #include "headroom/cli.h"
 #include "headroom/report.h"
+#include "gguf_writer.h"
 #include "plan_test_util.h"
 
 using namespace headroom;
@@ -128,4 +129,50 @@ TEST(LlamacppPlan, CliJsonHasDevices) {
   EXPECT_EQ(run_cli({"plan", "--engine", "llamacpp", "--model", "Qwen/Qwen3-30B-A3B", "--quant", "Q4KM", "--gpu", "rtx-4090"}, o2, e2), 2);
   const std::string line = e2.str();
   EXPECT_EQ(std::count(line.begin(), line.end(), '\n'), 1) << line;
+}
+
+namespace {
+// A 4-layer llama GGUF (tests/gguf_writer.h), rows of 512 / 1024 columns (no CUDA row padding):
+// per layer 2 norms f32 (4096 B), q and o 512x512 q4_K (147,456 B each), k and v 512x256 q4_K
+// (73,728 B each), gate, up, down 512x1024 q4_K (294,912 B each) = 1,331,200 B; token_embd
+// 512x1000 q8_0 (544,000 B), output q6_K (420,000 B), output_norm f32 (2,048 B).
+std::string tiny_gguf() {
+  using namespace gguf_test;
+  Writer w;
+  w.kv_str("general.architecture", "llama").kv_u32("llama.block_count", 4).kv_u32("llama.embedding_length", 512)
+      .kv_u32("llama.attention.head_count", 4).kv_u32("llama.attention.head_count_kv", 2).kv_u32("llama.context_length", 4096)
+      .kv_u32("llama.feed_forward_length", 1024).kv_u32("llama.vocab_size", 1000);
+  w.tensor("token_embd.weight", {512, 1000}, T_Q8_0, 544000).tensor("output.weight", {512, 1000}, T_Q6_K, 420000)
+      .tensor("output_norm.weight", {512}, T_F32, 2048);
+  for (int i = 0; i < 4; ++i) {
+    const std::string b = "blk." + std::to_string(i) + ".";
+    w.tensor(b + "attn_norm.weight", {512}, T_F32, 2048).tensor(b + "ffn_norm.weight", {512}, T_F32, 2048)
+        .tensor(b + "attn_q.weight", {512, 512}, T_Q4_K, 147456).tensor(b + "attn_k.weight", {512, 256}, T_Q4_K, 73728)
+        .tensor(b + "attn_v.weight", {512, 256}, T_Q4_K, 73728).tensor(b + "attn_output.weight", {512, 512}, T_Q4_K, 147456)
+        .tensor(b + "ffn_gate.weight", {512, 1024}, T_Q4_K, 294912).tensor(b + "ffn_up.weight", {512, 1024}, T_Q4_K, 294912)
+        .tensor(b + "ffn_down.weight", {1024, 512}, T_Q4_K, 294912);
+  }
+  const std::string path = ::testing::TempDir() + "tiny-llama-Q4_K.gguf";
+  w.write(path);
+  return path;
+}
+}  // namespace
+
+TEST(LlamacppPlan, GgufFileAllLayersAndFewer) {
+  const std::string path = tiny_gguf();
+  const std::vector<std::string> base = {"--engine", "llamacpp", "--model", path, "--gpu", "rtx-4090", "-c", "8192", "-np", "1"};
+  const Forecast f = run(base);
+  // Every layer on the GPU: the file's tensors less token_embd (kept on the host).
+  EXPECT_EQ(dev(f, "CUDA0").model_buffer_bytes, 4 * 1331200 + 420000 + 2048);
+  EXPECT_EQ(dev(f, "CPU_Mapped").model_buffer_bytes, 544000);
+  // f16 K and V at -c 8192 -np 1: 2 x 4 layers x 2 KV heads x 128 x 2 B x 8192.
+  EXPECT_EQ(dev(f, "CUDA0").kv_buffer_bytes, int64_t{2} * 4 * 2 * 128 * 2 * 8192);
+  // -ngl 2: layers 2 and 3 offloaded, the output layer stays with layer 4 on the host.
+  const Forecast two = run(test::plus(base, {"-ngl", "2"}));
+  EXPECT_EQ(dev(two, "CUDA0").model_buffer_bytes, 2 * 1331200);
+  EXPECT_EQ(dev(two, "CPU_Mapped").model_buffer_bytes, 544000 + 2 * 1331200 + 420000 + 2048);
+  EXPECT_EQ(dev(two, "CUDA0").kv_buffer_bytes, int64_t{2} * 2 * 2 * 128 * 2 * 8192);
+  EXPECT_TRUE(test::has_line(two, "load_tensors: offloaded 2/5 layers to GPU"));
+  // A GGUF has its own types.
+  EXPECT_THROW(run(test::plus(base, {"--quant", "Q4_K_M"})), InputError);
 }
