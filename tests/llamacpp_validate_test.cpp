@@ -28,7 +28,10 @@ TEST(LlamacppValidate, Figures) {
   EXPECT_EQ(j["compute_buffer_mib"]["n"], 5);
   EXPECT_DOUBLE_EQ(j["compute_buffer_mib"]["median_abs_pct_err"].get<double>(), 0.01);
   EXPECT_EQ(j["outcome"]["n"], 7);
-  EXPECT_DOUBLE_EQ(j["outcome"]["agreement"].get<double>(), 0.429);
+  // 4 of 7: -002 (the log's fit shrank a context the record gives as set; then a compute-buffer
+  // failure the author puts on fragmentation), -004 (weights left on the GPU by -cmoe), -024 (a
+  // runtime failure at the first request) are missed.
+  EXPECT_DOUBLE_EQ(j["outcome"]["agreement"].get<double>(), 0.571);
 }
 
 TEST(LlamacppValidate, Rows) {

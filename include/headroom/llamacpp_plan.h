@@ -39,6 +39,9 @@ struct ServerSettings {
   KvSettings kv;
   std::string quant;              // --quant (derived tensor table); "" for a GGUF file
   bool cuda_row_padding = true;   // CUDA / ROCm buffers pad each quantized tensor (set from the backend)
+  bool fit = false;               // --fit on (the default from ~b6895): llama_params_fit adjusts unset params
+  int64_t fit_target = 1024 * 1024 * 1024LL;  // --fit-target MiB: free memory to keep per device
+  int64_t fit_ctx_min = 4096;     // --fit-ctx: the smallest context fit may choose
   std::vector<std::pair<std::string, std::string>> resolved;  // flag -> value in force, for the report
   std::vector<std::string> notes;
 };
@@ -57,6 +60,7 @@ struct LlamaModel {
   KvModel kv;
   std::optional<std::string> kv_declined;  // why the KV cache is not modelled for this model
   int n_layer = 0;
+  int n_dense_lead = 0;  // leading dense blocks of a MoE model (hparams n_layer_dense_lead)
   int64_t n_embd = 0, n_head = 0, head_dim = 0, n_vocab = 0, n_ff = 0;  // n_ff: per token (MoE: used experts)
   int64_t recurrent_state_bytes_per_seq = 0;  // hybrid/recurrent layers' state (llama_memory_recurrent)
   std::vector<std::string> notes;

@@ -72,7 +72,7 @@ constexpr std::pair<std::string_view, std::string_view> kShortAliases[] = {
     {"-ub", "--ubatch-size"},    {"-nkvo", "--no-kv-offload"},  {"-cmoe", "--cpu-moe"},      {"-ncmoe", "--n-cpu-moe"},
     {"-ot", "--override-tensor"}, {"-t", "--threads"},         {"-tb", "--threads-batch"},  {"-md", "--model-draft"},
     {"-ngld", "--n-gpu-layers-draft"}, {"-dev", "--device"},   {"-n", "--n-predict"},       {"-p", "--prompt"},
-    {"-v", "--verbose"},         {"-lv", "--log-verbosity"},    {"-no-cnv", "--no-conversation"}, {"-fit", "--fit"},
+    {"-v", "--verbose"},         {"-lv", "--log-verbosity"},    {"-no-cnv", "--no-conversation"}, {"-fit", "--fit"}, {"-fitt", "--fit-target"}, {"-fitc", "--fit-ctx"},
     {"-mm", "--mmproj"},         {"-s", "--seed"},              {"-cram", "--cache-ram"}};
 
 // Flags whose value is optional: llama-server's -fa was a bare switch before it took on|off|auto.

@@ -10,6 +10,7 @@
 #include "headroom/llamacpp_plan.h"
 #include "headroom/sim.h"
 #include "headroom/units.h"
+#include "engines/llamacpp/llamacpp_fit.h"
 #include "engines/llamacpp/llamacpp_log.h"
 
 namespace headroom {
@@ -102,10 +103,15 @@ Forecast plan_llamacpp(const Deployment& d, const PlanOptions& opt) {
   ServerSettings s = parse_server_settings(d, m.n_layer);
   const std::string backend = backend_name(d.gpu);
   s.cuda_row_padding = backend == "CUDA" || backend == "ROCm";
+  const std::vector<int64_t> cap = capacities(d);
+  // What llama.cpp sees free at start (the split and --fit read it): capacity less the runtime.
+  std::vector<int64_t> free_at_start;
+  for (int64_t c : cap) free_at_start.push_back(c - kRuntimeBytes);
+  FitOutcome fit;
+  if (s.fit) fit = fit_params(m, s, free_at_start, s.fit_target, s.fit_ctx_min);
   std::optional<KvCache> kv;
   if (!m.kv_declined) kv = kv_cache_size(m.kv, s.kv);
-  const std::vector<int64_t> cap = capacities(d);
-  Placement p = place(m, s, cap, kv ? &*kv : nullptr);
+  Placement p = place(m, s, free_at_start, kv ? &*kv : nullptr);
   estimate_compute(m, s, kv ? &*kv : nullptr, p);
 
   Forecast f;
@@ -126,13 +132,19 @@ Forecast plan_llamacpp(const Deployment& d, const PlanOptions& opt) {
   f.headroom_bytes = least == INT64_MAX ? 0 : least;
   add_devices(f, p, cap, backend, !s.no_mmap);
   if (!opt.detail) return f;
-  f.log = log_lines(m, s, kv ? &*kv : nullptr, p, backend);
+  for (const auto& line : fit.log) f.log.push_back("llama_params_fit_impl: " + line);
+  for (auto& line : log_lines(m, s, kv ? &*kv : nullptr, p, backend)) f.log.push_back(std::move(line));
   f.notes = m.notes;
   if (m.kv_declined) f.notes.push_back("KV cache not modelled: " + *m.kv_declined + "; the plan counts none");
   f.notes.insert(f.notes.end(), s.notes.begin(), s.notes.end());
   f.notes.insert(f.notes.end(), p.notes.begin(), p.notes.end());
   f.notes.push_back("compute buffers are an ESTIMATE (the largest tensors of the worst-case ubatch graph; docs/llamacpp-plan.md), "
                     "shown with their range; model and KV buffers are exact from the tensor table");
+  if (fit.ran)
+    f.notes.push_back(fmt::format("--fit on (llama.cpp's default from ~b6895): {}; pass --fit off to plan the values as given",
+                                  fit.failed ? "it gives up (see the log) and the start goes on with the values as set"
+                                             : "the context / layers above are what it chose for a 1 GiB margin per device"));
+  if (!fit.unmodelled.empty()) f.notes.push_back(fit.unmodelled);
   if (!s.ngl_given && s.n_gpu_layers == 0)
     f.notes.push_back("-ngl not given: builds before ~b6800 offload no layer by default (pass -ngl 99 to offload all)");
   return f;

@@ -73,6 +73,7 @@ LlamaModel llama_model_from_hf(const Model& model, const QuantName& q) {
   m.notes = std::move(g.notes);
   m.kv = kv_from_config(c, m.recurrent_state_bytes_per_seq, m.kv_declined);
   m.n_layer = static_cast<int>(c.num_layers);
+  m.n_dense_lead = c.is_moe() ? static_cast<int>(c.first_k_dense) : 0;
   m.n_embd = c.hidden_size;
   m.n_head = c.num_attention_heads;
   m.head_dim = c.head_dim;

@@ -14,15 +14,17 @@ namespace {
 // Defaults that changed between builds. Boundaries are approximate [INF]: see docs/llamacpp-plan.md.
 struct BuildDefaults {
   int since;             // first build (0 = oldest)
+  bool fit;              // --fit on by default
   bool ngl_all;          // -ngl defaults to every layer (llama_model_default_params n_gpu_layers = -1 -> all)
   FlashAttn fa;          // -fa default
   int64_t n_batch, n_ubatch;
 };
 constexpr BuildDefaults kDefaults[] = {
-    {0, false, FlashAttn::Off, 512, 512},      // before micro-batches (PR #6017): n_ubatch = n_batch = 512
-    {2450, false, FlashAttn::Off, 2048, 512},  // -b 2048 / -ub 512
-    {6250, false, FlashAttn::Auto, 2048, 512}, // -fa on|off|auto, auto by default
-    {6800, true, FlashAttn::Auto, 2048, 512},  // every layer offloaded unless -ngl says otherwise
+    {0, false, false, FlashAttn::Off, 512, 512},      // before micro-batches (PR #6017): n_ubatch = n_batch = 512
+    {2450, false, false, FlashAttn::Off, 2048, 512},  // -b 2048 / -ub 512
+    {6250, false, false, FlashAttn::Auto, 2048, 512}, // -fa on|off|auto, auto by default
+    {6800, false, true, FlashAttn::Auto, 2048, 512},  // every layer offloaded unless -ngl says otherwise
+    {6895, true, true, FlashAttn::Auto, 2048, 512},   // --fit on (llama_params_fit_impl lines in the logs)
 };
 const BuildDefaults& defaults_for(int build) {
   const BuildDefaults* d = &kDefaults[0];
@@ -44,7 +46,6 @@ constexpr std::pair<std::string_view, std::string_view> kUnmodelled[] = {
     {"--model-draft", "a draft model's weights, KV cache and compute buffer"},
     {"--n-gpu-layers-draft", "where the draft model's layers go"},
     {"--device", "which devices are used (all GPUs of --gpus are assumed)"},
-    {"--fit", "llama.cpp's own fitting of -c / -ngl to free memory (the plan keeps the values given)"},
     {"--cache-ram", "host RAM for the prompt cache"},
     {"--device-draft", "the draft model's device"},
 };
@@ -52,7 +53,8 @@ constexpr std::pair<std::string_view, std::string_view> kUnmodelled[] = {
 constexpr std::string_view kModelled[] = {
     "--quant", "--n-gpu-layers", "--gpu-layers", "--split-mode", "--tensor-split", "--main-gpu", "--ctx-size", "--parallel",
     "--kv-unified", "--no-kv-unified", "--cache-type-k", "--cache-type-v", "--flash-attn", "--batch-size", "--ubatch-size",
-    "--no-kv-offload", "--cpu-moe", "--n-cpu-moe", "--override-tensor", "--swa-full", "--no-mmap"};
+    "--no-kv-offload", "--cpu-moe", "--n-cpu-moe", "--override-tensor", "--swa-full", "--no-mmap", "--fit", "--fit-target",
+    "--fit-ctx"};
 
 int64_t int_flag(const Deployment& d, std::string_view flag, int64_t lo, int64_t hi) {
   const std::string* v = d.flag(flag);
@@ -214,6 +216,14 @@ ServerSettings parse_server_settings(const Deployment& d, int n_layer) {
   if (!kv.flash_attn && kv.type_v != gguf::GgmlType::F16 && kv.type_v != gguf::GgmlType::F32 && kv.type_v != gguf::GgmlType::BF16)
     fail_input("command line", "--cache-type-v", "a quantized V cache needs flash attention (-fa on): llama.cpp refuses it otherwise");
   if (const std::string* q = d.flag("--quant")) s.quant = *q;
+  s.fit = def.fit;
+  if (const std::string* f = d.flag("--fit")) {
+    if (*f == "on" || *f == "true") s.fit = true;
+    else if (*f == "off") s.fit = false;
+    else fail_input("command line", "--fit", fmt::format("'{}' is not on or off", *f));
+  }
+  if (int64_t t = int_flag(d, "--fit-target", 0, 1 << 20); t >= 0) s.fit_target = t * 1024 * 1024;
+  if (int64_t c = int_flag(d, "--fit-ctx", 1, int64_t{1} << 32); c > 0) s.fit_ctx_min = c;
   return s;
 }
 
