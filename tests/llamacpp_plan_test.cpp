@@ -199,3 +199,21 @@ TEST(LlamacppPlan, FitShrinksContextThenMovesExperts) {
   EXPECT_EQ(run({"--engine", "llamacpp@b6000", "--model", "Qwen/Qwen3-30B-A3B", "--quant", "F16", "--gpu", "rtx-4090", "-ngl", "99"}).verdict,
             Verdict::Oom);
 }
+
+TEST(LlamacppPlan, VerbsNotModelledSaySo) {
+  // tune, fit, compare and doctor do not model llama.cpp yet: one line and exit 2, not another
+  // engine's flags or a healthy-start diagnosis.
+  const std::vector<std::vector<std::string>> calls = {
+      {"tune", "--engine", "llamacpp", "--model", "Qwen/Qwen3-8B", "--quant", "Q4_K_M", "--gpu", "rtx-4090"},
+      {"fit", "--engine", "llamacpp", "--model", "Qwen/Qwen3-8B", "--quant", "Q4_K_M"},
+      {"compare", "--engine", "llamacpp,vllm", "--model", "Qwen/Qwen3-8B", "--gpu", "h100"},
+      {"doctor", HEADROOM_TEST_DATA "/corpus/llamacpp.jsonl", "--engine", "llamacpp"},
+      {"plan", "--engine", "llamacpp", "--model", "Qwen/Qwen3-8B", "--quant", "Q4_K_M", "--gpu", "h100", "--tp", "2"}};
+  for (const auto& argv : calls) {
+    std::ostringstream out, err;
+    EXPECT_EQ(run_cli(argv, out, err), 2) << argv[0];
+    const std::string e = err.str();
+    EXPECT_EQ(std::count(e.begin(), e.end(), '\n'), 1) << e;
+    EXPECT_NE(e.find("llama"), std::string::npos) << e;
+  }
+}

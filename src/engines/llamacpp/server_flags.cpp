@@ -165,6 +165,8 @@ int parse_build(const std::string& version) {
 
 ServerSettings parse_server_settings(const Deployment& d, int n_layer) {
   ServerSettings s;
+  if (d.par.tp > 1 || d.par.pp > 1 || d.par.dp > 1 || d.par.ep > 1 || d.par.dp_attention)
+    fail_input("command line", "--tp", "llama.cpp has no tensor / pipeline / data / expert parallel sizes: it splits layers over --gpus N (--split-mode layer|row)");
   s.build = parse_build(d.engine_version);
   const BuildDefaults& def = defaults_for(s.build);
   for (const auto& [k, v] : d.flags) {
