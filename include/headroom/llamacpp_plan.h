@@ -54,6 +54,7 @@ const std::vector<std::string_view>& llamacpp_flags();
 
 // What the plan needs from a model, from either source (derived or a real GGUF).
 struct LlamaModel {
+  uint64_t serial = 0;  // unique per model built (memo keys)
   std::string name;
   std::vector<QuantTensor> tensors;
   bool tied_output = false;

@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <climits>
 #include <fmt/format.h>
+#include <map>
+#include <memory>
+#include <mutex>
 
 #include "headroom/engine.h"
 #include "headroom/error.h"
@@ -22,16 +25,38 @@ using namespace llamacpp;
 // cuBLAS / rocBLAS handles); llama.cpp's own fit leaves a 1 GiB margin for it and more.
 constexpr int64_t kRuntimeBytes = 300 * MiB, kRuntimeLow = 150 * MiB, kRuntimeHigh = 600 * MiB;
 
-LlamaModel load(const Deployment& d) {
+// The derived table of (model, quant), remembered: deriving it walks every tensor of the
+// checkpoint (tens of thousands for a MoE model) and tune-style loops plan the same model often.
+// Entries hold their Model, so a key's address is never reused while it is cached.
+std::shared_ptr<const LlamaModel> derived(const std::shared_ptr<const Model>& model, const QuantName& q) {
+  struct Entry {
+    std::shared_ptr<const Model> model;
+    std::shared_ptr<const LlamaModel> table;
+  };
+  static std::mutex mu;
+  static std::map<std::pair<const Model*, std::string_view>, Entry> memo;
+  const auto key = std::make_pair(model.get(), q.name);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = memo.find(key); it != memo.end()) return it->second.table;
+  }
+  auto table = std::make_shared<const LlamaModel>(llama_model_from_hf(*model, q));
+  std::lock_guard<std::mutex> lock(mu);
+  if (memo.size() >= 32) memo.clear();
+  memo[key] = Entry{model, table};
+  return table;
+}
+
+std::shared_ptr<const LlamaModel> load(const Deployment& d) {
   if (!d.model) {
     if (d.flag("--quant")) fail_input("command line", "--quant", "a GGUF file has its own tensor types: drop --quant");
-    return llama_model_from_gguf(d.model_spec);
+    return std::make_shared<const LlamaModel>(llama_model_from_gguf(d.model_spec));
   }
   const std::string* q = d.flag("--quant");
   if (!q)
     fail_input("command line", "--quant", fmt::format("is required with --engine llamacpp for a Hugging Face model (the GGUF type, "
                                                       "e.g. --quant Q4_K_M), or give --model FILE.gguf"));
-  return llama_model_from_hf(*d.model, require_quant(*q));
+  return derived(d.model, require_quant(*q));
 }
 
 std::vector<int64_t> capacities(const Deployment& d) {
@@ -99,7 +124,8 @@ void add_settings(Forecast& f, const ServerSettings& s, const std::optional<KvCa
 }  // namespace
 
 Forecast plan_llamacpp(const Deployment& d, const PlanOptions& opt) {
-  const LlamaModel m = load(d);
+  const std::shared_ptr<const LlamaModel> held = load(d);
+  const LlamaModel& m = *held;
   ServerSettings s = parse_server_settings(d, m.n_layer);
   const std::string backend = backend_name(d.gpu);
   s.cuda_row_padding = backend == "CUDA" || backend == "ROCm";

@@ -1,6 +1,7 @@
 // The two sources of a LlamaModel: a Hugging Face model + --quant (tensor table derived by
 // quant_derive.cpp, KV widths from config.json) and a real GGUF file (its header's tensors and
 // metadata). The plan reads only the LlamaModel.
+#include <atomic>
 #include <fmt/format.h>
 #include <regex>
 
@@ -51,6 +52,11 @@ KvModel kv_from_config(const ModelConfig& c, int64_t& recurrent_bytes, std::opti
   return m;
 }
 
+uint64_t next_serial() {
+  static std::atomic<uint64_t> n{0};
+  return ++n;
+}
+
 TensorCategory gguf_category(const std::string& n) {
   // llama-quant.cpp tensor_get_category, on the GGUF names.
   if (n == "output.weight") return TensorCategory::Output;
@@ -66,6 +72,7 @@ TensorCategory gguf_category(const std::string& n) {
 LlamaModel llama_model_from_hf(const Model& model, const QuantName& q) {
   const ModelConfig& c = model.config;
   LlamaModel m;
+  m.serial = next_serial();
   m.name = c.hf_id.empty() ? c.source : c.hf_id;
   DerivedGguf g = derive_gguf(model, q);
   m.tensors = std::move(g.tensors);
@@ -87,6 +94,7 @@ LlamaModel llama_model_from_gguf(const std::string& path) {
   const gguf::ModelFiles files = gguf::read_model_files(path);
   const gguf::ModelSummary s = gguf::summarize(files);
   LlamaModel m;
+  m.serial = next_serial();
   m.name = s.name.empty() ? path : s.name;
   static const std::regex blk(R"(^blk\.(\d+)\.)");
   for (const auto& part : files.parts)

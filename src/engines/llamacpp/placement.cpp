@@ -4,6 +4,9 @@
 // token embedding on the host, -ot / --cpu-moe / --n-cpu-moe overrides first-match.
 #include <algorithm>
 #include <fmt/format.h>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <regex>
 
 #include "headroom/llamacpp_plan.h"
@@ -46,16 +49,49 @@ Layout layout(const LlamaModel& m, const ServerSettings& s, const std::vector<in
   return l;
 }
 
+// One override: which tensors it matches (by index in the model's table) and where they go.
 struct Rule {
-  std::regex re;
+  std::shared_ptr<const std::vector<char>> matches;
   int device;
 };
-std::vector<Rule> override_rules(const ServerSettings& s) {
+
+// Which tensors an -ot pattern matches (std::regex_search on the GGUF name, as llama.cpp does),
+// remembered per model and pattern: tune-style loops plan the same deployment many times.
+std::shared_ptr<const std::vector<char>> regex_matches(const LlamaModel& m, const std::string& pattern) {
+  static std::mutex mu;
+  static std::map<std::pair<uint64_t, std::string>, std::shared_ptr<const std::vector<char>>> memo;
+  const auto key = std::make_pair(m.serial, pattern);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = memo.find(key); it != memo.end()) return it->second;
+  }
+  const std::regex re(pattern);
+  auto v = std::make_shared<std::vector<char>>();
+  for (const auto& t : m.tensors) {
+    const bool suffixed = t.name.find(".weight") != std::string::npos || t.name.find(".bias") != std::string::npos;
+    v->push_back(std::regex_search(suffixed ? t.name : t.name + ".weight", re) ? 1 : 0);
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  if (memo.size() > 256) memo.clear();
+  memo[key] = v;
+  return v;
+}
+
+std::vector<Rule> override_rules(const LlamaModel& m, const ServerSettings& s) {
   std::vector<Rule> r;
-  for (const auto& o : s.overrides) r.push_back({std::regex(o.pattern), o.device});
-  // common/arg.cpp: --cpu-moe and --n-cpu-moe add these patterns with the CPU buffer type.
-  if (s.cpu_moe) r.push_back({std::regex(R"(\.ffn_(up|down|gate_up|gate)_(ch|)exps)"), -1});
-  for (int i = 0; i < s.n_cpu_moe; ++i) r.push_back({std::regex(fmt::format(R"(blk\.{}\.ffn_(up|down|gate)_exps)", i)), -1});
+  for (const auto& o : s.overrides) r.push_back({regex_matches(m, o.pattern), o.device});
+  // common/arg.cpp: --cpu-moe adds `\.ffn_(up|down|gate_up|gate)_(ch|)exps` with the CPU buffer
+  // type (every expert tensor), --n-cpu-moe N `blk\.i\.ffn_(up|down|gate)_exps` for i < N.
+  if (s.cpu_moe || s.n_cpu_moe > 0) {
+    auto all = std::make_shared<std::vector<char>>(), first = std::make_shared<std::vector<char>>();
+    for (const auto& t : m.tensors) {
+      all->push_back(t.expert ? 1 : 0);
+      const bool plain = t.name.find("gate_up") == std::string::npos && t.name.find("chexps") == std::string::npos;
+      first->push_back(t.expert && plain && t.layer >= 0 && t.layer < s.n_cpu_moe ? 1 : 0);
+    }
+    if (s.cpu_moe) r.push_back({all, -1});
+    if (s.n_cpu_moe > 0) r.push_back({first, -1});
+  }
   return r;
 }
 
@@ -95,14 +131,13 @@ Placement place(const LlamaModel& m, const ServerSettings& s, const std::vector<
   Placement p;
   p.gpu.resize(static_cast<size_t>(n_gpus));
   const Layout l = layout(m, s, free_bytes);
-  const std::vector<Rule> rules = override_rules(s);
+  const std::vector<Rule> rules = override_rules(m, s);
   std::vector<bool> rule_used(rules.size(), false);
-  for (const auto& t : m.tensors) {
+  for (size_t ti = 0; ti < m.tensors.size(); ++ti) {
+    const QuantTensor& t = m.tensors[ti];
     int dev = t.cat == TensorCategory::TokenEmbd ? -1 : l.device(t.layer >= 0 ? t.layer : m.n_layer);
-    const bool suffixed = t.name.find(".weight") != std::string::npos || t.name.find(".bias") != std::string::npos;
-    const std::string full = suffixed ? t.name : t.name + ".weight";
     for (size_t i = 0; i < rules.size(); ++i)
-      if (std::regex_search(full, rules[i].re)) {
+      if ((*rules[i].matches)[ti]) {
         dev = rules[i].device;
         rule_used[i] = true;
         break;
