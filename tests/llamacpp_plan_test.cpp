@@ -217,3 +217,25 @@ TEST(LlamacppPlan, VerbsNotModelledSaySo) {
     EXPECT_NE(e.find("llama"), std::string::npos) << e;
   }
 }
+
+TEST(LlamacppPlan, MlaLatentCacheAndDsaIndexer) {
+  // llamacpp-021's log (GLM-5.2, 2026 build, 768000 cells, layers 55/9/8/6 over four GPUs):
+  // "llama_kv_cache: size = 65812.50 MiB (768000 cells,  78 layers,  1/1 seqs), K (f16): 65812.50 MiB,
+  // V (f16):    0.00 MiB" (the latent: 512 + 64 per layer, no V), KV buffers 46406.25 / 7593.75 /
+  // 6750.00 / 5062.50 MiB, and the DSA indexer's 3000.00 / 375.00 / 375.00 / 187.50 MiB (21 indexer
+  // layers of 128 f16 keys; 16, 2, 2 and 1 of them on each GPU). -ts 55,9,8,7 reproduces its split.
+  const Forecast f = run({"--engine", "llamacpp", "--model", "zai-org/GLM-5.2", "--quant", "Q5_K_M", "--gpu", "rtx-pro-6000", "--gpus", "4",
+                          "-c", "768000", "-np", "1", "-ts", "55,9,8,7", "--cpu-moe"});
+  EXPECT_TRUE(test::has_line(f, "llama_kv_cache: size = 65812.50 MiB (768000 cells,  78 layers,  1/1 seqs), K (f16): 65812.50 MiB, "
+                                "V (f16):    0.00 MiB"));
+  const int64_t per_layer = int64_t{768000} * 576 * 2, idx = int64_t{768000} * 128 * 2;
+  const int layers[] = {55, 9, 8, 6}, indexer[] = {16, 2, 2, 1};
+  for (int g = 0; g < 4; ++g) {
+    EXPECT_EQ(f.devices[static_cast<size_t>(g)].kv_buffer_bytes, layers[g] * per_layer) << g;
+    EXPECT_EQ(f.devices[static_cast<size_t>(g)].indexer_cache_bytes, indexer[g] * idx) << g;
+  }
+  // Builds before MLA support cached every head's K (nope 192 + rope 64) and V (256): 64 x 512 x 2 B per layer-token.
+  const Forecast old = run({"--engine", "llamacpp@b4500", "--model", "zai-org/GLM-5.2", "--quant", "Q5_K_M", "--gpu", "rtx-pro-6000",
+                            "--gpus", "4", "-c", "4096", "-ts", "55,9,8,7", "--cpu-moe", "-ngl", "99"});
+  EXPECT_EQ(old.devices[0].kv_buffer_bytes, int64_t{55} * 4096 * 64 * (256 + 256) * 2);
+}

@@ -59,6 +59,7 @@ struct DeviceMemory {
   int64_t model_buffer_bytes = 0, kv_buffer_bytes = 0, compute_buffer_bytes = 0, output_buffer_bytes = 0;
   int64_t recurrent_state_bytes = 0;
   int64_t compute_low_bytes = 0, compute_high_bytes = 0;  // the compute buffer is an estimate
+  int64_t indexer_cache_bytes = 0;  // a second KV cache (llama.cpp's DSA indexer keys)
 };
 
 struct Forecast {

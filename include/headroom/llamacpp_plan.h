@@ -60,6 +60,14 @@ struct LlamaModel {
   bool tied_output = false;
   KvModel kv;
   std::optional<std::string> kv_declined;  // why the KV cache is not modelled for this model
+  // Multi-head latent attention (DeepSeek-V2/V3, Kimi-K2, GLM-5): what each era caches per layer.
+  struct Mla {
+    int64_t latent_k = 0, latent_v = 0;  // kv_lora_rank + qk_rope_head_dim, kv_lora_rank
+    int64_t full_k = 0, full_v = 0;      // n_head x (qk_nope + qk_rope), n_head x v_head_dim
+    int64_t index_dim = 0;               // DSA indexer keys (DeepSeek-V3.2, GLM-5): llama_kv_cache_dsa
+    std::vector<char> indexer_layers;    // which layers keep indexer keys
+  };
+  std::optional<Mla> mla;
   int n_layer = 0;
   int n_dense_lead = 0;  // leading dense blocks of a MoE model (hparams n_layer_dense_lead)
   int64_t n_embd = 0, n_head = 0, head_dim = 0, n_vocab = 0, n_ff = 0;  // n_ff: per token (MoE: used experts)
@@ -67,11 +75,14 @@ struct LlamaModel {
   std::vector<std::string> notes;
 };
 LlamaModel llama_model_from_hf(const Model& m, const QuantName& q);
+// The per-layer KV widths the build caches (MLA models differ by era; others are m.kv).
+KvModel kv_model_for_build(const LlamaModel& m, int build);
 LlamaModel llama_model_from_gguf(const std::string& path);
 
 // Per-device buffers, devices 0..n-1 the GPUs, then the host.
 struct DeviceBuffers {
   int64_t model = 0, kv = 0, compute = 0, compute_low = 0, compute_high = 0, output = 0, recurrent = 0;
+  int64_t indexer = 0;  // the DSA indexer cache (MLA + DSA models)
   int layers = 0;
 };
 struct Placement {
@@ -83,7 +94,8 @@ struct Placement {
 };
 // Weights and KV per device (kv_cache: the sizes of the whole cache; split by each layer's width).
 // free_bytes: each GPU's memory, which sets the default layer split (llama.cpp splits by free memory).
-Placement place(const LlamaModel& m, const ServerSettings& s, const std::vector<int64_t>& free_bytes, const KvCache* kv_cache);
+Placement place(const LlamaModel& m, const KvModel& kvm, const ServerSettings& s, const std::vector<int64_t>& free_bytes,
+                const KvCache* kv_cache);
 
 // The compute buffers (ggml_gallocr reserve of the worst-case ubatch graph): an ESTIMATE.
 void estimate_compute(const LlamaModel& m, const ServerSettings& s, const KvCache* kv_cache, Placement& p);

@@ -47,7 +47,8 @@ nlohmann::ordered_json forecast_json(const Forecast& f) {
                          {"model_buffer_bytes", d.model_buffer_bytes}, {"kv_buffer_bytes", d.kv_buffer_bytes},
                          {"compute_buffer_bytes", d.compute_buffer_bytes},
                          {"compute_buffer_range", {d.compute_low_bytes, d.compute_high_bytes}},
-                         {"output_buffer_bytes", d.output_buffer_bytes}, {"recurrent_state_bytes", d.recurrent_state_bytes}});
+                         {"output_buffer_bytes", d.output_buffer_bytes}, {"recurrent_state_bytes", d.recurrent_state_bytes},
+                         {"indexer_cache_bytes", d.indexer_cache_bytes}});
     out["devices"] = std::move(devices);
   }
   return out;

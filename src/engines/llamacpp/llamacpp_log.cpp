@@ -77,6 +77,9 @@ std::vector<std::string> log_lines(const LlamaModel& m, const ServerSettings& s,
         line = kv_cache_log_line(*kv, kv->swa, s.kv);
         out.push_back(std::string(e.kv) + line.substr(line.find(':')));
       }
+      for (size_t g = 0; g < p.gpu.size(); ++g)
+        if (p.gpu[g].indexer > 0)
+          out.push_back(fmt::format("{}: {:>10} KV buffer size = {:8.2f} MiB (DSA indexer)", e.kv, fmt::format("{}{}", backend, g), mib(p.gpu[g].indexer)));
     } else {
       out.push_back(fmt::format("{}: KV self size  = {:7.2f} MiB, K ({}): {:7.2f} MiB, V ({}): {:7.2f} MiB", e.context, mib(kv->bytes()),
                                 gguf::type_traits(s.kv.type_k).name, mib(kv->base.k_bytes + kv->swa.k_bytes),

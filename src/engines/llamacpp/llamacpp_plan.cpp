@@ -82,6 +82,7 @@ std::vector<RankForecast> simulate(const Placement& p, const std::vector<int64_t
     sim.alloc(dev + " model buffer", b.model);
     sim.begin_stage("kv_pool");
     sim.alloc(dev + " KV buffer", b.kv);
+    if (b.indexer > 0) sim.alloc(dev + " KV buffer of the DSA indexer", b.indexer);
     if (b.recurrent > 0) sim.alloc(dev + " RS buffer (recurrent state)", b.recurrent);
     sim.begin_stage("compute_buffer");
     if (b.compute > 0) sim.alloc_estimated(dev + " compute buffer (estimate)", b.compute, b.compute_low, b.compute_high);
@@ -96,11 +97,11 @@ void add_devices(Forecast& f, const Placement& p, const std::vector<int64_t>& ca
   for (size_t g = 0; g < p.gpu.size(); ++g) {
     const DeviceBuffers& b = p.gpu[g];
     f.devices.push_back(DeviceMemory{fmt::format("{}{}", backend, g), false, b.layers, cap[g], b.model, b.kv, b.compute,
-                                     b.output, b.recurrent, b.compute_low, b.compute_high});
+                                     b.output, b.recurrent, b.compute_low, b.compute_high, b.indexer});
   }
   const DeviceBuffers& h = p.host;
   f.devices.push_back(DeviceMemory{mmap ? "CPU_Mapped" : "CPU", true, 0, 0, h.model, h.kv, h.compute, h.output, h.recurrent,
-                                   h.compute_low, h.compute_high});
+                                   h.compute_low, h.compute_high, h.indexer});
 }
 
 void add_settings(Forecast& f, const ServerSettings& s, const std::optional<KvCache>& kv, const std::string& quant) {
@@ -135,9 +136,10 @@ Forecast plan_llamacpp(const Deployment& d, const PlanOptions& opt) {
   for (int64_t c : cap) free_at_start.push_back(c - kRuntimeBytes);
   FitOutcome fit;
   if (s.fit) fit = fit_params(m, s, free_at_start, s.fit_target, s.fit_ctx_min);
+  const KvModel kvm = kv_model_for_build(m, s.build);
   std::optional<KvCache> kv;
-  if (!m.kv_declined) kv = kv_cache_size(m.kv, s.kv);
-  Placement p = place(m, s, free_at_start, kv ? &*kv : nullptr);
+  if (!m.kv_declined) kv = kv_cache_size(kvm, s.kv);
+  Placement p = place(m, kvm, s, free_at_start, kv ? &*kv : nullptr);
   estimate_compute(m, s, kv ? &*kv : nullptr, p);
 
   Forecast f;
@@ -162,6 +164,12 @@ Forecast plan_llamacpp(const Deployment& d, const PlanOptions& opt) {
   for (auto& line : log_lines(m, s, kv ? &*kv : nullptr, p, backend)) f.log.push_back(std::move(line));
   f.notes = m.notes;
   if (m.kv_declined) f.notes.push_back("KV cache not modelled: " + *m.kv_declined + "; the plan counts none");
+  if (m.mla)
+    f.notes.push_back(fmt::format("multi-head latent attention: {}{}", s.build == 0 || s.build >= 8000
+                                      ? "the cache holds the latent K only (kv_lora_rank + rope dims; V 0 MiB, as 2026 logs print)"
+                                      : s.build >= 5090 ? "latent K and V (kv_lora_rank) per layer (GUESS for builds b5090-b7999)"
+                                                        : "builds before MLA support (~b5090) cache every head's K and V",
+                                  m.mla->index_dim > 0 && s.build != 0 && s.build < 8000 ? "; the DSA indexer cache of this build is not modelled" : ""));
   f.notes.insert(f.notes.end(), s.notes.begin(), s.notes.end());
   f.notes.insert(f.notes.end(), p.notes.begin(), p.notes.end());
   f.notes.push_back("compute buffers are an ESTIMATE (the largest tensors of the worst-case ubatch graph; docs/llamacpp-plan.md), "

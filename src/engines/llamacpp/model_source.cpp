@@ -32,7 +32,6 @@ KvModel kv_from_config(const ModelConfig& c, int64_t& recurrent_bytes, std::opti
   KvModel m;
   m.n_ctx_train = c.max_position_embeddings;
   m.n_swa = c.sliding_window > 0 ? c.sliding_window : c.attention_chunk_size;
-  if (c.mla) declined = "multi-head latent attention: llama.cpp caches the latent (kv_lora_rank + rope dims), not modelled yet";
   const int64_t per_recurrent = recurrent_layer_bytes(c);
   for (int64_t i = 0; i < c.num_layers; ++i) {
     const LayerInfo& l = c.layers.at(static_cast<size_t>(i));
@@ -42,6 +41,10 @@ KvModel kv_from_config(const ModelConfig& c, int64_t& recurrent_bytes, std::opti
         if (per_recurrent == 0) declined = "recurrent layers whose state size is not modelled for this architecture";
         recurrent_bytes += per_recurrent;
       }
+      continue;
+    }
+    if (c.mla) {  // the latent, one "head" per layer (kv_model_for_build sets the era's widths)
+      m.layers.push_back(KvLayer{c.kv_lora_rank + c.qk_rope_head_dim, 0, false});
       continue;
     }
     const int64_t kv = l.kv_heads > 0 ? l.kv_heads : c.num_kv_heads;
@@ -79,6 +82,11 @@ LlamaModel llama_model_from_hf(const Model& model, const QuantName& q) {
   m.tied_output = g.tied_output;
   m.notes = std::move(g.notes);
   m.kv = kv_from_config(c, m.recurrent_state_bytes_per_seq, m.kv_declined);
+  if (c.mla) {
+    m.mla = LlamaModel::Mla{c.kv_lora_rank + c.qk_rope_head_dim, c.kv_lora_rank, c.num_attention_heads * (c.qk_nope_head_dim + c.qk_rope_head_dim),
+                            c.num_attention_heads * c.v_head_dim, c.has_indexer() ? c.index_head_dim : 0, {}};
+    for (const auto& l : c.layers) m.mla->indexer_layers.push_back(c.has_indexer() && l.indexer ? 1 : 0);
+  }
   m.n_layer = static_cast<int>(c.num_layers);
   m.n_dense_lead = c.is_moe() ? static_cast<int>(c.first_k_dense) : 0;
   m.n_embd = c.hidden_size;
@@ -88,6 +96,20 @@ LlamaModel llama_model_from_hf(const Model& model, const QuantName& q) {
   m.n_ff = c.is_moe() ? c.experts_per_token * c.moe_intermediate_size + c.num_shared_experts * c.shared_expert_intermediate_size
                       : c.intermediate_size;
   return m;
+}
+
+KvModel kv_model_for_build(const LlamaModel& m, int build) {
+  if (!m.mla) return m.kv;
+  // deepseek2 in llama.cpp: before MLA support (~b5090) K and V per head; then the latent K and V
+  // (GUESS for b5090-b7999); 2026 builds keep only the latent K ("V (f16): 0.00 MiB").
+  KvModel k = m.kv;
+  for (auto& l : k.layers) {
+    if (l.k_gqa == 0) continue;
+    if (build == 0 || build >= 8000) l = KvLayer{m.mla->latent_k, 0, false};
+    else if (build >= 5090) l = KvLayer{m.mla->latent_k, m.mla->latent_v, false};
+    else l = KvLayer{m.mla->full_k, m.mla->full_v, false};
+  }
+  return k;
 }
 
 LlamaModel llama_model_from_gguf(const std::string& path) {

@@ -106,15 +106,15 @@ int64_t cuda_alloc_size(const QuantTensor& t) {
 
 DeviceBuffers& at(Placement& p, int dev) { return dev < 0 ? p.host : p.gpu[static_cast<size_t>(dev)]; }
 
-void place_kv(const LlamaModel& m, const ServerSettings& s, const Layout& l, const KvCache& c, Placement& p) {
+void place_kv(const KvModel& kvm, const ServerSettings& s, const Layout& l, const KvCache& c, Placement& p) {
   int64_t k_base = 0, v_base = 0, k_swa = 0, v_swa = 0;
-  for (const auto& x : m.kv.layers) {
+  for (const auto& x : kvm.layers) {
     if (x.k_gqa <= 0) continue;
     (x.swa && c.swa.layers > 0 ? k_swa : k_base) += x.k_gqa;
     (x.swa && c.swa.layers > 0 ? v_swa : v_base) += x.v_gqa;
   }
-  for (int il = 0; il < static_cast<int>(m.kv.layers.size()); ++il) {
-    const KvLayer& x = m.kv.layers[static_cast<size_t>(il)];
+  for (int il = 0; il < static_cast<int>(kvm.layers.size()); ++il) {
+    const KvLayer& x = kvm.layers[static_cast<size_t>(il)];
     if (x.k_gqa <= 0) continue;
     const bool swa = x.swa && c.swa.layers > 0;
     const KvCacheLine& line = swa ? c.swa : c.base;
@@ -126,7 +126,8 @@ void place_kv(const LlamaModel& m, const ServerSettings& s, const Layout& l, con
 }
 }  // namespace
 
-Placement place(const LlamaModel& m, const ServerSettings& s, const std::vector<int64_t>& free_bytes, const KvCache* kv) {
+Placement place(const LlamaModel& m, const KvModel& kvm, const ServerSettings& s, const std::vector<int64_t>& free_bytes,
+                const KvCache* kv) {
   const int n_gpus = static_cast<int>(free_bytes.size());
   Placement p;
   p.gpu.resize(static_cast<size_t>(n_gpus));
@@ -165,7 +166,13 @@ Placement place(const LlamaModel& m, const ServerSettings& s, const std::vector<
       p.notes.push_back(fmt::format("-ot {}: matches no tensor of this model (as in llama.cpp, it moves nothing)", s.overrides[i].pattern));
   p.layers_offloaded = l.act;
   p.output_device = out_dev;
-  if (kv) place_kv(m, s, l, *kv, p);
+  if (kv) place_kv(kvm, s, l, *kv, p);
+  // DSA indexer keys (llama_kv_cache_dsa, 2026 builds): index_dim f16 per cell on each indexer layer
+  // (GUESS: f16 whatever -ctk says; llamacpp-021's 21 layers x 187.50 MiB at 768000 cells).
+  if (kv && m.mla && m.mla->index_dim > 0 && (s.build == 0 || s.build >= 8000))
+    for (int il = 0; il < static_cast<int>(m.mla->indexer_layers.size()); ++il)
+      if (m.mla->indexer_layers[static_cast<size_t>(il)])
+        at(p, s.no_kv_offload ? -1 : l.device(il)).indexer += kv->base.cells * kv->n_stream * m.mla->index_dim * 2;
   // Recurrent state (one per sequence) beside the layer it belongs to.
   if (m.recurrent_state_bytes_per_seq > 0 && kv) {
     int n_rec = 0;
