@@ -213,7 +213,9 @@ J validate_llamacpp_case(const J& c, LlamacppMetrics& metrics) {
   }
   const auto oo = text(obs, "outcome");
   const std::string pred = outcome_of(f);
-  row["predicted"] = {{"outcome", pred}, {"verdict", verdict_name(f.verdict)}};
+  row["predicted"] = {{"outcome", pred}};
+  row["verdict"] = verdict_name(f.verdict);
+  if (oo) row["observed"] = {{"outcome", *oo}};
   if (oo && capacity_known) {
     ++metrics.outcome.n;
     if (*oo == pred) ++metrics.outcome.agree;
