@@ -5,6 +5,7 @@
 
 #include <sstream>
 
+#include "headroom/advise.h"
 #include "headroom/cli.h"
 #include "headroom/report.h"
 #include "gguf_writer.h"
@@ -201,10 +202,9 @@ TEST(LlamacppPlan, FitShrinksContextThenMovesExperts) {
 }
 
 TEST(LlamacppPlan, VerbsNotModelledSaySo) {
-  // tune, fit, compare and doctor do not model llama.cpp yet: one line and exit 2, not another
+  // fit, compare and doctor do not model llama.cpp yet: one line and exit 2, not another
   // engine's flags or a healthy-start diagnosis.
   const std::vector<std::vector<std::string>> calls = {
-      {"tune", "--engine", "llamacpp", "--model", "Qwen/Qwen3-8B", "--quant", "Q4_K_M", "--gpu", "rtx-4090"},
       {"fit", "--engine", "llamacpp", "--model", "Qwen/Qwen3-8B", "--quant", "Q4_K_M"},
       {"compare", "--engine", "llamacpp,vllm", "--model", "Qwen/Qwen3-8B", "--gpu", "h100"},
       {"doctor", HEADROOM_TEST_DATA "/corpus/llamacpp.jsonl", "--engine", "llamacpp"},
@@ -238,4 +238,34 @@ TEST(LlamacppPlan, MlaLatentCacheAndDsaIndexer) {
   const Forecast old = run({"--engine", "llamacpp@b4500", "--model", "zai-org/GLM-5.2", "--quant", "Q5_K_M", "--gpu", "rtx-pro-6000",
                             "--gpus", "4", "-c", "4096", "-ts", "55,9,8,7", "--cpu-moe", "-ngl", "99"});
   EXPECT_EQ(old.devices[0].kv_buffer_bytes, int64_t{55} * 4096 * 64 * (256 + 256) * 2);
+}
+
+TEST(LlamacppTune, MostContextElseMostLayers) {
+  TuneGoal g;
+  // Qwen3-30B-A3B Q4_K_M fits a 4090 whole: the largest safe context is the model's own 40960.
+  const TuneResult r = tune(parse_deployment(Args::parse({"--engine", "llamacpp", "--model", "Qwen/Qwen3-30B-A3B", "--quant", "Q4_K_M",
+                                                          "--gpu", "rtx-4090"})),
+                            g);
+  ASSERT_TRUE(r.feasible) << r.reason;
+  EXPECT_EQ(r.primary_knob, "--ctx-size");
+  EXPECT_EQ(r.kv_tokens, 40960);
+  EXPECT_GE(r.min_free_worst, int64_t{1} << 30);
+  // Qwen2.5-72B Q4_K_M (~44 GiB) does not: at 4096 tokens, the most layers that keep the margin;
+  // one layer more breaks it.
+  const std::vector<std::string> big = {"--engine", "llamacpp", "--model", "Qwen/Qwen2.5-72B-Instruct", "--quant", "Q4_K_M", "--gpu", "rtx-4090"};
+  const TuneResult t = tune(parse_deployment(Args::parse(big)), g);
+  ASSERT_TRUE(t.feasible) << t.reason;
+  EXPECT_EQ(t.primary_knob, "--n-gpu-layers");
+  const int ngl = std::stoi(t.recommended.front().second);
+  EXPECT_GT(ngl, 10);
+  EXPECT_LT(ngl, 81);
+  auto worst = [&](int layers) {
+    const Forecast f = run(test::plus(big, {"--ctx-size", "4096", "--fit", "off", "-ngl", std::to_string(layers)}));
+    int64_t w = INT64_MAX;
+    for (const auto& rk : f.ranks)
+      for (const auto& st : rk.stages) w = std::min({w, st.free_worst, st.min_free_worst});
+    return w;
+  };
+  EXPECT_GE(worst(ngl), int64_t{1} << 30);
+  EXPECT_LT(worst(ngl + 1), int64_t{1} << 30);
 }

@@ -27,8 +27,6 @@ int verb_tune(const Args& args, std::ostream& out, std::ostream& err) {
   if (!args.positionals().empty()) fail_input("command line", args.positionals().front(), "unexpected argument for 'headroom tune'");
   TuneGoal goal = parse_tune_goal(args);
   Deployment d = parse_deployment(strip_options(args));
-  if (d.engine == EngineKind::LlamaCpp)
-    fail_input("--engine", "llamacpp", "tune for llama.cpp is not modelled yet; 'headroom plan --engine llamacpp' models its --fit");
   TuneResult r = tune(d, goal);
   if (args.has("--json")) out << tune_json(r).dump(2) << "\n";
   else print_tune(out, r);

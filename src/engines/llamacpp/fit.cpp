@@ -63,6 +63,7 @@ void fit_dense(const LlamaModel& m, ServerSettings& s, const std::vector<int64_t
     total += static_cast<int>(std::clamp<int64_t>((free[static_cast<size_t>(d)] - margin - base) / per_layer, 0, m.n_layer + 1));
   }
   s.n_gpu_layers = std::min(total, m.n_layer + 1);
+  out.changed = true;
   if (nd > 1) s.tensor_split.assign(static_cast<size_t>(nd), static_cast<double>(per_dev));
   out.log.push_back(fmt::format("set n_gpu_layers to {}", s.n_gpu_layers));
 }
@@ -83,6 +84,7 @@ bool fit_moe_one_gpu(const LlamaModel& m, ServerSettings& s, const std::vector<i
   const int full = static_cast<int>(std::min<int64_t>(surplus / per_layer + m.n_dense_lead + 1, m.n_layer + 1));
   const int part = m.n_layer + 1 - full;
   s.n_cpu_moe = part;  // experts of blocks 0..part-1 on the host (leading dense blocks have none)
+  out.changed = true;
   out.log.push_back(fmt::format("set to use {} dense-only layers and {} full layers", part, full));
   return true;
 }
@@ -107,6 +109,7 @@ FitOutcome fit_params(const LlamaModel& m, ServerSettings& s, const std::vector<
     const int64_t per_ctx = std::max<int64_t>(1, full.sum_ctx / m.kv.n_ctx_train);
     const int64_t cut = std::min((-surplus + per_ctx - 1) / per_ctx, m.kv.n_ctx_train - n_ctx_min);
     s.kv.ctx_size = m.kv.n_ctx_train - cut;
+    out.changed = true;
     reduction_bytes = cut * per_ctx;
     surplus += reduction_bytes;
     out.log.push_back(fmt::format("context size reduced from {} to {} -> need {} MiB less memory in total", m.kv.n_ctx_train,

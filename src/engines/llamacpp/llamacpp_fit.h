@@ -12,6 +12,7 @@ namespace headroom::llamacpp {
 struct FitOutcome {
   bool ran = false;
   bool failed = false;               // llama.cpp gave up ("... abort"): the start goes on as set
+  bool changed = false;              // it lowered the context, the layers or moved experts
   std::vector<std::string> log;      // its llama_params_fit_impl lines, without the prefix
   std::string unmodelled;            // a step headroom does not model, said in the notes
 };

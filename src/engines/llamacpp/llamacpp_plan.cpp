@@ -176,8 +176,9 @@ Forecast plan_llamacpp(const Deployment& d, const PlanOptions& opt) {
                     "shown with their range; model and KV buffers are exact from the tensor table");
   if (fit.ran)
     f.notes.push_back(fmt::format("--fit on (llama.cpp's default from ~b6895): {}; pass --fit off to plan the values as given",
-                                  fit.failed ? "it gives up (see the log) and the start goes on with the values as set"
-                                             : "the context / layers above are what it chose for a 1 GiB margin per device"));
+                                  fit.failed    ? "it gives up (see the log) and the start goes on with the values as set"
+                                  : fit.changed ? "the context / layers above are what it chose for its free-memory target per device"
+                                                : "every device keeps its target, nothing changed"));
   if (!fit.unmodelled.empty()) f.notes.push_back(fit.unmodelled);
   if (!s.ngl_given && s.n_gpu_layers == 0)
     f.notes.push_back("-ngl not given: builds before ~b6800 offload no layer by default (pass -ngl 99 to offload all)");
