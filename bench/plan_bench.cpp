@@ -45,3 +45,12 @@ BENCHMARK(BM_PlanVllmLlama70bTp8Detail)->Unit(benchmark::kMicrosecond);
 
 static void BM_PlanTrtllmLlama70bTp8(benchmark::State& st) { plan_loop(st, llama70b_tp8("trtllm"), false); }
 BENCHMARK(BM_PlanTrtllmLlama70bTp8)->Unit(benchmark::kMicrosecond);
+
+// llama.cpp (issue 25: a plan well under a millisecond): llamacpp-010's deployment, a derived
+// Q4_K_M table of a 128-expert model, two GPUs and an -ot rule.
+static void BM_PlanLlamacppQwen3Moe(benchmark::State& st) {
+  plan_loop(st, {"--engine", "llamacpp@b5622", "--model", "Qwen/Qwen3-30B-A3B", "--quant", "Q4_K_M", "--gpu", "rtx-4090,rtx-5090", "-ngl",
+                 "99", "-c", "16384", "-ot", ".ffn_.*_exps.=CPU"},
+            false);
+}
+BENCHMARK(BM_PlanLlamacppQwen3Moe)->Unit(benchmark::kMicrosecond);

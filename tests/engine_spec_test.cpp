@@ -27,7 +27,10 @@ TEST(EngineSpec, UnknownVersionIsTheNewestRules) {
 TEST(EngineSpec, BadSpecsAreInputErrors) {
   EXPECT_THROW(parse_engine_spec("vllm@"), InputError);
   EXPECT_THROW(parse_engine_spec("tgi"), InputError);
-  EXPECT_THROW(parse_engine_spec("llama.cpp"), InputError);
+  EXPECT_THROW(parse_engine_spec("tensorrt"), InputError);
+  // llama.cpp is the fourth engine (issue 25): both spellings, a build after '@'.
+  EXPECT_EQ(parse_engine_spec("llama.cpp").first, EngineKind::LlamaCpp);
+  EXPECT_EQ(parse_engine_spec("llamacpp@b8157").second, "b8157");
 }
 
 TEST(EngineSpec, DockerTagsBareDatesAndNgcContainers) {

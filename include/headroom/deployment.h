@@ -24,6 +24,8 @@ struct Deployment {
   GpuSpec gpu;                             // catalog entry (capacity overridden by --gpu-memory)
   int64_t capacity_bytes = 0;              // per GPU, as PyTorch reports total memory
   int gpus = 1;
+  // --gpu A,B,...: devices of different kinds in device order (llama.cpp only); empty = gpus x gpu.
+  std::vector<GpuSpec> gpu_list;
   Parallel par;
   std::vector<std::pair<std::string, std::string>> flags;  // engine flags, in the order given
   // --env NAME=VALUE: the engine's environment variables that change its memory arithmetic

@@ -26,6 +26,7 @@ Forecast plan(const Deployment& d, const PlanOptions& opt = {});
 Forecast plan_sglang(const Deployment& d, const PlanOptions& opt);
 Forecast plan_vllm(const Deployment& d, const PlanOptions& opt);
 Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt);
+Forecast plan_llamacpp(const Deployment& d, const PlanOptions& opt);
 
 // The longest context the engine accepts for the deployment's model without an override, as
 // the engine derives it (engines/context_limit.cpp); nullopt when the deployment's --env lifts

@@ -49,6 +49,19 @@ struct Failure {
   std::string message;
 };
 
+// One device's buffers, for engines that size memory per device rather than per stage (llama.cpp:
+// "CUDA0 model buffer size", "KV buffer size", "compute buffer size"; the host as "CPU").
+struct DeviceMemory {
+  std::string name;
+  bool host = false;
+  int layers = 0;
+  int64_t capacity_bytes = 0;  // 0 for the host
+  int64_t model_buffer_bytes = 0, kv_buffer_bytes = 0, compute_buffer_bytes = 0, output_buffer_bytes = 0;
+  int64_t recurrent_state_bytes = 0;
+  int64_t compute_low_bytes = 0, compute_high_bytes = 0;  // the compute buffer is an estimate
+  int64_t indexer_cache_bytes = 0;  // a second KV cache (llama.cpp's DSA indexer keys)
+};
+
 struct Forecast {
   Verdict verdict = Verdict::Fits;
   std::string engine, version, era;  // era: which version rules were used and why
@@ -63,6 +76,7 @@ struct Forecast {
   // one request): one of the reasons for "at_risk", the one a shorter context or more memory fixes.
   bool refused_at_worst = false;
   std::vector<RankForecast> ranks;
+  std::vector<DeviceMemory> devices;  // llama.cpp: every GPU, then the host
   std::vector<std::string> log;    // lines the engine would print, in its format
   std::vector<std::string> notes;  // assumptions, estimates, warnings
 

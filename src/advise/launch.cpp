@@ -72,6 +72,10 @@ std::string launch_command(const Deployment& d, const FlagList& flags) {
       if (p.dp_attention && !given("--enable_attention_dp")) cmd += " --enable_attention_dp";
       break;
     }
+    case EngineKind::LlamaCpp:
+      // llama-server takes a GGUF file: a derived --quant names the file to fetch, not a flag.
+      cmd += "llama-server -m " + shell_word(d.model_spec);
+      break;
     default:
       cmd += "python -m sglang.launch_server --model-path " + shell_word(d.model_spec) + fmt::format(" --tp-size {}", p.tp);
       if (p.pp > 1) cmd += fmt::format(" --pp-size {}", p.pp);
@@ -92,6 +96,10 @@ std::string launch_command(const Deployment& d, const FlagList& flags) {
   };
   std::string engine_note;
   for (const auto& [k, v] : flags) {
+    if (d.engine == EngineKind::LlamaCpp && k == "--quant") {
+      engine_note = fmt::format("# a {} GGUF of {} (e.g. from the Hub's *-GGUF repositories) in place of the model id\n", v, d.model_spec);
+      continue;
+    }
     if (d.engine == EngineKind::TRTLLM) {
       // --quantization is how the TensorRT engine was built (trtllm-build after quantize.py /
       // convert_checkpoint.py), not a trtllm-serve option: serve that engine's directory.

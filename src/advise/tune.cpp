@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "advise/search.h"
+#include "advise/tune_llamacpp.h"
 #include "headroom/error.h"
 #include "headroom/units.h"
 
@@ -139,6 +140,7 @@ void validate_goal(const Deployment& d, const TuneGoal& g, const EngineKnobs& k)
 }  // namespace
 
 TuneResult tune(const Deployment& d0, const TuneGoal& g) {
+  if (d0.engine == EngineKind::LlamaCpp) return tune_llamacpp(d0, g);
   const EngineKnobs& k = knobs_for(d0.engine);
   if (k.fraction.empty()) fail_input(kSrc, "--engine", fmt::format("the {} engine model names no memory-fraction flag to tune", engine_kind_name(d0.engine)));
   validate_goal(d0, g, k);

@@ -52,7 +52,11 @@ constexpr std::string_view kBooleanFlags[] = {
     "--enable-profile-cuda-graph", "--enable-cudagraph-gc", "--enable-nccl-nvls", "--enable-trace",
     // TensorRT-LLM (trtllm-serve spelling)
     "--trust_remote_code", "--enable_attention_dp", "--disable_cuda_graph", "--enable_block_reuse",
-    "--enable_chunked_prefill", "--fail_fast_on_attention_window_too_large"};
+    "--enable_chunked_prefill", "--fail_fast_on_attention_window_too_large",
+    // llama-server (tools/server, common/arg.cpp)
+    "--kv-unified", "--no-kv-unified", "--swa-full", "--no-mmap", "--mlock", "--cpu-moe", "--no-kv-offload", "--jinja",
+    "--no-warmup", "--cont-batching", "--no-cont-batching", "--metrics", "--slots", "--no-slots", "--verbose",
+    "--no-conversation", "--check-tensors", "--no-op-offload", "--no-repack", "--embedding", "--reranking"};
 
 // vLLM's single-dash aliases (vllm/engine/arg_utils.py add_cli_args: "--tensor-parallel-size",
 // "-tp"; "-pp", "-dp", "-dpl", "-dpa", "-dpp"; "--quantization", "-q"), read as the long names so
@@ -60,7 +64,20 @@ constexpr std::string_view kBooleanFlags[] = {
 constexpr std::pair<std::string_view, std::string_view> kShortAliases[] = {
     {"-tp", "--tensor-parallel-size"},      {"-pp", "--pipeline-parallel-size"}, {"-dp", "--data-parallel-size"},
     {"-dpl", "--data-parallel-size-local"}, {"-dpa", "--data-parallel-address"}, {"-dpp", "--data-parallel-rpc-port"},
-    {"-q", "--quantization"},               {"-O", "--compilation-config"},      {"-dcp", "--decode-context-parallel-size"}};
+    {"-q", "--quantization"},               {"-O", "--compilation-config"},      {"-dcp", "--decode-context-parallel-size"},
+    // llama-server's short spellings (common/arg.cpp), read as its long names.
+    {"-ngl", "--n-gpu-layers"},  {"-sm", "--split-mode"},      {"-ts", "--tensor-split"},
+    {"-mg", "--main-gpu"},       {"-c", "--ctx-size"},          {"-np", "--parallel"},       {"-kvu", "--kv-unified"},
+    {"-ctk", "--cache-type-k"},  {"-ctv", "--cache-type-v"},    {"-fa", "--flash-attn"},     {"-b", "--batch-size"},
+    {"-ub", "--ubatch-size"},    {"-nkvo", "--no-kv-offload"},  {"-cmoe", "--cpu-moe"},      {"-ncmoe", "--n-cpu-moe"},
+    {"-ot", "--override-tensor"}, {"-t", "--threads"},         {"-tb", "--threads-batch"},  {"-md", "--model-draft"},
+    {"-ngld", "--n-gpu-layers-draft"}, {"-dev", "--device"},   {"-n", "--n-predict"},       {"-p", "--prompt"},
+    {"-v", "--verbose"},         {"-lv", "--log-verbosity"},    {"-no-cnv", "--no-conversation"}, {"-fit", "--fit"}, {"-fitt", "--fit-target"}, {"-fitc", "--fit-ctx"},
+    {"-mm", "--mmproj"},         {"-s", "--seed"},              {"-cram", "--cache-ram"}};
+
+// Flags whose value is optional: llama-server's -fa was a bare switch before it took on|off|auto.
+constexpr std::string_view kOptionalValueFlags[] = {"--flash-attn"};
+constexpr std::string_view kOptionalValues[] = {"on", "off", "auto", "1", "0", "true", "false", "enabled", "disabled", ""};
 
 // Options that take a list of values (argparse nargs="+"), spelled as the engines spell them:
 // SGLang's --cuda-graph-bs 1 2 4 8, vLLM's --cudagraph-capture-sizes / --cuda-graph-sizes. The
@@ -103,6 +120,10 @@ Args Args::parse(const std::vector<std::string>& argv) {
       if (eq != std::string::npos) {
         a.options_.emplace_back(t.substr(0, eq), t.substr(eq + 1));
       } else if (is_boolean_flag(t)) {
+        a.options_.emplace_back(t, "true");
+      } else if (std::find(std::begin(kOptionalValueFlags), std::end(kOptionalValueFlags), t) != std::end(kOptionalValueFlags) &&
+                 (i + 1 >= argv.size() ||
+                  std::find(std::begin(kOptionalValues), std::end(kOptionalValues), argv[i + 1]) == std::end(kOptionalValues))) {
         a.options_.emplace_back(t, "true");
       } else if (i + 1 < argv.size() && !(argv[i + 1].size() > 2 && argv[i + 1].rfind("--", 0) == 0)) {
         a.options_.emplace_back(t, argv[i + 1]);

@@ -194,6 +194,8 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
     }
     r.spec = spec;
     r.d = parse_deployment(Args::parse(argv));
+    if (r.d.engine == EngineKind::LlamaCpp)
+      fail_input("--engine", "llamacpp", "compare covers sglang, vllm and trtllm; plan llama.cpp on its own (headroom plan --engine llamacpp)");
     try {
       r.f = plan(r.d);
     } catch (const InputError& e) {

@@ -19,6 +19,8 @@ int verb_doctor(const Args& args, std::ostream& out, std::ostream& err) {
     return kExitOk;
   }
   if (args.positionals().size() != 1) fail_input("command line", "LOGFILE", "exactly one log file (or - for standard input) expected");
+  if (auto e = args.get("--engine"); e && parse_engine_spec(*e).first == EngineKind::LlamaCpp)
+    fail_input("--engine", *e, "doctor does not read llama.cpp logs yet; 'headroom plan --engine llamacpp' with the log's flags forecasts the same start");
   LogScan scan = scan_log_file(args.positionals().front());
   Diagnosis d = diagnose(scan, args);
   if (args.has("--json")) out << diagnosis_json(d).dump(2) << "\n";

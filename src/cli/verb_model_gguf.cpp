@@ -74,7 +74,7 @@ std::optional<std::string> gguf_model_spec(const Args& args) {
 }
 
 int verb_model_gguf(const std::string& spec, const Args& args, std::ostream& out) {
-  // --engine llamacpp[@bNNNN] only (parse_engine_spec still refuses llamacpp: no forecasts yet).
+  // --engine llamacpp[@bNNNN] only (headroom plan --engine llamacpp forecasts the whole start).
   std::string version;
   if (auto e = args.get("--engine")) {
     auto at = e->find('@');

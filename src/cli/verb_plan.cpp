@@ -13,7 +13,7 @@ namespace headroom {
 
 int verb_plan(const Args& args, std::ostream& out, std::ostream& err) {
   if (args.has("--help")) {
-    out << "usage: headroom plan [--engine sglang|vllm|trtllm[@VERSION][,...]] --model ID|DIR|config.json --gpu NAME\n"
+    out << "usage: headroom plan [--engine sglang|vllm|trtllm|llamacpp[@VERSION][,...]] --model ID|DIR|config.json --gpu NAME\n"
            "                     [--gpu-memory BYTES] [--interconnect nvswitch|nvlink|pcie|xgmi|network] [--gpus N]\n"
            "                     [--tp N --pp N --ep N --dp N --enable-dp-attention]\n"
            "                     [engine flags as the engine spells them] [--env NAME=VALUE ...] [--brief] [--json]\n"
@@ -21,6 +21,8 @@ int verb_plan(const Args& args, std::ostream& out, std::ostream& err) {
            "--interconnect: how the GPUs reach each other, when the catalog row's fabric is not the host's (e.g. A100 PCIe cards: pcie).\n"
            "--engine with several engines (sglang,vllm): the side-by-side view of `headroom compare`.\n"
            "--brief: only the summary (verdict, KV capacity, tightest moment, rules version, launch command).\n"
+           "llama.cpp: --engine llamacpp[@bNNNN] --model FILE.gguf, or a catalog id with --quant Q4_K_M (the GGUF derived);\n"
+           "  llama-server's flags (-ngl -c -np -ts -sm -ot --cpu-moe -ctk -fa ...); --gpu a,b for cards of different kinds.\n"
            "example (the seed crash): headroom plan --engine sglang --model nvidia/GLM-5-NVFP4 --gpu rtx-pro-6000 --tp 8 --mem-fraction-static 0.95\n";
     return kExitOk;
   }

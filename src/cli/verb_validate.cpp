@@ -79,7 +79,8 @@ int verb_validate(const Args& args, std::ostream& out, std::ostream& err) {
   out << fmt::format("\n{} cases, {} covered\n", j["cases"].get<int>(), j["covered"].get<int>());
   out << fmt::format("{:<26} {:>4}  {:>16}  {:>16}\n", "metric", "n", "median |err| %", "p90 |err| %");
   for (const char* m : {"kv_tokens", "weights_gib", "post_weights_avail", "graph_gib", "max_model_len", "max_model_len_given_memory",
-                        "kv_tokens_given_memory_err"}) {
+                        "kv_tokens_given_memory_err", "model_buffer_mib", "kv_size_mib", "compute_buffer_mib"}) {
+    if (!j.contains(m)) continue;  // the llama.cpp metrics appear with llama.cpp cases
     const auto& x = j[m];
     auto f = [](const nlohmann::ordered_json& v) { return v.is_null() ? std::string("-") : fmt::format("{:.2f}", v.get<double>()); };
     out << fmt::format("{:<26} {:>4}  {:>16}  {:>16}\n", m, x["n"].get<int>(), f(x["median_abs_pct_err"]), f(x["p90_abs_pct_err"]));

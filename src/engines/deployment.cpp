@@ -9,6 +9,7 @@
 #include "headroom/cli.h"
 #include "headroom/deployment.h"
 #include "headroom/error.h"
+#include "headroom/gguf.h"
 #include "headroom/units.h"
 
 namespace headroom {
@@ -149,10 +150,9 @@ std::pair<EngineKind, std::string> parse_engine_spec(std::string_view spec) {
   if (s == "sglang") return {EngineKind::SGLang, version};
   if (s == "vllm") return {EngineKind::VLLM, version};
   if (s == "trtllm" || s == "tensorrt-llm" || s == "trt-llm") return {EngineKind::TRTLLM, version};
-  if (s == "llamacpp" || s == "llama.cpp")
-    fail_input("--engine", spec, "llama.cpp forecasts are not implemented yet (engines: sglang, vllm, trtllm)");
+  if (s == "llamacpp" || s == "llama.cpp" || s == "llama-server") return {EngineKind::LlamaCpp, version};
   const std::string near = did_you_mean(s, {"sglang", "vllm", "trtllm", "llamacpp"});
-  fail_input("--engine", spec, fmt::format("unknown engine{} (expected sglang, vllm or trtllm, optionally @VERSION)",
+  fail_input("--engine", spec, fmt::format("unknown engine{} (expected sglang, vllm, trtllm or llamacpp, optionally @VERSION)",
                                            near.empty() ? "" : "; did you mean " + near + "?"));
 }
 
@@ -208,11 +208,24 @@ Deployment parse_deployment(const Args& given, std::string_view default_model, s
   if (const auto v = args.get(d.engine == EngineKind::VLLM ? "--hf-overrides" : "--json-model-override-args");
       v && d.engine != EngineKind::TRTLLM)
     over = ConfigOverride{*v, d.engine == EngineKind::VLLM ? "--hf-overrides" : "--json-model-override-args", true};
-  d.model = load_model(model, over ? &*over : nullptr);
+  // llama.cpp reads a GGUF file itself (llamacpp model_source.cpp); other specs go through the catalog.
+  if (!(d.engine == EngineKind::LlamaCpp && gguf::is_gguf_path(model))) d.model = load_model(model, over ? &*over : nullptr);
 
   std::string gpu = args.get_or("--gpu", default_gpu);
   auto mem = args.get("--gpu-memory");
-  if (!gpu.empty()) {
+  if (gpu.find(',') != std::string::npos) {
+    // llama.cpp spreads layers over cards of different kinds (--gpu rtx-4090,rtx-3090).
+    if (d.engine != EngineKind::LlamaCpp) fail_input("command line", "--gpu", "a list of GPUs is modelled for --engine llamacpp only");
+    for (size_t at = 0; at <= gpu.size();) {
+      const size_t end = std::min(gpu.find(',', at), gpu.size());
+      d.gpu_list.push_back(require_gpu(gpu.substr(at, end - at)));
+      at = end + 1;
+    }
+    if (args.has("--gpus") && d.gpus != static_cast<int>(d.gpu_list.size()))
+      fail_input("command line", "--gpus", fmt::format("{} GPUs given but --gpu lists {}", d.gpus, d.gpu_list.size()));
+    d.gpus = static_cast<int>(d.gpu_list.size());
+    d.gpu = d.gpu_list.front();
+  } else if (!gpu.empty()) {
     d.gpu = require_gpu(gpu);
   } else if (mem) {
     d.gpu = GpuSpec{};

@@ -12,6 +12,7 @@ Forecast with_env_notes(Forecast f, const Deployment& d, const PlanOptions& opt)
   // vLLM's and SGLang's models read the variables they know and note the rest themselves
   // (sglang_plan.cpp: the context-length override and DeepSeek-V4's loader variables).
   if (d.engine == EngineKind::VLLM || d.engine == EngineKind::SGLang) return f;
+  // llama.cpp: environment variables (GGML_VK_VISIBLE_DEVICES, CUDA_VISIBLE_DEVICES) choose devices.
   for (const auto& [name, value] : d.env)
     f.notes.push_back(name + "=" + value + ": environment variable not modelled for this engine; the forecast is the same as without it");
   return f;
@@ -30,9 +31,9 @@ Forecast plan_engine(const Deployment& d, const PlanOptions& opt) {
     case EngineKind::SGLang: return plan_sglang(d, opt);
     case EngineKind::VLLM: return plan_vllm(d, opt);
     case EngineKind::TRTLLM: return plan_trtllm(d, opt);
-    case EngineKind::LlamaCpp: break;
+    case EngineKind::LlamaCpp: return plan_llamacpp(d, opt);
   }
-  fail_input("--engine", "llamacpp", "llama.cpp forecasts are not implemented yet");
+  fail_input("--engine", "?", "unknown engine");
 }
 }  // namespace
 

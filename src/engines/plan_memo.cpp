@@ -7,7 +7,7 @@
 namespace headroom {
 
 #if defined(__GLIBCXX__) && defined(__x86_64__)
-static_assert(sizeof(Deployment) == 456, "Deployment changed: compare the new field in same_but_budget()");
+static_assert(sizeof(Deployment) == 488, "Deployment changed: compare the new field in same_but_budget()");
 static_assert(sizeof(GpuSpec) == 256, "GpuSpec changed: compare the new field in same_gpu()");
 static_assert(sizeof(Parallel) == 20, "Parallel changed: compare the new field in same_but_budget()");
 #endif
@@ -32,6 +32,9 @@ bool same_but_budget(const Deployment& a, const Deployment& b, std::span<const s
     if (a.flags[i].first != b.flags[i].first) return false;
     if (a.flags[i].second != b.flags[i].second && std::find(budget.begin(), budget.end(), a.flags[i].first) == budget.end()) return false;
   }
+  if (a.gpu_list.size() != b.gpu_list.size()) return false;
+  for (size_t i = 0; i < a.gpu_list.size(); ++i)
+    if (!same_gpu(a.gpu_list[i], b.gpu_list[i])) return false;
   return same_gpu(a.gpu, b.gpu);
 }
 

@@ -28,7 +28,7 @@ nlohmann::ordered_json forecast_json(const Forecast& f) {
   if (f.failure)
     failure = {{"stage", f.failure->stage}, {"rank", f.failure->rank}, {"request_bytes", f.failure->request_bytes},
                {"free_bytes", f.failure->free_bytes}, {"message", f.failure->message}};
-  return J{{"verdict", verdict_name(f.verdict)},
+  J out{{"verdict", verdict_name(f.verdict)},
            {"engine", {{"name", f.engine}, {"version", f.version}, {"era", f.era}}},
            {"settings", std::move(settings)},
            {"kv_tokens", f.kv_tokens},
@@ -40,6 +40,18 @@ nlohmann::ordered_json forecast_json(const Forecast& f) {
            {"ranks", std::move(ranks)},
            {"log", f.log},
            {"notes", f.notes}};
+  if (!f.devices.empty()) {
+    J devices = J::array();
+    for (const auto& d : f.devices)
+      devices.push_back({{"name", d.name}, {"host", d.host}, {"layers", d.layers}, {"capacity_bytes", d.capacity_bytes},
+                         {"model_buffer_bytes", d.model_buffer_bytes}, {"kv_buffer_bytes", d.kv_buffer_bytes},
+                         {"compute_buffer_bytes", d.compute_buffer_bytes},
+                         {"compute_buffer_range", {d.compute_low_bytes, d.compute_high_bytes}},
+                         {"output_buffer_bytes", d.output_buffer_bytes}, {"recurrent_state_bytes", d.recurrent_state_bytes},
+                         {"indexer_cache_bytes", d.indexer_cache_bytes}});
+    out["devices"] = std::move(devices);
+  }
+  return out;
 }
 
 }  // namespace headroom

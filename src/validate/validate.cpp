@@ -17,6 +17,8 @@
 #include "headroom/error.h"
 #include "headroom/gpu.h"
 #include "headroom/units.h"
+#include "validate/validate_llamacpp.h"
+#include "validate/validate_metrics.h"
 #include "validate/validate_vllm_kv.h"
 
 namespace headroom {
@@ -190,50 +192,6 @@ std::optional<double> find_number_after(const std::string& text, std::string_vie
   }
 }
 
-// The q-quantile of v (sorted), interpolated.
-double quantile(const std::vector<double>& v, double q) {
-  double idx = q * static_cast<double>(v.size() - 1);
-  size_t lo = static_cast<size_t>(std::floor(idx)), hi = static_cast<size_t>(std::ceil(idx));
-  return v[lo] + (v[hi] - v[lo]) * (idx - static_cast<double>(lo));
-}
-double r2(double x) { return std::round(x * 100.0) / 100.0; }
-
-struct Metric {
-  std::vector<double> errs;
-  std::vector<double> ratios;  // observed / forecast, both positive
-  bool loo = false;            // also report the leave-one-out figures (estimated terms)
-  void add(double pred, double obs) {
-    if (obs != 0) errs.push_back(std::fabs(pred - obs) / std::fabs(obs) * 100.0);
-    if (obs > 0 && pred > 0) ratios.push_back(obs / pred);
-  }
-  // Leave-one-out of the term's level: each case's forecast scaled by the median observed/forecast
-  // ratio of the other cases (what calibrating the level on the others gives it). The spread of
-  // the ratios (p10, p90) is what a range from these logs would be.
-  J loo_json() const {
-    if (ratios.size() < 3) return nullptr;
-    std::vector<double> e;
-    for (size_t i = 0; i < ratios.size(); ++i) {
-      std::vector<double> others;
-      for (size_t j = 0; j < ratios.size(); ++j)
-        if (j != i) others.push_back(ratios[j]);
-      std::sort(others.begin(), others.end());
-      e.push_back(std::fabs(quantile(others, 0.5) / ratios[i] - 1.0) * 100.0);
-    }
-    std::sort(e.begin(), e.end());
-    std::vector<double> r = ratios;
-    std::sort(r.begin(), r.end());
-    return J{{"median_abs_pct_err", r2(quantile(e, 0.5))}, {"p90_abs_pct_err", r2(quantile(e, 0.9))},
-             {"observed_over_forecast", {{"p10", r2(quantile(r, 0.1))}, {"median", r2(quantile(r, 0.5))}, {"p90", r2(quantile(r, 0.9))}}}};
-  }
-  J json() const {
-    if (errs.empty()) return J{{"n", 0}, {"median_abs_pct_err", nullptr}, {"p90_abs_pct_err", nullptr}};
-    std::vector<double> v = errs;
-    std::sort(v.begin(), v.end());
-    J j{{"n", v.size()}, {"median_abs_pct_err", r2(quantile(v, 0.5))}, {"p90_abs_pct_err", r2(quantile(v, 0.9))}};
-    if (loo) j["leave_one_out"] = loo_json();
-    return j;
-  }
-};
 // Stage a crash outcome points at (CONTRACT doctor stages).
 std::string stage_of_outcome(const std::string& o) {
   if (o == "oom_weights") return "weights";
@@ -302,11 +260,6 @@ const GpuSpec* gpu_from_free_memory(double free_gib) {
   }
   return pick;
 }
-
-struct Agreement {
-  int n = 0, agree = 0;
-  J json() const { return J{{"n", n}, {"agreement", n ? std::round(1000.0 * agree / n) / 1000.0 : 0.0}}; }
-};
 }  // namespace
 
 J validate_corpus(const std::string& path) {
@@ -321,6 +274,7 @@ J validate_corpus(const std::string& path) {
   // tokens at the printed KV GiB figure).
   Metric given_err;
   Agreement outcome, given_memory, doctor_stage, doctor_fix, doctor_decided;
+  LlamacppMetrics llama;
   int doctor_guessed = 0;
   J rows = J::array();
   int cases = 0, covered = 0;
@@ -338,6 +292,12 @@ J validate_corpus(const std::string& path) {
     if (!c.is_object()) fail_input(path, fmt::format("line {}", lineno), "a case must be a JSON object");
     parallelism_from_flags(c);
     ++cases;
+    if (str(c, "engine") == "llamacpp") {
+      J r = validate_llamacpp_case(c, llama);
+      if (r["covered"].get<bool>()) ++covered;
+      rows.push_back(std::move(r));
+      continue;
+    }
     J row{{"id", str(c, "id").value_or(fmt::format("line-{}", lineno))}, {"covered", false}};
     const J obs = c.contains("observed") && c["observed"].is_object() ? c["observed"] : J::object();
     const auto oo = str(obs, "outcome");
@@ -597,7 +557,7 @@ J validate_corpus(const std::string& path) {
     row["observed"] = o;
     rows.push_back(std::move(row));
   }
-  return J{{"corpus", path},
+  J out{{"corpus", path},
            {"cases", cases},
            {"covered", covered},
            {"kv_tokens", kv.json()},
@@ -614,6 +574,16 @@ J validate_corpus(const std::string& path) {
            {"doctor_stage_guessed", doctor_guessed},
            {"doctor_fix_direction", doctor_fix.json()},
            {"per_case", std::move(rows)}};
+  if (llama.seen) {  // llama.cpp cases: per-device buffers (corpus/README.md "llama.cpp cases")
+    out["model_buffer_mib"] = llama.model_buffer.json();
+    out["kv_size_mib"] = llama.kv_size.json();
+    out["compute_buffer_mib"] = llama.compute_buffer.json();
+    Agreement all = outcome;
+    all.n += llama.outcome.n;
+    all.agree += llama.outcome.agree;
+    out["outcome"] = all.json();
+  }
+  return out;
 }
 
 }  // namespace headroom

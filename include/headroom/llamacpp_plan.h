@@ -1,0 +1,103 @@
+// The llama.cpp engine model (--engine llamacpp[@bNNNN]): llama-server's flags resolved for a
+// build, the model's tensors placed on devices as llama_model::load_tensors places them, the KV
+// cache split by the layers each device holds, and the compute buffers (an estimate).
+// Derivations: docs/llamacpp-plan.md.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "headroom/deployment.h"
+#include "headroom/llamacpp_kv.h"
+#include "headroom/llamacpp_quant.h"
+
+namespace headroom::llamacpp {
+
+enum class SplitMode { Layer, Row, None };
+enum class FlashAttn { Off, On, Auto };
+
+// One -ot / --override-tensor rule: tensors whose name matches `pattern` go to `device`
+// (-1: the host; >= 0: that GPU).
+struct TensorOverride {
+  std::string pattern;
+  int device = -1;
+};
+
+struct ServerSettings {
+  int build = 0;                  // bNNNN; 0 = newest known rules
+  int n_gpu_layers = 0;           // resolved: layers offloaded (from the last), n_layer + 1 = all + output
+  bool ngl_given = false;
+  SplitMode split = SplitMode::Layer;
+  std::vector<double> tensor_split;  // empty: by device memory
+  int main_gpu = 0;
+  FlashAttn fa = FlashAttn::Auto;
+  bool no_kv_offload = false, no_mmap = false;
+  int n_cpu_moe = 0;              // --n-cpu-moe N: experts of the first N layers on the host; --cpu-moe: all
+  bool cpu_moe = false;
+  std::vector<TensorOverride> overrides;
+  KvSettings kv;
+  std::string quant;              // --quant (derived tensor table); "" for a GGUF file
+  bool cuda_row_padding = true;   // CUDA / ROCm buffers pad each quantized tensor (set from the backend)
+  bool fit = false;               // --fit on (the default from ~b6895): llama_params_fit adjusts unset params
+  int64_t fit_target = 1024 * 1024 * 1024LL;  // --fit-target MiB: free memory to keep per device
+  int64_t fit_ctx_min = 4096;     // --fit-ctx: the smallest context fit may choose
+  std::vector<std::pair<std::string, std::string>> resolved;  // flag -> value in force, for the report
+  std::vector<std::string> notes;
+};
+// Reads llama-server's flags from the deployment (its own spellings). InputError for bad values.
+ServerSettings parse_server_settings(const Deployment& d, int n_layer);
+// The build number of "b8157", "8157", "" / "latest" (0 = newest). InputError otherwise.
+int parse_build(const std::string& version);
+// Flags llama-server accepts (modelled or said to have no memory effect).
+const std::vector<std::string_view>& llamacpp_flags();
+
+// What the plan needs from a model, from either source (derived or a real GGUF).
+struct LlamaModel {
+  uint64_t serial = 0;  // unique per model built (memo keys)
+  std::string name;
+  std::vector<QuantTensor> tensors;
+  bool tied_output = false;
+  KvModel kv;
+  std::optional<std::string> kv_declined;  // why the KV cache is not modelled for this model
+  // Multi-head latent attention (DeepSeek-V2/V3, Kimi-K2, GLM-5): what each era caches per layer.
+  struct Mla {
+    int64_t latent_k = 0, latent_v = 0;  // kv_lora_rank + qk_rope_head_dim, kv_lora_rank
+    int64_t full_k = 0, full_v = 0;      // n_head x (qk_nope + qk_rope), n_head x v_head_dim
+    int64_t index_dim = 0;               // DSA indexer keys (DeepSeek-V3.2, GLM-5): llama_kv_cache_dsa
+    std::vector<char> indexer_layers;    // which layers keep indexer keys
+  };
+  std::optional<Mla> mla;
+  int n_layer = 0;
+  int n_dense_lead = 0;  // leading dense blocks of a MoE model (hparams n_layer_dense_lead)
+  int64_t n_embd = 0, n_head = 0, head_dim = 0, n_vocab = 0, n_ff = 0;  // n_ff: per token (MoE: used experts)
+  int64_t recurrent_state_bytes_per_seq = 0;  // hybrid/recurrent layers' state (llama_memory_recurrent)
+  std::vector<std::string> notes;
+};
+LlamaModel llama_model_from_hf(const Model& m, const QuantName& q);
+// The per-layer KV widths the build caches (MLA models differ by era; others are m.kv).
+KvModel kv_model_for_build(const LlamaModel& m, int build);
+LlamaModel llama_model_from_gguf(const std::string& path);
+
+// Per-device buffers, devices 0..n-1 the GPUs, then the host.
+struct DeviceBuffers {
+  int64_t model = 0, kv = 0, compute = 0, compute_low = 0, compute_high = 0, output = 0, recurrent = 0;
+  int64_t indexer = 0;  // the DSA indexer cache (MLA + DSA models)
+  int layers = 0;
+};
+struct Placement {
+  std::vector<DeviceBuffers> gpu;
+  DeviceBuffers host;
+  int layers_offloaded = 0;  // as "offloaded N/M layers to GPU" counts them (output layer included)
+  int output_device = -1;    // the GPU holding the output layer; -1 = host
+  std::vector<std::string> notes;
+};
+// Weights and KV per device (kv_cache: the sizes of the whole cache; split by each layer's width).
+// free_bytes: each GPU's memory, which sets the default layer split (llama.cpp splits by free memory).
+Placement place(const LlamaModel& m, const KvModel& kvm, const ServerSettings& s, const std::vector<int64_t>& free_bytes,
+                const KvCache* kv_cache);
+
+// The compute buffers (ggml_gallocr reserve of the worst-case ubatch graph): an ESTIMATE.
+void estimate_compute(const LlamaModel& m, const ServerSettings& s, const KvCache* kv_cache, Placement& p);
+
+}  // namespace headroom::llamacpp

@@ -1,0 +1,188 @@
+// plan_llamacpp(): llama-server's start, device by device, in the order llama.cpp allocates —
+// every model buffer (load_tensors), then the KV cache (llama_context), then the compute
+// buffers (sched reserve) — and the first allocation that does not fit, where llama.cpp fails.
+#include <algorithm>
+#include <climits>
+#include <fmt/format.h>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "headroom/engine.h"
+#include "headroom/error.h"
+#include "headroom/llamacpp_plan.h"
+#include "headroom/sim.h"
+#include "headroom/units.h"
+#include "engines/llamacpp/llamacpp_fit.h"
+#include "engines/llamacpp/llamacpp_log.h"
+
+namespace headroom {
+
+namespace {
+using namespace llamacpp;
+
+// GUESS: what the GPU runtime takes before llama.cpp allocates anything (CUDA / HIP context,
+// cuBLAS / rocBLAS handles); llama.cpp's own fit leaves a 1 GiB margin for it and more.
+constexpr int64_t kRuntimeBytes = 300 * MiB, kRuntimeLow = 150 * MiB, kRuntimeHigh = 600 * MiB;
+
+// The derived table of (model, quant), remembered: deriving it walks every tensor of the
+// checkpoint (tens of thousands for a MoE model) and tune-style loops plan the same model often.
+// Entries hold their Model, so a key's address is never reused while it is cached.
+std::shared_ptr<const LlamaModel> derived(const std::shared_ptr<const Model>& model, const QuantName& q) {
+  struct Entry {
+    std::shared_ptr<const Model> model;
+    std::shared_ptr<const LlamaModel> table;
+  };
+  static std::mutex mu;
+  static std::map<std::pair<const Model*, std::string_view>, Entry> memo;
+  const auto key = std::make_pair(model.get(), q.name);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = memo.find(key); it != memo.end()) return it->second.table;
+  }
+  auto table = std::make_shared<const LlamaModel>(llama_model_from_hf(*model, q));
+  std::lock_guard<std::mutex> lock(mu);
+  if (memo.size() >= 32) memo.clear();
+  memo[key] = Entry{model, table};
+  return table;
+}
+
+std::shared_ptr<const LlamaModel> load(const Deployment& d) {
+  if (!d.model) {
+    if (d.flag("--quant")) fail_input("command line", "--quant", "a GGUF file has its own tensor types: drop --quant");
+    return std::make_shared<const LlamaModel>(llama_model_from_gguf(d.model_spec));
+  }
+  const std::string* q = d.flag("--quant");
+  if (!q)
+    fail_input("command line", "--quant", fmt::format("is required with --engine llamacpp for a Hugging Face model (the GGUF type, "
+                                                      "e.g. --quant Q4_K_M), or give --model FILE.gguf"));
+  return derived(d.model, require_quant(*q));
+}
+
+std::vector<int64_t> capacities(const Deployment& d) {
+  std::vector<int64_t> c;
+  for (int i = 0; i < d.gpus; ++i)
+    c.push_back(d.gpu_list.empty() ? d.capacity_bytes : d.gpu_list[static_cast<size_t>(i)].capacity_bytes);
+  return c;
+}
+
+// Each GPU's start, stage by stage; llama.cpp's failure is the first stage (in its order) any device fails.
+std::vector<RankForecast> simulate(const Placement& p, const std::vector<int64_t>& cap, const std::string& backend,
+                                   std::optional<Failure>& failure) {
+  std::vector<RankForecast> ranks;
+  static constexpr std::string_view kOrder[] = {"init", "weights", "kv_pool", "compute_buffer"};
+  auto order = [](const std::string& s) { return std::find(std::begin(kOrder), std::end(kOrder), s) - std::begin(kOrder); };
+  for (size_t g = 0; g < p.gpu.size(); ++g) {
+    const DeviceBuffers& b = p.gpu[g];
+    const std::string dev = fmt::format("{}{}", backend, g);
+    RankSim sim(static_cast<int>(g), cap[g]);
+    sim.begin_stage("init");
+    sim.alloc_estimated("GPU runtime context (estimate)", kRuntimeBytes, kRuntimeLow, kRuntimeHigh);
+    sim.begin_stage("weights");
+    sim.alloc(dev + " model buffer", b.model);
+    sim.begin_stage("kv_pool");
+    sim.alloc(dev + " KV buffer", b.kv);
+    if (b.indexer > 0) sim.alloc(dev + " KV buffer of the DSA indexer", b.indexer);
+    if (b.recurrent > 0) sim.alloc(dev + " RS buffer (recurrent state)", b.recurrent);
+    sim.begin_stage("compute_buffer");
+    if (b.compute > 0) sim.alloc_estimated(dev + " compute buffer (estimate)", b.compute, b.compute_low, b.compute_high);
+    if (sim.failure() && (!failure || order(sim.failure()->stage) < order(failure->stage))) failure = sim.failure();
+    ranks.push_back(sim.finish());
+  }
+  if (failure) failure->message = failure_line(*failure, backend);
+  return ranks;
+}
+
+void add_devices(Forecast& f, const Placement& p, const std::vector<int64_t>& cap, const std::string& backend, bool mmap) {
+  for (size_t g = 0; g < p.gpu.size(); ++g) {
+    const DeviceBuffers& b = p.gpu[g];
+    f.devices.push_back(DeviceMemory{fmt::format("{}{}", backend, g), false, b.layers, cap[g], b.model, b.kv, b.compute,
+                                     b.output, b.recurrent, b.compute_low, b.compute_high, b.indexer});
+  }
+  const DeviceBuffers& h = p.host;
+  f.devices.push_back(DeviceMemory{mmap ? "CPU_Mapped" : "CPU", true, 0, 0, h.model, h.kv, h.compute, h.output, h.recurrent,
+                                   h.compute_low, h.compute_high, h.indexer});
+}
+
+void add_settings(Forecast& f, const ServerSettings& s, const std::optional<KvCache>& kv, const std::string& quant) {
+  auto& st = f.settings;
+  if (!quant.empty()) st.emplace_back("--quant", quant);
+  st.emplace_back("--n-gpu-layers", std::to_string(s.n_gpu_layers));
+  st.emplace_back("--split-mode", s.split == SplitMode::Layer ? "layer" : s.split == SplitMode::Row ? "row" : "none");
+  st.emplace_back("--flash-attn", s.fa == FlashAttn::On ? "on" : s.fa == FlashAttn::Off ? "off" : "auto");
+  st.emplace_back("--ctx-size", std::to_string(kv ? kv->n_ctx : s.kv.ctx_size));
+  if (kv) st.emplace_back("--parallel", std::to_string(kv->n_seq_max));
+  st.emplace_back("--kv-unified", kv && kv->unified ? "true" : "false");
+  st.emplace_back("--batch-size", std::to_string(s.kv.n_batch));
+  st.emplace_back("--ubatch-size", std::to_string(s.kv.n_ubatch));
+  st.emplace_back("--cache-type-k", std::string(gguf::type_traits(s.kv.type_k).name));
+  st.emplace_back("--cache-type-v", std::string(gguf::type_traits(s.kv.type_v).name));
+  if (s.no_kv_offload) st.emplace_back("--no-kv-offload", "true");
+  if (s.cpu_moe) st.emplace_back("--cpu-moe", "true");
+  if (s.n_cpu_moe > 0) st.emplace_back("--n-cpu-moe", std::to_string(s.n_cpu_moe));
+  st.emplace_back("--mmap", s.no_mmap ? "false" : "true");
+}
+}  // namespace
+
+Forecast plan_llamacpp(const Deployment& d, const PlanOptions& opt) {
+  const std::shared_ptr<const LlamaModel> held = load(d);
+  const LlamaModel& m = *held;
+  ServerSettings s = parse_server_settings(d, m.n_layer);
+  const std::string backend = backend_name(d.gpu);
+  s.cuda_row_padding = backend == "CUDA" || backend == "ROCm";
+  const std::vector<int64_t> cap = capacities(d);
+  // What llama.cpp sees free at start (the split and --fit read it): capacity less the runtime.
+  std::vector<int64_t> free_at_start;
+  for (int64_t c : cap) free_at_start.push_back(c - kRuntimeBytes);
+  FitOutcome fit;
+  if (s.fit) fit = fit_params(m, s, free_at_start, s.fit_target, s.fit_ctx_min);
+  const KvModel kvm = kv_model_for_build(m, s.build);
+  std::optional<KvCache> kv;
+  if (!m.kv_declined) kv = kv_cache_size(kvm, s.kv);
+  Placement p = place(m, kvm, s, free_at_start, kv ? &*kv : nullptr);
+  estimate_compute(m, s, kv ? &*kv : nullptr, p);
+
+  Forecast f;
+  f.engine = "llamacpp";
+  f.version = s.build > 0 ? fmt::format("b{}", s.build) : "newest";
+  f.era = era_name(s.build);
+  add_settings(f, s, kv, d.flag("--quant") ? *d.flag("--quant") : "");
+  f.ranks = simulate(p, cap, backend, f.failure);
+  f.verdict = verdict_from_ranks(f.ranks, f.failure);
+  if (kv) {
+    f.kv_tokens = kv->n_ctx;
+    f.context_len = kv->n_ctx_seq;
+    f.max_running_requests = kv->n_seq_max;
+    f.max_concurrency = kv->n_ctx_seq > 0 ? static_cast<double>(kv->n_ctx) / static_cast<double>(kv->n_ctx_seq) : 0;
+  }
+  int64_t least = INT64_MAX;
+  for (const auto& r : f.ranks) least = std::min(least, r.stages.empty() ? r.capacity_bytes : r.stages.back().free_bytes_after);
+  f.headroom_bytes = least == INT64_MAX ? 0 : least;
+  add_devices(f, p, cap, backend, !s.no_mmap);
+  if (!opt.detail) return f;
+  for (const auto& line : fit.log) f.log.push_back("llama_params_fit_impl: " + line);
+  for (auto& line : log_lines(m, s, kv ? &*kv : nullptr, p, backend)) f.log.push_back(std::move(line));
+  f.notes = m.notes;
+  if (m.kv_declined) f.notes.push_back("KV cache not modelled: " + *m.kv_declined + "; the plan counts none");
+  if (m.mla)
+    f.notes.push_back(fmt::format("multi-head latent attention: {}{}", s.build == 0 || s.build >= 8000
+                                      ? "the cache holds the latent K only (kv_lora_rank + rope dims; V 0 MiB, as 2026 logs print)"
+                                      : s.build >= 5090 ? "latent K and V (kv_lora_rank) per layer (GUESS for builds b5090-b7999)"
+                                                        : "builds before MLA support (~b5090) cache every head's K and V",
+                                  m.mla->index_dim > 0 && s.build != 0 && s.build < 8000 ? "; the DSA indexer cache of this build is not modelled" : ""));
+  f.notes.insert(f.notes.end(), s.notes.begin(), s.notes.end());
+  f.notes.insert(f.notes.end(), p.notes.begin(), p.notes.end());
+  f.notes.push_back("compute buffers are an ESTIMATE (the largest tensors of the worst-case ubatch graph; docs/llamacpp-plan.md), "
+                    "shown with their range; model and KV buffers are exact from the tensor table");
+  if (fit.ran)
+    f.notes.push_back(fmt::format("--fit on (llama.cpp's default from ~b6895): {}; pass --fit off to plan the values as given",
+                                  fit.failed    ? "it gives up (see the log) and the start goes on with the values as set"
+                                  : fit.changed ? "the context / layers above are what it chose for its free-memory target per device"
+                                                : "every device keeps its target, nothing changed"));
+  if (!fit.unmodelled.empty()) f.notes.push_back(fit.unmodelled);
+  if (!s.ngl_given && s.n_gpu_layers == 0)
+    f.notes.push_back("-ngl not given: builds before ~b6800 offload no layer by default (pass -ngl 99 to offload all)");
+  return f;
+}
+
+}  // namespace headroom

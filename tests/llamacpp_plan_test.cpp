@@ -1,0 +1,271 @@
+// --engine llamacpp: per-device model / KV / compute buffers against real llama.cpp logs
+// (../shared/corpus/llamacpp.jsonl ids below), the placement rules (-ngl, --tensor-split, -ot,
+// --cpu-moe, --no-kv-offload), the failure stage, and bad input as one line.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "headroom/advise.h"
+#include "headroom/cli.h"
+#include "headroom/report.h"
+#include "gguf_writer.h"
+#include "plan_test_util.h"
+
+using namespace headroom;
+using headroom::test::run;
+
+namespace {
+
+constexpr int64_t MiB = 1 << 20;
+
+const DeviceMemory& dev(const Forecast& f, const std::string& name) {
+  for (const auto& d : f.devices)
+    if (d.name == name) return d;
+  throw std::runtime_error("no device " + name);
+}
+
+// llamacpp-010 (b5622): Qwen3-30B-A3B Q4_K_M, -ngl 99 -c 16384, experts on the host, 12 of 49
+// layers on CUDA0 (the log's KV split, 384 / 1152 MiB: its split came from free memory; -ts 12,37 gives it).
+std::vector<std::string> case010() {
+  return {"--engine", "llamacpp@b5622", "--model", "Qwen/Qwen3-30B-A3B", "--quant", "Q4_K_M", "--gpu", "rtx-4090,rtx-5090",
+          "-ngl", "99", "-c", "16384", "-ot", ".ffn_.*_exps.=CPU", "-ts", "12,37"};
+}
+
+}  // namespace
+
+TEST(LlamacppPlan, Case010PerDevice) {
+  const Forecast f = run(case010());
+  EXPECT_EQ(f.verdict, Verdict::Fits);
+  // Non-expert layer by hand: q, o 4096x2048 + k, v 512x2048 q4_K (144 B / 256), 4 norms f32,
+  // router 128x2048 f32 = 11,682,816 B; attn_v q6_K (+270,336 B) on use_more_bits layers.
+  // CUDA0: layers 0..11 (8 with q6_K attn_v). Log: "CUDA0 model buffer size = 135.76 MiB".
+  EXPECT_EQ(dev(f, "CUDA0").model_buffer_bytes, 12 * int64_t{11682816} + 8 * 270336);
+  // CUDA1: layers 12..47 (16 q6_K) + output q6_K + output_norm. Log: 648.66 MiB.
+  EXPECT_EQ(dev(f, "CUDA1").model_buffer_bytes, 36 * int64_t{11682816} + 16 * 270336 + 255252480 + 8192);
+  // "CUDA0 KV buffer size = 384.00 MiB", "CUDA1 KV buffer size = 1152.00 MiB".
+  EXPECT_EQ(dev(f, "CUDA0").kv_buffer_bytes, 384 * MiB);
+  EXPECT_EQ(dev(f, "CUDA1").kv_buffer_bytes, 1152 * MiB);
+  // Estimate: f32 mask 32 MiB + KQ 16384 x 512 x 32 heads x 4 B (1024 MiB) + 2 x (4096 + 2048) x 512
+  // x 4 B (24 MiB) = 1080 MiB; the log prints 1080.00 on both GPUs and CUDA_Host 36.01.
+  EXPECT_EQ(dev(f, "CUDA0").compute_buffer_bytes, 1080 * MiB);
+  EXPECT_EQ(dev(f, "CUDA1").compute_buffer_bytes, 1080 * MiB);
+  EXPECT_EQ(dev(f, "CPU_Mapped").compute_buffer_bytes, 36 * MiB);
+  EXPECT_TRUE(test::has_line(f, "load_tensors:        CUDA0 model buffer size =   135.76 MiB"));
+  EXPECT_TRUE(test::has_line(f, "llama_kv_cache_unified: size = 1536.00 MiB ( 16384 cells,  48 layers,  1/1 seqs), "
+                                "K (f16):  768.00 MiB, V (f16):  768.00 MiB"));
+}
+
+TEST(LlamacppPlan, LayersAndOverrides) {
+  // Without -ot the experts stay on the GPUs; --cpu-moe moves exactly them.
+  auto without = case010();
+  without.resize(without.size() - 4);  // drop -ot and -ts
+  const Forecast all = run(test::plus(without, {"-ts", "12,37"}));
+  const Forecast moe = run(test::plus(without, {"-ts", "12,37", "--cpu-moe"}));
+  const Forecast f010 = run(case010());
+  EXPECT_EQ(moe.devices[1].model_buffer_bytes, f010.devices[1].model_buffer_bytes);
+  // Each layer's three expert tensors: 3 x 128 x 768 x 2048 elements, q4_K (down q6_K on use_more_bits).
+  EXPECT_GT(all.devices[0].model_buffer_bytes - moe.devices[0].model_buffer_bytes, 12 * int64_t{3} * 128 * 768 * 2048 / 256 * 144);
+  // -ngl 10: layers 38..47 on the GPUs, no output layer; the rest and token_embd on the host.
+  const Forecast ten = run(test::plus(without, {"-ngl", "10"}));
+  int layers = 0;
+  for (const auto& d : ten.devices) layers += d.host ? 0 : d.layers;
+  EXPECT_EQ(layers, 10);
+  EXPECT_GT(ten.devices.back().model_buffer_bytes, all.devices.back().model_buffer_bytes);
+  // --no-kv-offload: the whole cache on the host.
+  const Forecast nkvo = run(test::plus(case010(), {"--no-kv-offload"}));
+  EXPECT_EQ(nkvo.devices[0].kv_buffer_bytes, 0);
+  EXPECT_EQ(nkvo.devices.back().kv_buffer_bytes, 1536 * MiB);
+}
+
+TEST(LlamacppPlan, WeightsDoNotFit) {
+  // llamacpp-003: Qwen2.5-72B Q4_K_M, -ngl 999 on a 19.98 GiB RX 7900 XT: the weight buffer fails.
+  const Forecast f = run({"--engine", "llamacpp", "--model", "Qwen/Qwen2.5-72B-Instruct", "--quant", "Q4_K_M", "--gpu-memory",
+                          "19.98GiB", "-ngl", "999", "-c", "4096"});
+  EXPECT_EQ(f.verdict, Verdict::Oom);
+  ASSERT_TRUE(f.failure);
+  EXPECT_EQ(f.failure->stage, "weights");
+  EXPECT_NE(f.failure->message.find("failed to allocate CUDA0 buffer"), std::string::npos) << f.failure->message;
+}
+
+TEST(LlamacppPlan, Case027Llama2) {
+  // llamacpp-027 (~b2200): Llama-2-7B Q4_K_M fully offloaded, n_ctx 2048: "CUDA0 buffer size = 3820.94 MiB",
+  // "KV self size = 1024.00 MiB", "CUDA0 compute buffer size = 164.01 MiB".
+  const Forecast f = run({"--engine", "llamacpp@b2200", "--model", "meta-llama/Llama-2-7b-hf", "--quant", "Q4_K_M", "--gpu", "rtx-4090",
+                          "-ngl", "99", "-c", "2048"});
+  EXPECT_NEAR(static_cast<double>(dev(f, "CUDA0").model_buffer_bytes) / MiB, 3820.94, 0.005);
+  EXPECT_EQ(dev(f, "CUDA0").kv_buffer_bytes, 1024 * MiB);
+  EXPECT_EQ(dev(f, "CUDA0").compute_buffer_bytes, 164 * MiB);  // 4 MiB mask + 128 MiB KQ + 32 MiB residual
+  EXPECT_TRUE(test::has_prefix(f, "llm_load_tensors:      CUDA0 buffer size ="));
+}
+
+TEST(LlamacppPlan, BadInputIsOneLine) {
+  const std::vector<std::string> base = {"--engine", "llamacpp", "--model", "Qwen/Qwen3-30B-A3B", "--gpu", "rtx-4090"};
+  EXPECT_THROW(run(base), InputError);  // no --quant for a Hugging Face id
+  EXPECT_THROW(run(test::plus(base, {"--quant", "Q4_K_X"})), InputError);
+  EXPECT_THROW(run(test::plus(base, {"--quant", "Q4_K_M", "-ts", "3,x"})), InputError);
+  EXPECT_THROW(run(test::plus(base, {"--quant", "Q4_K_M", "-ts", "1,1"})), InputError);  // 2 proportions, 1 GPU
+  EXPECT_THROW(run(test::plus(base, {"--quant", "Q4_K_M", "-ot", "exps"})), InputError);
+  EXPECT_THROW(run(test::plus(base, {"--quant", "Q4_K_M", "-ot", "exps=CUDA3"})), InputError);
+  EXPECT_THROW(run(test::plus(base, {"--quant", "Q4_K_M", "-ngl", "-5"})), InputError);
+  EXPECT_THROW(run(test::plus(base, {"--quant", "Q4_K_M", "-ctk", "q3_k"})), InputError);
+  EXPECT_THROW(run(test::plus(base, {"--quant", "Q4_K_M", "-fa", "off", "-ctv", "q8_0"})), InputError);
+  EXPECT_THROW(run(test::plus(base, {"--quant", "Q4_K_M", "--no-such-flag", "1"})), InputError);
+  EXPECT_THROW(run({"--engine", "llamacpp@v1.2", "--model", "Qwen/Qwen3-30B-A3B", "--quant", "Q4_K_M", "--gpu", "rtx-4090"}), InputError);
+  EXPECT_THROW(run({"--engine", "sglang", "--model", "Qwen/Qwen3-30B-A3B", "--gpu", "rtx-4090,rtx-3090"}), InputError);
+}
+
+TEST(LlamacppPlan, CliJsonHasDevices) {
+  std::ostringstream out, err;
+  const int rc = run_cli({"plan", "--engine", "llamacpp@b5622", "--model", "Qwen/Qwen3-30B-A3B", "--quant", "Q4_K_M", "--gpu",
+                          "rtx-4090", "-ngl", "99", "-c", "16384", "-ot", ".ffn_.*_exps.=CPU", "--json"},
+                         out, err);
+  EXPECT_EQ(rc, 0) << err.str();
+  const auto j = nlohmann::json::parse(out.str());
+  ASSERT_TRUE(j.contains("devices"));
+  EXPECT_EQ(j["devices"][0]["name"], "CUDA0");
+  EXPECT_EQ(j["devices"][0]["kv_buffer_bytes"], 1536 * MiB);
+  EXPECT_EQ(j["engine"]["name"], "llamacpp");
+  // A bad quantization name: exit 2 and one line.
+  std::ostringstream o2, e2;
+  EXPECT_EQ(run_cli({"plan", "--engine", "llamacpp", "--model", "Qwen/Qwen3-30B-A3B", "--quant", "Q4KM", "--gpu", "rtx-4090"}, o2, e2), 2);
+  const std::string line = e2.str();
+  EXPECT_EQ(std::count(line.begin(), line.end(), '\n'), 1) << line;
+}
+
+namespace {
+// A 4-layer llama GGUF (tests/gguf_writer.h), rows of 512 / 1024 columns (no CUDA row padding):
+// per layer 2 norms f32 (4096 B), q and o 512x512 q4_K (147,456 B each), k and v 512x256 q4_K
+// (73,728 B each), gate, up, down 512x1024 q4_K (294,912 B each) = 1,331,200 B; token_embd
+// 512x1000 q8_0 (544,000 B), output q6_K (420,000 B), output_norm f32 (2,048 B).
+std::string tiny_gguf() {
+  using namespace gguf_test;
+  Writer w;
+  w.kv_str("general.architecture", "llama").kv_u32("llama.block_count", 4).kv_u32("llama.embedding_length", 512)
+      .kv_u32("llama.attention.head_count", 4).kv_u32("llama.attention.head_count_kv", 2).kv_u32("llama.context_length", 4096)
+      .kv_u32("llama.feed_forward_length", 1024).kv_u32("llama.vocab_size", 1000);
+  w.tensor("token_embd.weight", {512, 1000}, T_Q8_0, 544000).tensor("output.weight", {512, 1000}, T_Q6_K, 420000)
+      .tensor("output_norm.weight", {512}, T_F32, 2048);
+  for (int i = 0; i < 4; ++i) {
+    const std::string b = "blk." + std::to_string(i) + ".";
+    w.tensor(b + "attn_norm.weight", {512}, T_F32, 2048).tensor(b + "ffn_norm.weight", {512}, T_F32, 2048)
+        .tensor(b + "attn_q.weight", {512, 512}, T_Q4_K, 147456).tensor(b + "attn_k.weight", {512, 256}, T_Q4_K, 73728)
+        .tensor(b + "attn_v.weight", {512, 256}, T_Q4_K, 73728).tensor(b + "attn_output.weight", {512, 512}, T_Q4_K, 147456)
+        .tensor(b + "ffn_gate.weight", {512, 1024}, T_Q4_K, 294912).tensor(b + "ffn_up.weight", {512, 1024}, T_Q4_K, 294912)
+        .tensor(b + "ffn_down.weight", {1024, 512}, T_Q4_K, 294912);
+  }
+  const std::string path = ::testing::TempDir() + "tiny-llama-Q4_K.gguf";
+  w.write(path);
+  return path;
+}
+}  // namespace
+
+TEST(LlamacppPlan, GgufFileAllLayersAndFewer) {
+  const std::string path = tiny_gguf();
+  const std::vector<std::string> base = {"--engine", "llamacpp", "--model", path, "--gpu", "rtx-4090", "-c", "8192", "-np", "1"};
+  const Forecast f = run(base);
+  // Every layer on the GPU: the file's tensors less token_embd (kept on the host).
+  EXPECT_EQ(dev(f, "CUDA0").model_buffer_bytes, 4 * 1331200 + 420000 + 2048);
+  EXPECT_EQ(dev(f, "CPU_Mapped").model_buffer_bytes, 544000);
+  // f16 K and V at -c 8192 -np 1: 2 x 4 layers x 2 KV heads x 128 x 2 B x 8192.
+  EXPECT_EQ(dev(f, "CUDA0").kv_buffer_bytes, int64_t{2} * 4 * 2 * 128 * 2 * 8192);
+  // -ngl 2: layers 2 and 3 offloaded, the output layer stays with layer 4 on the host.
+  const Forecast two = run(test::plus(base, {"-ngl", "2"}));
+  EXPECT_EQ(dev(two, "CUDA0").model_buffer_bytes, 2 * 1331200);
+  EXPECT_EQ(dev(two, "CPU_Mapped").model_buffer_bytes, 544000 + 2 * 1331200 + 420000 + 2048);
+  EXPECT_EQ(dev(two, "CUDA0").kv_buffer_bytes, int64_t{2} * 2 * 2 * 128 * 2 * 8192);
+  EXPECT_TRUE(test::has_line(two, "load_tensors: offloaded 2/5 layers to GPU"));
+  // A GGUF has its own types.
+  EXPECT_THROW(run(test::plus(base, {"--quant", "Q4_K_M"})), InputError);
+}
+
+TEST(LlamacppPlan, FitShrinksContextThenMovesExperts) {
+  // llamacpp-007 (b6895, llama-fit-params): F16 Qwen3-30B-A3B on one RTX 4090. The log:
+  // "context size reduced from 40960 to 4096 -> need 3456 MiB less memory in total", then the
+  // experts of some layers go to system memory and it fits with ~1 GiB free.
+  const std::vector<std::string> base = {"--engine", "llamacpp@b6895", "--model", "Qwen/Qwen3-30B-A3B", "--quant", "F16", "--gpu", "rtx-4090"};
+  const Forecast f = run(base);
+  EXPECT_TRUE(test::has_line(f, "llama_params_fit_impl: context size reduced from 40960 to 4096 -> need 3456 MiB less memory in total"));
+  EXPECT_EQ(f.verdict, Verdict::Fits);
+  EXPECT_EQ(f.kv_tokens, 4096);
+  ASSERT_NE(f.setting("--n-cpu-moe"), nullptr);
+  EXPECT_GE(f.headroom_bytes, int64_t{1024} * MiB);  // fit keeps its 1 GiB target
+  // Without fit the 57 GiB of weights are the failure; with -ngl set fit gives up on the layers.
+  const Forecast off = run(test::plus(base, {"--fit", "off"}));
+  ASSERT_TRUE(off.failure);
+  EXPECT_EQ(off.failure->stage, "weights");
+  const Forecast ngl = run(test::plus(base, {"-ngl", "99"}));
+  EXPECT_TRUE(test::has_prefix(ngl, "llama_params_fit_impl: failed to fit params to free device memory: n_gpu_layers already set by user"));
+  EXPECT_EQ(ngl.verdict, Verdict::Oom);
+  // Builds before --fit plan the values as given.
+  EXPECT_EQ(run({"--engine", "llamacpp@b6000", "--model", "Qwen/Qwen3-30B-A3B", "--quant", "F16", "--gpu", "rtx-4090", "-ngl", "99"}).verdict,
+            Verdict::Oom);
+}
+
+TEST(LlamacppPlan, VerbsNotModelledSaySo) {
+  // fit, compare and doctor do not model llama.cpp yet: one line and exit 2, not another
+  // engine's flags or a healthy-start diagnosis.
+  const std::vector<std::vector<std::string>> calls = {
+      {"fit", "--engine", "llamacpp", "--model", "Qwen/Qwen3-8B", "--quant", "Q4_K_M"},
+      {"compare", "--engine", "llamacpp,vllm", "--model", "Qwen/Qwen3-8B", "--gpu", "h100"},
+      {"doctor", HEADROOM_TEST_DATA "/corpus/llamacpp.jsonl", "--engine", "llamacpp"},
+      {"plan", "--engine", "llamacpp", "--model", "Qwen/Qwen3-8B", "--quant", "Q4_K_M", "--gpu", "h100", "--tp", "2"}};
+  for (const auto& argv : calls) {
+    std::ostringstream out, err;
+    EXPECT_EQ(run_cli(argv, out, err), 2) << argv[0];
+    const std::string e = err.str();
+    EXPECT_EQ(std::count(e.begin(), e.end(), '\n'), 1) << e;
+    EXPECT_NE(e.find("llama"), std::string::npos) << e;
+  }
+}
+
+TEST(LlamacppPlan, MlaLatentCacheAndDsaIndexer) {
+  // llamacpp-021's log (GLM-5.2, 2026 build, 768000 cells, layers 55/9/8/6 over four GPUs):
+  // "llama_kv_cache: size = 65812.50 MiB (768000 cells,  78 layers,  1/1 seqs), K (f16): 65812.50 MiB,
+  // V (f16):    0.00 MiB" (the latent: 512 + 64 per layer, no V), KV buffers 46406.25 / 7593.75 /
+  // 6750.00 / 5062.50 MiB, and the DSA indexer's 3000.00 / 375.00 / 375.00 / 187.50 MiB (21 indexer
+  // layers of 128 f16 keys; 16, 2, 2 and 1 of them on each GPU). -ts 55,9,8,7 reproduces its split.
+  const Forecast f = run({"--engine", "llamacpp", "--model", "zai-org/GLM-5.2", "--quant", "Q5_K_M", "--gpu", "rtx-pro-6000", "--gpus", "4",
+                          "-c", "768000", "-np", "1", "-ts", "55,9,8,7", "--cpu-moe"});
+  EXPECT_TRUE(test::has_line(f, "llama_kv_cache: size = 65812.50 MiB (768000 cells,  78 layers,  1/1 seqs), K (f16): 65812.50 MiB, "
+                                "V (f16):    0.00 MiB"));
+  const int64_t per_layer = int64_t{768000} * 576 * 2, idx = int64_t{768000} * 128 * 2;
+  const int layers[] = {55, 9, 8, 6}, indexer[] = {16, 2, 2, 1};
+  for (int g = 0; g < 4; ++g) {
+    EXPECT_EQ(f.devices[static_cast<size_t>(g)].kv_buffer_bytes, layers[g] * per_layer) << g;
+    EXPECT_EQ(f.devices[static_cast<size_t>(g)].indexer_cache_bytes, indexer[g] * idx) << g;
+  }
+  // Builds before MLA support cached every head's K (nope 192 + rope 64) and V (256): 64 x 512 x 2 B per layer-token.
+  const Forecast old = run({"--engine", "llamacpp@b4500", "--model", "zai-org/GLM-5.2", "--quant", "Q5_K_M", "--gpu", "rtx-pro-6000",
+                            "--gpus", "4", "-c", "4096", "-ts", "55,9,8,7", "--cpu-moe", "-ngl", "99"});
+  EXPECT_EQ(old.devices[0].kv_buffer_bytes, int64_t{55} * 4096 * 64 * (256 + 256) * 2);
+}
+
+TEST(LlamacppTune, MostContextElseMostLayers) {
+  TuneGoal g;
+  // Qwen3-30B-A3B Q4_K_M fits a 4090 whole: the largest safe context is the model's own 40960.
+  const TuneResult r = tune(parse_deployment(Args::parse({"--engine", "llamacpp", "--model", "Qwen/Qwen3-30B-A3B", "--quant", "Q4_K_M",
+                                                          "--gpu", "rtx-4090"})),
+                            g);
+  ASSERT_TRUE(r.feasible) << r.reason;
+  EXPECT_EQ(r.primary_knob, "--ctx-size");
+  EXPECT_EQ(r.kv_tokens, 40960);
+  EXPECT_GE(r.min_free_worst, int64_t{1} << 30);
+  // Qwen2.5-72B Q4_K_M (~44 GiB) does not: at 4096 tokens, the most layers that keep the margin;
+  // one layer more breaks it.
+  const std::vector<std::string> big = {"--engine", "llamacpp", "--model", "Qwen/Qwen2.5-72B-Instruct", "--quant", "Q4_K_M", "--gpu", "rtx-4090"};
+  const TuneResult t = tune(parse_deployment(Args::parse(big)), g);
+  ASSERT_TRUE(t.feasible) << t.reason;
+  EXPECT_EQ(t.primary_knob, "--n-gpu-layers");
+  const int ngl = std::stoi(t.recommended.front().second);
+  EXPECT_GT(ngl, 10);
+  EXPECT_LT(ngl, 81);
+  auto worst = [&](int layers) {
+    const Forecast f = run(test::plus(big, {"--ctx-size", "4096", "--fit", "off", "-ngl", std::to_string(layers)}));
+    int64_t w = INT64_MAX;
+    for (const auto& rk : f.ranks)
+      for (const auto& st : rk.stages) w = std::min({w, st.free_worst, st.min_free_worst});
+    return w;
+  };
+  EXPECT_GE(worst(ngl), int64_t{1} << 30);
+  EXPECT_LT(worst(ngl + 1), int64_t{1} << 30);
+}
