@@ -20,6 +20,7 @@ const std::vector<VerbInfo>& verb_table() {
       {"serve", "serve the web page and its JSON API on a local port", verb_serve},
       {"replay", "replay a PyTorch memory snapshot through the caching-allocator model", verb_replay},
       {"compare", "one deployment under sglang, vllm and trtllm side by side, and the knob values for equal KV", verb_compare},
+      {"diff", "one deployment under two releases of an engine: what changes, stage by stage, and the rules behind it", verb_diff},
       {"model", "parameters, checkpoint bytes, and per-rank weight and KV bytes of a model", verb_model},
   };
   return table;
@@ -55,7 +56,7 @@ int run_cli(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
           else rest.push_back(*it);
         }
         // A verb that needs a deployment, given none: its usage, not an example (exit 2).
-        if (rest.empty() && (v.name == "plan" || v.name == "tune" || v.name == "fit" || v.name == "compare")) {
+        if (rest.empty() && (v.name == "plan" || v.name == "tune" || v.name == "fit" || v.name == "compare" || v.name == "diff")) {
           v.fn(Args::parse({"--help"}), err, err);
           return kExitBadInput;
         }

@@ -1,0 +1,66 @@
+// `headroom diff`: one deployment under two releases of an engine (issue 27 item 7, first step:
+// the rules are the ones each release's rules label names; no rule tables yet).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "headroom/cli.h"
+#include "headroom/error.h"
+#include "plan_test_util.h"
+
+namespace headroom::test {
+namespace {
+
+struct CliResult {
+  int rc;
+  std::string out, err;
+};
+CliResult cli(const std::vector<std::string>& argv) {
+  std::ostringstream out, err;
+  int rc = run_cli(argv, out, err);
+  return {rc, out.str(), err.str()};
+}
+
+const std::vector<std::string> kQwen{"--model", "Qwen/Qwen2.5-7B-Instruct", "--gpu", "a100-80gb"};
+
+TEST(Diff, VllmReleasesNameTheBudgetRuleThatChanged) {
+  CliResult r = cli(plus({"diff", "--engine", "vllm@0.8.2", "--to", "0.10.2", "--json"}, kQwen));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  // Each side is the plan of that release (same deployment).
+  const Forecast a = run(plus({"--engine", "vllm@0.8.2"}, kQwen)), b = run(plus({"--engine", "vllm@0.10.2"}, kQwen));
+  EXPECT_EQ(j["from"]["kv_tokens"].get<int64_t>(), a.kv_tokens);
+  EXPECT_EQ(j["to"]["kv_tokens"].get<int64_t>(), b.kv_tokens);
+  EXPECT_EQ(j["kv_tokens"]["delta"].get<int64_t>(), b.kv_tokens - a.kv_tokens);
+  // PR #19312 moved vLLM from the whole GPU's profiled peak to this instance's: the rule both labels name.
+  EXPECT_EQ(j["rules"]["only_from"], nlohmann::json::array({"whole-GPU peak (before PR #19312)"}));
+  EXPECT_EQ(j["rules"]["only_to"], nlohmann::json::array({"per-instance budget (PR #19312)"}));
+  // The stage rows sum each release's items; the KV pool's delta is the KV bytes that moved.
+  bool kv_row = false;
+  for (const auto& s : j["stages"])
+    if (s["name"] == "kv_pool") {
+      kv_row = true;
+      EXPECT_EQ(s["delta_bytes"].get<int64_t>(), s["to_bytes"].get<int64_t>() - s["from_bytes"].get<int64_t>());
+      EXPECT_GT(s["delta_bytes"].get<int64_t>(), 0);
+    }
+  EXPECT_TRUE(kv_row);
+}
+
+TEST(Diff, SglangReleasesShowTheSettingsInForceThatDiffer) {
+  CliResult r = cli({"diff", "--engine", "sglang@0.4.6", "--to", "sglang@0.5.4", "--model", "Qwen/Qwen3-8B", "--gpu", "h100"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("only in 0.5.4: PR #10975 reserve heuristic"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--mem-fraction-static"), std::string::npos) << r.out;
+}
+
+TEST(Diff, BadInputIsOneLine) {
+  EXPECT_EQ(cli(plus({"diff", "--engine", "vllm@0.8.2"}, kQwen)).rc, kExitBadInput);                     // no --to
+  CliResult other = cli(plus({"diff", "--engine", "vllm@0.8.2", "--to", "sglang@0.5.4"}, kQwen));
+  EXPECT_EQ(other.rc, kExitBadInput);
+  EXPECT_NE(other.err.find("compare"), std::string::npos) << other.err;
+  EXPECT_EQ(cli({"diff"}).rc, kExitBadInput);  // usage
+}
+
+}  // namespace
+}  // namespace headroom::test
