@@ -50,6 +50,9 @@ std::vector<std::string> flag_args(const J& flags, std::vector<std::string>& dro
   for (const auto& [k0, v] : flags.items()) {
     std::string k = k0;
     std::string val = v.is_string() ? v.get<std::string>() : v.dump();
+    // "on (default)": the corpus notes that the value is the build's default; the value is "on".
+    if (constexpr std::string_view note = " (default)"; val.size() > note.size() && val.ends_with(note))
+      val.resize(val.size() - note.size());
     for (const auto& [from, to] : kForeign)
       if (k == from) k = to;
     if (k == "--n-gpu-layers" && (val.rfind("all", 0) == 0 || val == "max")) val = "all";
