@@ -100,4 +100,12 @@ Placement place(const LlamaModel& m, const KvModel& kvm, const ServerSettings& s
 // The compute buffers (ggml_gallocr reserve of the worst-case ubatch graph): an ESTIMATE.
 void estimate_compute(const LlamaModel& m, const ServerSettings& s, const KvCache* kv_cache, Placement& p);
 
+// The whole layout for the given free memory: the build's KV cache (none when declined), each
+// device's weights and KV, then the compute buffers (what the plan and the fit projection share).
+struct LaidOut {
+  std::optional<KvCache> kv;
+  Placement p;
+};
+LaidOut lay_out(const LlamaModel& m, const ServerSettings& s, const std::vector<int64_t>& free_bytes);
+
 }  // namespace headroom::llamacpp

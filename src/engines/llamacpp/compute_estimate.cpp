@@ -61,4 +61,13 @@ void estimate_compute(const LlamaModel& m, const ServerSettings& s, const KvCach
   p.host.output = m.n_vocab * 4 * outputs;
 }
 
+LaidOut lay_out(const LlamaModel& m, const ServerSettings& s, const std::vector<int64_t>& free_bytes) {
+  const KvModel kvm = kv_model_for_build(m, s.build);
+  LaidOut out;
+  if (!m.kv_declined) out.kv = kv_cache_size(kvm, s.kv);
+  out.p = place(m, kvm, s, free_bytes, out.kv ? &*out.kv : nullptr);
+  estimate_compute(m, s, out.kv ? &*out.kv : nullptr, out.p);
+  return out;
+}
+
 }  // namespace headroom::llamacpp

@@ -19,11 +19,7 @@ struct Projection {
 };
 
 Projection project(const LlamaModel& m, const ServerSettings& s, const std::vector<int64_t>& free) {
-  const KvModel kvm = kv_model_for_build(m, s.build);
-  std::optional<KvCache> kv;
-  if (!m.kv_declined) kv = kv_cache_size(kvm, s.kv);
-  Placement p = place(m, kvm, s, free, kv ? &*kv : nullptr);
-  estimate_compute(m, s, kv ? &*kv : nullptr, p);
+  const Placement p = lay_out(m, s, free).p;
   Projection r;
   for (const auto& b : p.gpu) {
     r.used.push_back(b.model + b.kv + b.indexer + b.recurrent + b.compute);

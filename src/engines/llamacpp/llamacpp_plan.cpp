@@ -136,11 +136,7 @@ Forecast plan_llamacpp(const Deployment& d, const PlanOptions& opt) {
   for (int64_t c : cap) free_at_start.push_back(c - kRuntimeBytes);
   FitOutcome fit;
   if (s.fit) fit = fit_params(m, s, free_at_start, s.fit_target, s.fit_ctx_min);
-  const KvModel kvm = kv_model_for_build(m, s.build);
-  std::optional<KvCache> kv;
-  if (!m.kv_declined) kv = kv_cache_size(kvm, s.kv);
-  Placement p = place(m, kvm, s, free_at_start, kv ? &*kv : nullptr);
-  estimate_compute(m, s, kv ? &*kv : nullptr, p);
+  auto [kv, p] = lay_out(m, s, free_at_start);
 
   Forecast f;
   f.engine = "llamacpp";

@@ -7,12 +7,10 @@
 
 namespace headroom::sglang {
 
-namespace {
-bool on(const Deployment& d, const char* name) {
+bool flag_on(const Deployment& d, std::string_view name) {
   const std::string* v = d.flag(name);
-  return v && *v != "false" && *v != "False" && *v != "0";
+  return v && *v != "false" && *v != "0";
 }
-}  // namespace
 
 std::vector<std::string> unmodelled_capture_settings(const Deployment& d, const std::string& spec_algo, bool draft_counted) {
   std::vector<std::string> out;
@@ -23,10 +21,10 @@ std::vector<std::string> unmodelled_capture_settings(const Deployment& d, const 
   for (const auto& [name, value] : d.env)
     if (name.rfind("SGLANG_DEEPEP_", 0) == 0)
       out.push_back(fmt::format("{}={}: sizes DeepEP's buffers, allocated during warm-up or capture; not modelled", name, value));
-  if (on(d, "--enable-two-batch-overlap")) out.push_back("--enable-two-batch-overlap: two micro-batches per captured graph; not modelled");
-  if (on(d, "--enable-torch-compile"))
+  if (flag_on(d, "--enable-two-batch-overlap")) out.push_back("--enable-two-batch-overlap: two micro-batches per captured graph; not modelled");
+  if (flag_on(d, "--enable-torch-compile"))
     out.push_back("--enable-torch-compile: torch.compile runs in the graph pool for batch sizes up to --torch-compile-max-bs; its temporaries are not modelled");
-  if (on(d, "--enable-symm-mem")) out.push_back("--enable-symm-mem: the symmetric-memory pool allocated after capture is not modelled");
+  if (flag_on(d, "--enable-symm-mem")) out.push_back("--enable-symm-mem: the symmetric-memory pool allocated after capture is not modelled");
   if (!spec_algo.empty() && spec_algo != "NGRAM" && !draft_counted)
     out.push_back(fmt::format("--speculative-algorithm {}: the draft model's weights, KV and graphs are not counted", spec_algo));
   return out;

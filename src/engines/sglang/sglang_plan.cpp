@@ -33,10 +33,7 @@ const char* kSrc = "command line";
 struct Flags {
   const Deployment& d;
   const std::string* get(std::string_view n) const { return d.flag(n); }
-  bool on(std::string_view n) const {
-    const std::string* v = get(n);
-    return v && *v != "false" && *v != "0";
-  }
+  bool on(std::string_view n) const { return flag_on(d, n); }
   std::optional<double> num(std::string_view n, double lo, double hi, bool lo_open = false) const {
     const std::string* v = get(n);
     if (!v) return std::nullopt;
@@ -644,7 +641,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
       sim.begin_stage("kv_pool");
       // 2026: one token count for target and draft, the cell inflated for the draft's layers.
       const int64_t draft_share = draft_in_a && draft_layers > 0 && !dsv4 && !hybrid_swa ? (tokens + page) * (full_cell - target_cell) : 0;
-      sim.alloc_estimated(fmt::format("KV cache ({} tokens x {} B{})", tokens, full_cell - (draft_share > 0 ? full_cell - target_cell : 0), hybrid_swa ? " + SWA pool" : ""),
+      sim.alloc_estimated(fmt::format("KV cache ({} tokens x {} B{})", tokens, draft_share > 0 ? target_cell : full_cell, hybrid_swa ? " + SWA pool" : ""),
                           pool_bytes - draft_share, pool_best - draft_share, pool_worst - draft_share);
       if (draft_share > 0)  // allocated with the target's (alloc_memory_pool), its cells from the inflated cell size (INFERRED order)
         sim.alloc(fmt::format("draft KV cache ({} tokens x {} B)", tokens, full_cell - target_cell), draft_share);

@@ -33,6 +33,8 @@ struct EraInfo {
 // Parses "0.5.4", "0.4.8.post1", "main@2025-10-16", "docker@2025-11", "" (newest).
 // Throws InputError for a version string it cannot read.
 EraInfo era_for_version(const std::string& version);
+// A boolean server flag given and not "false"/"0" (the corpus and the web form pass values).
+bool flag_on(const Deployment& d, std::string_view name);
 // Settings that move capture memory and are not modelled (sglang_caveats.cpp): one note each.
 std::vector<std::string> unmodelled_capture_settings(const Deployment& d, const std::string& spec_algo, bool draft_counted);
 // True for 2026 builds before the cuda_graph_config rework (the "Capture piecewise CUDA graph"

@@ -810,9 +810,9 @@ Estimate graph_memory(const ModelConfig& c, int64_t layers, int64_t linear_layer
   const double pw = static_cast<double>(piecewise), fu = static_cast<double>(full);
   const double per_layer = (pw * unit.piecewise + fu * unit.full) * MiB;  // one decoder layer over every graph
   const double attn = static_cast<double>(layers - linear_layers), linear = static_cast<double>(linear_layers);
-  const double linear_cost = gdn_as_attention ? linear * per_layer : (pw + fu) * linear * per_linear_moe_tp1 / static_cast<double>(std::max(1, tp));
+  const double per_linear = per_linear_moe_tp1 / static_cast<double>(std::max(1, tp));  // per (graph x GDN layer), MoE hybrids
+  const double linear_cost = gdn_as_attention ? linear * per_layer : (pw + fu) * linear * per_linear;
   double central = attn * per_layer + linear_cost + 16.0 * MiB;
-  const double per_linear = gdn_as_attention ? 0 : per_linear_moe_tp1 / static_cast<double>(std::max(1, tp));
   std::string linear_what = linear_layers == 0 ? ""
                             : !gdn_as_attention ? fmt::format(", 1.88/tp = {:.2f} MiB per GDN layer (MoE-hybrid figure, GUESS, n=2)", per_linear / MiB)
                             : c.is_moe() ? ", GDN layers as attention layers (Model Runner V2, INFERRED n=2)"
