@@ -35,12 +35,20 @@ struct Deployment {
   // torch_compile_cache): cold on a first start or in a fresh container, warm on a restart that kept
   // it. Empty = not said (each engine model states what it assumes).
   std::string compile_cache;
+  // --host-state: memory other processes hold on each of this deployment's GPUs when it starts
+  // (device order, after CUDA_VISIBLE_DEVICES); empty = nothing else on the GPUs.
+  std::vector<int64_t> held_by_others;
+  std::string host_state_source;  // where that was read ("hosts.csv", "NVML", "server chat")
 
   const std::string* flag(std::string_view name) const;   // last value given, or nullptr
   const std::string* env_value(std::string_view name) const;  // last --env value given, or nullptr
   // An --env boolean as vLLM's envs.py and SGLang's get_bool_env_var read one: "1" or "true" in
   // any case (spaces trimmed) is on; unset or anything else is off. The last value given counts.
   bool env_on(std::string_view name) const;
+  // Memory held by others on device i (0 when not given), and the most on any of its GPUs: the
+  // engines that size every rank alike (vLLM, SGLang, TensorRT-LLM) plan all ranks on the latter.
+  int64_t held_by_others_on(size_t device) const { return device < held_by_others.size() ? held_by_others[device] : 0; }
+  int64_t held_by_others_max() const;
 };
 
 // Options every deployment verb accepts (besides the engine's own flags).

@@ -30,6 +30,9 @@ struct GpuSpec {
 const std::vector<GpuSpec>& gpu_catalog();
 // Case-insensitive lookup by name or alias; nullptr when unknown.
 const GpuSpec* find_gpu(std::string_view name);
+// The row for a GPU as nvidia-smi / NVML names it, with the total memory it reports (0 = not
+// known); nullptr when no row matches.
+const GpuSpec* find_gpu_for_host(std::string_view reported_name, int64_t smi_total_bytes);
 // Throws InputError("--gpu", ...) listing close names when unknown.
 const GpuSpec& require_gpu(std::string_view name);
 // The interconnect classes above; is_interconnect() says whether a string is one of them.

@@ -8,6 +8,7 @@
 
 #include "headroom/cli.h"
 #include "headroom/deployment.h"
+#include "engines/deployment_host.h"
 #include "headroom/error.h"
 #include "headroom/gguf.h"
 #include "headroom/units.h"
@@ -66,7 +67,7 @@ constexpr Alias kParallelFlags[] = {
 };
 constexpr std::string_view kHeadroomOptions[] = {"--engine", "--model", "--model-path", "--gpu", "--gpu-memory",
                                                  "--gpus", "--json", "--enable-dp-attention", "--env",
-                                                 "--interconnect", "--compile-cache", "--brief"};
+                                                 "--interconnect", "--compile-cache", "--brief", "--host-state"};
 }  // namespace
 
 const std::vector<std::string_view>& common_deployment_options() {
@@ -211,8 +212,16 @@ Deployment parse_deployment(const Args& given, std::string_view default_model, s
   // llama.cpp reads a GGUF file itself (llamacpp model_source.cpp); other specs go through the catalog.
   if (!(d.engine == EngineKind::LlamaCpp && gguf::is_gguf_path(model))) d.model = load_model(model, over ? &*over : nullptr);
 
+  std::optional<HostState> host;
+  if (auto hs = args.get("--host-state")) host = read_host_state(*hs);
   std::string gpu = args.get_or("--gpu", default_gpu);
   auto mem = args.get("--gpu-memory");
+  if (gpu.empty() && !mem && host) {  // the host's own GPU when none is named
+    const GpuSpec* g = host_default_gpu(*host);
+    if (!g) fail_input(host->source, "GPU 0", fmt::format("'{}' ({} MiB) is not in the GPU catalog: give --gpu or --gpu-memory",
+                                                          host->gpus.front().name, host->gpus.front().total_bytes / MiB));
+    gpu = g->name;
+  }
   if (gpu.find(',') != std::string::npos) {
     // llama.cpp spreads layers over cards of different kinds (--gpu rtx-4090,rtx-3090).
     if (d.engine != EngineKind::LlamaCpp) fail_input("command line", "--gpu", "a list of GPUs is modelled for --engine llamacpp only");
@@ -267,6 +276,7 @@ Deployment parse_deployment(const Args& given, std::string_view default_model, s
     if (std::find(common.begin(), common.end(), k) != common.end()) continue;
     d.flags.emplace_back(k, v);
   }
+  if (host) apply_host_state(d, *host);
   return d;
 }
 

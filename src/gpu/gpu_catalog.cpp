@@ -1,6 +1,7 @@
 // The GPU catalog, read once from the embedded data/gpus.json.
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
@@ -9,6 +10,7 @@
 #include "headroom/error.h"
 #include "headroom/cli.h"
 #include "headroom/gpu.h"
+#include "headroom/units.h"
 
 namespace headroom {
 
@@ -102,6 +104,23 @@ const GpuSpec* find_gpu(std::string_view name) {
     if (!same) continue;
     if (pick && pick != &g) return nullptr;
     pick = &g;
+  }
+  return pick;
+}
+
+const GpuSpec* find_gpu_for_host(std::string_view reported_name, int64_t smi_total_bytes) {
+  if (const GpuSpec* g = find_gpu(reported_name)) return g;
+  // The row whose name words all appear in the reported name and whose nvidia-smi total is the
+  // reported one (within 1%), the most specific such row ("A100 80GB PCIe": a100-80gb-pcie).
+  const auto words = name_words(reported_name);
+  const GpuSpec* pick = nullptr;
+  size_t best = 0;
+  for (const auto& g : gpu_catalog()) {
+    const int64_t smi = g.smi_total_mib * MiB;
+    if (smi_total_bytes > 0 && (smi <= 0 || std::abs(smi - smi_total_bytes) * 100 > smi_total_bytes)) continue;
+    const auto own = name_words(g.name);
+    if (own.empty() || !std::includes(words.begin(), words.end(), own.begin(), own.end())) continue;
+    if (own.size() > best) best = own.size(), pick = &g;
   }
   return pick;
 }

@@ -12,6 +12,7 @@ namespace headroom {
 namespace {
 // One letter per kind of memory, so the chart reads without colour.
 char letter_for(const std::string& stage, const std::string& what) {
+  if (what.rfind("held by other processes", 0) == 0) return 'o';
   if (stage == "init") return 'c';
   if (stage == "weights") return 'W';
   if (stage == "kv_pool") return what.find("request") != std::string::npos ? 'r' : 'K';
@@ -114,7 +115,9 @@ void print_forecast_detail(std::ostream& out, const Forecast& f) {
                            s.min_free_worst != s.min_free ? fmt::format("  (worst case {} GiB)", gib2(s.min_free_worst)) : "");
     }
     out << "\n  " << memory_bar(*r, 64) << "\n";
-    out << "   c context+NCCL  W weights  K KV pool  r request table  w workspaces  g CUDA graphs  a activations  . free\n";
+    const bool others = !r->stages.empty() && !r->stages.front().items.empty() &&
+                        r->stages.front().items.front().what.rfind("held by other processes", 0) == 0;
+    out << (others ? "   o other processes" : "") << "   c context+NCCL  W weights  K KV pool  r request table  w workspaces  g CUDA graphs  a activations  . free\n";
   }
   if (!f.log.empty()) {
     out << "\nwhat " << f.engine << " should print (rank 0):\n";

@@ -12,6 +12,7 @@
 #include "headroom/error.h"
 #include "headroom/llamacpp_plan.h"
 #include "headroom/sim.h"
+#include "engines/deployment_host.h"
 #include "headroom/units.h"
 #include "engines/llamacpp/llamacpp_fit.h"
 #include "engines/llamacpp/llamacpp_log.h"
@@ -67,7 +68,7 @@ std::vector<int64_t> capacities(const Deployment& d) {
 }
 
 // Each GPU's start, stage by stage; llama.cpp's failure is the first stage (in its order) any device fails.
-std::vector<RankForecast> simulate(const Placement& p, const std::vector<int64_t>& cap, const std::string& backend,
+std::vector<RankForecast> simulate(const Deployment& d, const Placement& p, const std::vector<int64_t>& cap, const std::string& backend,
                                    std::optional<Failure>& failure) {
   std::vector<RankForecast> ranks;
   static constexpr std::string_view kOrder[] = {"init", "weights", "kv_pool", "compute_buffer"};
@@ -77,6 +78,7 @@ std::vector<RankForecast> simulate(const Placement& p, const std::vector<int64_t
     const std::string dev = fmt::format("{}{}", backend, g);
     RankSim sim(static_cast<int>(g), cap[g]);
     sim.begin_stage("init");
+    sim_held_by_others(sim, d, d.held_by_others_on(g));
     sim.alloc_estimated("GPU runtime context (estimate)", kRuntimeBytes, kRuntimeLow, kRuntimeHigh);
     sim.begin_stage("weights");
     sim.alloc(dev + " model buffer", b.model);
@@ -133,7 +135,7 @@ Forecast plan_llamacpp(const Deployment& d, const PlanOptions& opt) {
   const std::vector<int64_t> cap = capacities(d);
   // What llama.cpp sees free at start (the split and --fit read it): capacity less the runtime.
   std::vector<int64_t> free_at_start;
-  for (int64_t c : cap) free_at_start.push_back(c - kRuntimeBytes);
+  for (size_t g = 0; g < cap.size(); ++g) free_at_start.push_back(cap[g] - kRuntimeBytes - d.held_by_others_on(g));
   FitOutcome fit;
   if (s.fit) fit = fit_params(m, s, free_at_start, s.fit_target, s.fit_ctx_min);
   auto [kv, p] = lay_out(m, s, free_at_start);
@@ -143,7 +145,7 @@ Forecast plan_llamacpp(const Deployment& d, const PlanOptions& opt) {
   f.version = s.build > 0 ? fmt::format("b{}", s.build) : "newest";
   f.era = era_name(s.build);
   add_settings(f, s, kv, d.flag("--quant") ? *d.flag("--quant") : "");
-  f.ranks = simulate(p, cap, backend, f.failure);
+  f.ranks = simulate(d, p, cap, backend, f.failure);
   f.verdict = verdict_from_ranks(f.ranks, f.failure);
   if (kv) {
     f.kv_tokens = kv->n_ctx;
@@ -156,6 +158,7 @@ Forecast plan_llamacpp(const Deployment& d, const PlanOptions& opt) {
   f.headroom_bytes = least == INT64_MAX ? 0 : least;
   add_devices(f, p, cap, backend, !s.no_mmap);
   if (!opt.detail) return f;
+  note_host_state(f, d, "llama.cpp reads each device's free memory at start: the default split and --fit work from what is left");
   for (const auto& line : fit.log) f.log.push_back("llama_params_fit_impl: " + line);
   for (auto& line : log_lines(m, s, kv ? &*kv : nullptr, p, backend)) f.log.push_back(std::move(line));
   f.notes = m.notes;

@@ -20,6 +20,7 @@
 #include "headroom/kv.h"
 #include "headroom/layout.h"
 #include "headroom/sim.h"
+#include "engines/deployment_host.h"
 #include "headroom/units.h"
 
 namespace headroom {
@@ -428,6 +429,9 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
 
   // --- P, A: MIN over ranks ----------------------------------------------------------------
   const Estimate init = init_overhead(d.gpu, par.tp * par.pp);
+  // SGLang sizes everything from free memory (get_available_gpu_memory, the min over ranks):
+  // what other processes hold (--host-state) is gone from P and A alike.
+  const int64_t others = d.held_by_others_max(), card = d.capacity_bytes - others;
   int64_t w_max = 0;
   for (const auto& r : rank_weights) w_max = std::max(w_max, r.bytes);
   const bool draft_in_a = era.era == Era::Y2026;  // V-2026b: A measured after draft weights
@@ -446,9 +450,9 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   const double mamba_ratio_flag = fl.num("--mamba-full-memory-ratio", 0.0, 100.0, true).value_or(0.9);
   const int64_t mamba_req_ratio = no_radix ? 1 : 3;  // _calculate_mamba_ratio (no_buffer strategy)
   auto tokens_for = [&](int64_t init_bytes, int64_t* rest_out, int64_t* mamba_k, int64_t* mamba_inter) {
-    const double P = opt.pre_load_free_bytes ? to_gib(*opt.pre_load_free_bytes) : to_gib(d.capacity_bytes - init_bytes);
+    const double P = opt.pre_load_free_bytes ? to_gib(*opt.pre_load_free_bytes) : to_gib(card - init_bytes);
     const double A = opt.post_load_free_bytes ? to_gib(*opt.post_load_free_bytes)
-                                              : to_gib(d.capacity_bytes - init_bytes - w_max - (draft_in_a ? draft_weights : 0));
+                                              : to_gib(card - init_bytes - w_max - (draft_in_a ? draft_weights : 0));
     double rest = A - P * (1.0 - f);
     int64_t rest_b = gib_to_bytes(rest);
     *mamba_k = 0;
@@ -491,8 +495,8 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   const int64_t tokens_best = tokens_for(init.low, &rest_tmp, &mk_tmp, &mi_tmp);
   const int64_t tokens_worst = tokens_for(init.high, &rest_tmp, &mk_tmp, &mi_tmp);
   const int64_t swa_tokens = hybrid_swa ? static_cast<int64_t>(static_cast<double>(tokens) * swa_ratio) / page * page : 0;
-  const double P_gib = to_gib(d.capacity_bytes - init.central);
-  const double A_gib = to_gib(d.capacity_bytes - init.central - w_max - (draft_in_a ? draft_weights : 0));
+  const double P_gib = to_gib(card - init.central);
+  const double A_gib = to_gib(card - init.central - w_max - (draft_in_a ? draft_weights : 0));
 
   // --- settings in force -------------------------------------------------------------------
   auto set = [&](std::string k, std::string v) { out.settings.emplace_back(std::move(k), std::move(v)); };
@@ -629,6 +633,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
     played.push_back({{rw.bytes, rw.mtp_bytes}, out.ranks.size()});
     RankSim sim(rw.rank, d.capacity_bytes);
     sim.begin_stage("init");
+    sim_held_by_others(sim, d, others);
     sim.alloc_estimated("CUDA context + NCCL/custom all-reduce", init.central, init.low, init.high);
     sim.begin_stage("weights");
     const int64_t tr = fp8_saved[ri];  // online FP8's 16-bit half, held until quantized
@@ -727,10 +732,13 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
     out.notes.push_back("estimated: " + init.basis + "; " + ws.basis + (moe_residue.central > 0 ? "; " + moe_residue.basis : "") + "; " +
                         graph.basis + "; " + act.basis + "; " + slack.basis);
 
+  if (opt.detail)
+    note_host_state(out, d, "SGLang sizes its pool from the free memory at start (--mem-fraction-static is a share of what is free, "
+                            "not of the card): the KV pool shrinks by what they hold x the fraction");
   // --- the lines SGLang prints (rank 0, local values) ----------------------------------------
   if (opt.detail) {
     const bool y26 = era.era == Era::Y2026;
-    const int64_t begin_weights = d.capacity_bytes - init.central;
+    const int64_t begin_weights = card - init.central;
     out.log.push_back(fmt::format("Load weight begin. avail mem={} GB", gb(begin_weights)));
     out.log.push_back(fmt::format("Load weight end. type={}, avail mem={} GB, mem usage={} GB.", c.architecture, gb(post_weights_free),
                                   gb(begin_weights - post_weights_free)));

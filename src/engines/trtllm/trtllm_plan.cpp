@@ -19,6 +19,7 @@
 #include "headroom/kv.h"
 #include "headroom/layout.h"
 #include "headroom/sim.h"
+#include "engines/deployment_host.h"
 #include "engines/graph_nodes.h"
 #include "headroom/units.h"
 
@@ -198,12 +199,18 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
   f.era = P.era_text;
   f.settings = s.table;
   if (opt.detail) f.notes = s.notes;
+  if (opt.detail)
+    note_host_state(f, d, "TensorRT-LLM's free_gpu_memory_fraction is a share of the memory free after its profiled peak, read off the "
+                          "whole card: the KV pool shrinks by what they hold x the fraction");
   const int64_t T = d.capacity_bytes;
   const bool pytorch = s.backend == "pytorch";
   // A TensorRT engine before 0.9: context and runtime buffers come after the KV pool (prepare()).
   const bool lazy_context = !pytorch && s.era.trt_lazy_context;
+  // The fraction applies to the free memory after the profiled peak, read off the whole card
+  // (cudaMemGetInfo): what other processes hold (--host-state) is in that peak.
+  const int64_t others = d.held_by_others_max();
   for (auto& t : terms)
-    for (int sc = 0; sc < 3; ++sc) t.budget[sc] = trtllm::kv_budget(T, t.peak[sc], s.fraction, s.max_tokens, t.bpt_sizing, s.max_gpu_total_bytes);
+    for (int sc = 0; sc < 3; ++sc) t.budget[sc] = trtllm::kv_budget(T, t.peak[sc] + others, s.fraction, s.max_tokens, t.bpt_sizing, s.max_gpu_total_bytes);
 
   // All-reduce MIN of max tokens over ranks, then blocks of tokens_per_block.
   int64_t blocks[3] = {INT64_MAX, INT64_MAX, INT64_MAX};
@@ -214,7 +221,7 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
   int64_t tokens = blocks[0] * s.tokens_per_block;
 
   // Temporary KV of the profiling run (rank 0's terms; the estimation is all-reduced the same way).
-  const int64_t tmp_tokens = pytorch ? trtllm::estimation_tokens(s, T - terms.front().ctx.central - terms.front().weights, terms.front().bpt_sizing) : 0;
+  const int64_t tmp_tokens = pytorch ? trtllm::estimation_tokens(s, T - others - terms.front().ctx.central - terms.front().weights, terms.front().bpt_sizing) : 0;
 
   std::optional<Failure> oom, refusal;
   int64_t headroom = INT64_MAX;
@@ -226,6 +233,7 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
     }
     RankSim sim(t.rank, T);
     sim.begin_stage("init");
+    sim_held_by_others(sim, d, others);
     sim.alloc_estimated(s.tp * s.pp > 1 ? "CUDA context + NCCL" : "CUDA context", t.ctx.central, t.ctx.low, t.ctx.high);
     sim.begin_stage("weights");
     sim.alloc("model weights", t.weights - t.mtp);

@@ -18,6 +18,7 @@
 #include "headroom/error.h"
 #include "headroom/layout.h"
 #include "headroom/sim.h"
+#include "engines/deployment_host.h"
 #include "engines/graph_nodes.h"
 #include "headroom/units.h"
 
@@ -216,6 +217,12 @@ void notes(Forecast& f, const Deployment& d, const Settings& s, const RankTerms&
                                 : era.whole_gpu      ? "T x u - (weights + activation peak + non-torch of the whole GPU)"
                                 : s.graph_estimate_on ? "requested - weights - activation peak - non-torch - CUDA-graph estimate"
                                                       : "requested - weights - activation peak - non-torch"));
+  note_host_state(f, d,
+                  era.whole_gpu && !era.v0_context_in_baseline
+                      ? "this vLLM charges them to its budget (whole-GPU non-torch before 0.9.1): KV shrinks by as much"
+                  : era.whole_gpu ? "this vLLM (V0 from 0.6.5) profiles against a baseline taken after them: its budget ignores them, the card does not"
+                                  : "this vLLM's budget is per instance (0.9.1+, PR #19312): they do not shrink KV, but the free memory at start must "
+                                    "cover the requested utilization of the total or it refuses to start");
   f.notes.push_back("ESTIMATED: " + t0.st->ctx.basis);
   if (era.v0_context_in_baseline) f.notes.push_back("budget charge: " + t0.st->ctx_budget.basis);
   f.notes.push_back("ESTIMATED: " + t0.st->act.basis);
@@ -721,13 +728,17 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
                                      : static_cast<int64_t>(static_cast<double>(T) * u);
   const int64_t L0 = s.max_model_len;
   const int64_t N = s.max_num_batched_tokens;
+  // Memory other processes hold (--host-state): in the whole-GPU budget's non-torch term before
+  // 0.9.1 (but V0's baseline-relative profile from 0.6.5); from 0.9.1 only in the startup check.
+  const int64_t others = d.held_by_others_max();
+  const int64_t others_charged = era.whole_gpu && !era.v0_context_in_baseline ? others : 0;
   for (auto& t : ranks) {
     const StageTerms& st = *t.st;
     for (int sc = 0; sc < 3; ++sc) {
       int64_t W = t.weights, A = pick(st.act, sc), NT = pick(st.nt, sc), CTX = pick(st.ctx_budget, sc);
       int64_t G = s.graph_estimate_on ? pick(st.gest, sc) : 0;
       if (s.kv_cache_memory_bytes) t.avail[sc] = *s.kv_cache_memory_bytes;
-      else if (era.whole_gpu) t.avail[sc] = static_cast<int64_t>(static_cast<double>(T) * u) - (CTX + W + A + NT);
+      else if (era.whole_gpu) t.avail[sc] = static_cast<int64_t>(static_cast<double>(T) * u) - (CTX + W + A + NT + others_charged);
       else t.avail[sc] = R - W - A - NT - G;
     }
   }
@@ -737,7 +748,7 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
   std::optional<Failure> refusal;
   int refusal_rank = -1;
   std::string refusal_stage;
-  int64_t F0c = T - r0.st->ctx.central;
+  int64_t F0c = T - r0.st->ctx.central - others;
   if (!era.whole_gpu && F0c < R) {
     std::string dev = era.version >= 1400 ? " cuda:0" : "";
     refusal = Failure{"init", 0, R, F0c,
@@ -754,7 +765,7 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
   int64_t weights_fail_rank = -1;
   int64_t v0_tokens = 0;
   for (const auto& t : ranks)
-    if (t.weights + t.fp8_transient + t.st->ctx.central > T) { weights_fail_rank = t.rank; break; }
+    if (t.weights + t.fp8_transient + t.st->ctx.central + others > T) { weights_fail_rank = t.rank; break; }
 
   // --num-gpu-blocks-override (vllm/v1/core/kv_cache_utils.py). Until 0.20 get_num_blocks ->
   // may_override_num_blocks replaces each worker's computed block count after the capacity check,
@@ -862,6 +873,7 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
     }
     RankSim sim(t.rank, T);
     sim.begin_stage("init");
+    sim_held_by_others(sim, d, others);
     // 0.9.1-0.10.2 build NCCL after the init snapshot: its buffers are in the non-torch growth item.
     const char* ctx_what = tp * pp <= 1 ? "" : (!era.whole_gpu && !era.nccl_before_snapshot) ? " (NCCL buffers: in the non-torch growth)" : " + NCCL communicators";
     sim.alloc_estimated("CUDA context" + std::string(ctx_what), t.st->ctx.central, t.st->ctx.low, t.st->ctx.high);
