@@ -9,7 +9,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 
 pkgs=(cmake make g++ python3 nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev
-      libbenchmark-dev libcpp-httplib-dev libcurl4-openssl-dev pkg-config ccache)
+      libbenchmark-dev libcpp-httplib-dev libcurl4-openssl-dev libyaml-cpp-dev pkg-config ccache)
 if [ "$mode" = test ]; then
   # The browser end-to-end test of `headroom serve` drives Debian's Chromium through its driver.
   pkgs+=(chromium chromium-driver python3-selenium)

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "headroom/cli.h"
+#include "headroom/deployment.h"
 #include "headroom/forecast.h"
 #include "headroom/logscan.h"
 
@@ -43,6 +44,10 @@ struct Diagnosis {
 
 // `args`: the doctor command line (LOGFILE positional + deployment options to fill gaps).
 Diagnosis diagnose(const LogScan& scan, const Args& args);
+// A deployment from a launch command as a user runs it (vllm serve ..., python -m
+// sglang.launch_server ..., trtllm-serve ..., llama-server ...) with headroom options on top
+// (--engine E@V, --gpu, --gpus, --host-state); InputError naming `source` when it is not one.
+Deployment deployment_from_command(std::string_view command, const std::vector<std::string>& options, std::string_view source);
 nlohmann::ordered_json diagnosis_json(const Diagnosis& d);
 void print_diagnosis(std::ostream& out, const Diagnosis& d, const LogScan& scan);
 

@@ -7,12 +7,14 @@
 #include "headroom/advise.h"
 #include "headroom/deployment.h"
 #include "headroom/error.h"
+#include "headroom/host_plan.h"
 
 namespace headroom {
 
 int verb_tune(const Args& args, std::ostream& out, std::ostream& err) {
   if (args.has("--help")) {
-    out << "usage: headroom tune [--engine sglang|vllm|trtllm[@VERSION]] --model ID|DIR|config.json --gpu NAME [--gpu-memory BYTES]\n"
+    out << "usage: headroom tune --host HOST.yaml [--host-state FILE|-|live] [--json]   (the shares that let every server start)\n"
+           "       headroom tune [--engine sglang|vllm|trtllm[@VERSION]] --model ID|DIR|config.json --gpu NAME [--gpu-memory BYTES]\n"
            "                     [--gpus N] [--tp N --pp N --ep N --dp N --enable-dp-attention] [engine flags as the engine spells them]\n"
            "                     [--target-context N] [--target-concurrency N] [--keep-free BYTES] [--margin BYTES]\n"
            "                     [--fix FLAG ...] [--json]\n"
@@ -25,6 +27,17 @@ int verb_tune(const Args& args, std::ostream& out, std::ostream& err) {
     return kExitOk;
   }
   if (!args.positionals().empty()) fail_input("command line", args.positionals().front(), "unexpected argument for 'headroom tune'");
+  if (args.has("--host")) {  // several servers on one host: the shares that let all of them start
+    for (const auto& [k, v] : args.options())
+      if (k != "--host" && k != "--host-state" && k != "--json")
+        fail_input("command line", k, "goes in the host file's server commands with --host (only --host-state and --json go beside it)");
+    HostSpec spec = read_host_spec(*args.get("--host"));
+    if (auto hs = args.get("--host-state")) spec.state = read_host_state(*hs);
+    const HostTuneResult r = tune_host(spec);
+    if (args.has("--json")) out << host_tune_json(r).dump(2) << "\n";
+    else print_host_tune(out, r, spec.source);
+    return r.feasible ? kExitOk : kExitFails;
+  }
   TuneGoal goal = parse_tune_goal(args);
   Deployment d = parse_deployment(strip_options(args));
   TuneResult r = tune(d, goal);

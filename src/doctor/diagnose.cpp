@@ -135,7 +135,8 @@ RebuiltArgs rebuild_args(const LogScan& scan, const Args& user) {
   for (const auto& [k, v] : user.options()) {
     if (k == "--engine" || k == "--model" || k == "--gpu" || k == "--gpu-memory" || k == "--json" || k == "--brief") continue;
     r.user_set.insert(k);
-    flags.erase(std::remove_if(flags.begin(), flags.end(), [&k = k](const auto& f) { return f.first == k; }), flags.end());
+    // --env repeats (one variable each; the last value of a name counts): appended, never replaced.
+    if (k != "--env") flags.erase(std::remove_if(flags.begin(), flags.end(), [&k = k](const auto& f) { return f.first == k; }), flags.end());
     flags.emplace_back(k, v);
   }
   for (const auto& [k, v] : flags) {

@@ -10,6 +10,34 @@
 
 namespace headroom::logscan_detail {
 
+std::vector<std::string> shell_split(std::string_view s) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool have = false;
+  for (size_t i = 0; i < s.size() && out.size() < 512; ++i) {
+    char ch = s[i];
+    if (ch == ' ' || ch == '\t') {
+      if (have) out.push_back(std::move(cur));
+      cur.clear();
+      have = false;
+    } else if (ch == '\'' || ch == '"') {
+      size_t e = s.find(ch, i + 1);
+      if (e == std::string_view::npos) e = s.size();
+      cur.append(s.substr(i + 1, e - i - 1));
+      have = true;
+      i = e;
+    } else if (ch == '\\' && i + 1 < s.size()) {
+      cur.push_back(s[++i]);
+      have = true;
+    } else {
+      cur.push_back(ch);
+      have = true;
+    }
+  }
+  if (have) out.push_back(std::move(cur));
+  return out;
+}
+
 namespace {
 
 // A Python literal dict / list as the logs print them ({'image': 0, 'x': True}) as JSON, the form
@@ -84,35 +112,6 @@ std::string canonical(LogEngine e, std::string f) {
     if (f == "--max-seq-len") return "--max-model-len";
   }
   return f;
-}
-
-// Shell-like split: whitespace, '...' and "..." groups, backslash escapes.
-std::vector<std::string> shell_split(std::string_view s) {
-  std::vector<std::string> out;
-  std::string cur;
-  bool have = false;
-  for (size_t i = 0; i < s.size() && out.size() < 512; ++i) {
-    char ch = s[i];
-    if (ch == ' ' || ch == '\t') {
-      if (have) out.push_back(std::move(cur));
-      cur.clear();
-      have = false;
-    } else if (ch == '\'' || ch == '"') {
-      size_t e = s.find(ch, i + 1);
-      if (e == std::string_view::npos) e = s.size();
-      cur.append(s.substr(i + 1, e - i - 1));
-      have = true;
-      i = e;
-    } else if (ch == '\\' && i + 1 < s.size()) {
-      cur.push_back(s[++i]);
-      have = true;
-    } else {
-      cur.push_back(ch);
-      have = true;
-    }
-  }
-  if (have) out.push_back(std::move(cur));
-  return out;
 }
 
 void add_set(Ctx& c, LogArgSet set) {

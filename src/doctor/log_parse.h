@@ -40,6 +40,9 @@ int64_t to_bytes(double v, int64_t unit);
 // (compose "name  | ", "[ISO time]", SGLang "[time TPn]", vLLM "(Worker pid=..)", "LEVEL date [file:line]").
 LogRank parse_rank(std::string_view line);
 std::string_view message_body(std::string_view line);
+// Shell-like split of a command line: whitespace, '...' and "..." groups, backslash escapes
+// (at most 512 words; log_args.cpp).
+std::vector<std::string> shell_split(std::string_view s);
 // Removes ANSI escape sequences in place.
 void strip_ansi(std::string& s);
 // Removes what pasting a log into Markdown adds before each line: block-quote markers ("> ",
