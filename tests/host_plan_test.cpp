@@ -131,6 +131,8 @@ TEST(HostPlan, BadHostFilesAreOneLine) {
   EXPECT_EQ(problem("gpus: [h100\nservers: ["), "host.yaml: line 2: end of sequence flow not found");
   EXPECT_EQ(problem("gpus: [h99]\nservers: []\n").find("--gpu: h99: not in the GPU catalog"), 0u);
   EXPECT_EQ(problem("- a\n- b\n"), "host.yaml: top level: must be a map with gpus and servers");
+  EXPECT_EQ(problem("gpus: [h100]\nservers: " + std::string(3000, '[')), "host.yaml: line 2: nested deeper than 500 levels");
+  EXPECT_EQ(problem(std::string(2 << 20, '#')).find("host.yaml: size:"), 0u);
 }
 
 TEST(HostPlan, CliExitsTwoOnACommandItCannotReadAndOneWhenAServerFails) {

@@ -1,5 +1,6 @@
 // HOST.yaml for `plan --host`: the host's GPUs by index and its servers in start order, each
 // with its GPUs and its launch command. Every key is checked; a typo gets "did you mean".
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <fmt/format.h>
@@ -73,6 +74,8 @@ HostSpec parse_host_spec(const std::string& text, const std::string& source) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
+  } catch (const YAML::DeepRecursion& e) {  // its message says "bad file"
+    fail_input(source, fmt::format("line {}", e.mark.line + 1), fmt::format("nested deeper than {} levels", e.depth()));
   } catch (const YAML::Exception& e) {
     fail_input(source, fmt::format("line {}", e.mark.line + 1), e.msg);
   }
