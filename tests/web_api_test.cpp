@@ -463,3 +463,41 @@ TEST_F(WebApi, TuneAnswersForTheSeedDeployment) {
 }
 
 #endif  // HEADROOM_HAVE_HTTPLIB
+
+// ---- the host's state and host files as text (issue 29) ----------------------------------------
+
+TEST(WebHost, HostStateTextPlansFromWhatIsFree) {
+  nlohmann::json body = {{"args", {"--engine", "sglang", "--model", "Qwen/Qwen2.5-7B-Instruct", "--gpu", "h100"}},
+                         {"host_state", "index, memory.used [MiB]\n0, 30722 MiB\n"}};
+  const web::Reply rep = web::api_run("plan", body.dump());
+  ASSERT_EQ(rep.status, 200) << rep.body;
+  const auto j = nlohmann::json::parse(rep.body);
+  EXPECT_EQ(j["ranks"][0]["stages"][0]["items"][0]["bytes"], 30722LL * 1024 * 1024);
+  EXPECT_EQ(rep.body.find("/tmp"), std::string::npos);  // the private folder is not named
+}
+
+TEST(WebHost, HostFileTextGivesTheServersInStartOrder) {
+  nlohmann::json body = {{"args", nlohmann::json::array()},
+                         {"host", "gpus: [h100]\nservers:\n"
+                                  "  - {name: chat, gpus: [0], engine: vllm@0.8.5, command: vllm serve Qwen/Qwen2.5-7B-Instruct --gpu-memory-utilization 0.5}\n"
+                                  "  - {name: small, gpus: [0], engine: vllm@0.8.5, command: vllm serve Qwen/Qwen3-0.6B --gpu-memory-utilization 0.5}\n"}};
+  const web::Reply plan = web::api_run("plan", body.dump());
+  ASSERT_EQ(plan.status, 200) << plan.body;
+  const auto j = nlohmann::json::parse(plan.body);
+  EXPECT_EQ(j["all_start"], false);
+  EXPECT_EQ(j["servers"][1]["verdict"], "refused");
+  const web::Reply tune = web::api_run("tune", body.dump());
+  ASSERT_EQ(tune.status, 200) << tune.body;
+  EXPECT_EQ(nlohmann::json::parse(tune.body)["feasible"], true);
+}
+
+TEST(WebHost, NoHostOrHostStatePathsOverHttp) {
+  for (const char* body : {R"({"args": ["--host", "h.yaml"]})", R"({"args": ["--host-state", "-"]})", R"({"args": ["--host-state", "x"]})",
+                           R"({"args": [], "host": "gpus: [h100]", "config": "{}"})"})
+    EXPECT_THROW(web::parse_api_request("plan", body), InputError) << body;
+  // A server command naming a folder of the server's is not read.
+  nlohmann::json body = {{"args", nlohmann::json::array()},
+                         {"host", "gpus: [h100]\nservers:\n  - {name: a, gpus: [0], command: vllm serve /etc --gpu-memory-utilization 0.5}\n"}};
+  const web::Reply rep = web::api_run("plan", body.dump());
+  EXPECT_EQ(rep.status, 400) << rep.body;
+}

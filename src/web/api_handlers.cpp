@@ -97,6 +97,14 @@ Reply api_run(std::string_view verb, std::string_view body) {
       argv.push_back("--model");
       argv.push_back(dir->path());
     }
+    if (req.host_state) {
+      if (!dir) dir.emplace();
+      argv.insert(argv.end(), {"--host-state", dir->write("host-state.csv", *req.host_state)});
+    }
+    if (req.host) {
+      if (!dir) dir.emplace();
+      argv.insert(argv.end(), {"--host", dir->write("host.yaml", *req.host)});
+    }
     argv.insert(argv.end(), req.args.begin(), req.args.end());
     argv.push_back("--json");
     // A model named in the request is an id, never a server folder (the upload's folder excepted),

@@ -94,7 +94,7 @@ ApiRequest parse_api_request(std::string_view verb, std::string_view body) {
   const bool doctor = verb == "doctor";
   const std::vector<std::string_view> allowed =
       doctor ? std::vector<std::string_view>{"args", "log", "config", "hf_quant_config"}
-             : std::vector<std::string_view>{"args", "config", "hf_quant_config"};
+             : std::vector<std::string_view>{"args", "config", "hf_quant_config", "host_state", "host"};
   for (const auto& [key, _] : j.items()) {
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
       std::string list;
@@ -125,6 +125,11 @@ ApiRequest parse_api_request(std::string_view verb, std::string_view body) {
     if (!req.config) fail_input(kSource, "hf_quant_config", "only accepted together with config");
     req.hf_quant_config = take_text(j["hf_quant_config"], "hf_quant_config");
   }
+  if (j.contains("host_state")) req.host_state = take_text(j["host_state"], "host_state");
+  if (j.contains("host")) {
+    req.host = take_text(j["host"], "host");
+    if (req.config) fail_input(kSource, "host", "the servers' commands name their models: send no config with a host file");
+  }
   if (doctor) {
     if (!j.contains("log")) fail_input(kSource, "log", "missing (the text of the crash or startup log)");
     req.log = take_text(j["log"], "log");
@@ -139,6 +144,9 @@ ApiRequest parse_api_request(std::string_view verb, std::string_view body) {
   const auto ids = catalog_model_ids();
   for (const auto& [name, value] : parsed.options()) {
     if (name == "--help" || name == "--version") fail_input(kSource, name, "not accepted over HTTP");
+    // The host's state and host files come as text (and `live`, this server's own GPUs).
+    if (name == "--host") fail_input(kSource, name, "send the host file's text as \"host\"");
+    if (name == "--host-state" && value != "live") fail_input(kSource, name, "send nvidia-smi's output as \"host_state\" (or the value live)");
     const std::string want = lower(value);
     const bool catalog = std::any_of(ids.begin(), ids.end(), [&](const std::string& id) { return lower(id) == want; });
     if (is_model_option(name)) {

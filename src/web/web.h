@@ -35,6 +35,8 @@ struct ApiRequest {
   std::optional<std::string> config;           // config.json text (instead of a catalog --model)
   std::optional<std::string> hf_quant_config;  // hf_quant_config.json text, with config
   std::optional<std::string> log;              // doctor only: the log text
+  std::optional<std::string> host_state;       // plan/tune: nvidia-smi / rocm-smi text (--host-state)
+  std::optional<std::string> host;             // plan/tune: HOST.yaml text (--host: servers sharing GPUs)
 };
 
 // Parses and checks a request body for `verb` ("plan", "tune", "doctor"). Throws InputError
