@@ -143,3 +143,25 @@ TEST(Compare, SettingsSpelledForOneEngineAreCarriedToTheOthers) {
   // _init_max_seq_len).
   EXPECT_EQ(j["engines"][2]["context_len"].get<int64_t>(), 40960);
 }
+
+// llama.cpp joins the comparison when a GGUF type is given (issue 25 item 7): its KV cache is
+// --ctx-size cells, so the same KV as the reference is a context of that many cells (padded to
+// 256), and its weights are the GGUF's (Q4_K_M) while the others load the 16-bit checkpoint.
+TEST(Compare, LlamacppJoinsWithAGgufTypeAndMatchesKvByContext) {
+  std::string out, err;
+  int rc = run({"compare", "--model", "Qwen/Qwen3-8B", "--gpu", "rtx-4090", "--quant", "Q4_K_M", "--context-length", "32768", "--json"}, out, err);
+  ASSERT_LE(rc, 1) << err;
+  auto j = nlohmann::json::parse(out);
+  ASSERT_EQ(j["engines"].size(), 4u);
+  const auto& l = j["engines"][3];
+  EXPECT_EQ(l["engine"], "llamacpp");
+  EXPECT_EQ(l["kv_tokens"], 32768);  // --context-length carried as --ctx-size
+  EXPECT_EQ(l["knob"]["flag"], "--ctx-size");
+  const int64_t target = j["target_kv_tokens"].get<int64_t>();
+  EXPECT_EQ(l["same_kv_budget"]["value"].get<int64_t>(), target);
+  EXPECT_EQ(l["same_kv_budget"]["kv_tokens"].get<int64_t>(), (target + 255) / 256 * 256);
+  EXPECT_LT(l["weights_per_gpu_bytes"].get<int64_t>(), j["engines"][0]["weights_per_gpu_bytes"].get<int64_t>() / 3);
+  // Without a GGUF type the default list stays the three serving engines.
+  rc = run({"compare", "--model", "Qwen/Qwen3-8B", "--gpu", "rtx-4090", "--json"}, out, err);
+  EXPECT_EQ(nlohmann::json::parse(out)["engines"].size(), 3u);
+}

@@ -1,4 +1,5 @@
 // `headroom compare [deployment options] [--engines sglang,vllm,trtllm] [--reference ENGINE] [--json]`:
+// (llama.cpp joins with --quant or a .gguf model: the same KV as --ctx-size cells)
 // one deployment under several engines side by side (KV tokens, concurrency, headroom,
 // verdict), and the value of each engine's memory knob that gives it the reference engine's
 // KV capacity (SGLang --mem-fraction-static, vLLM --gpu-memory-utilization, TensorRT-LLM
@@ -14,6 +15,7 @@
 #include "headroom/deployment.h"
 #include "headroom/engine.h"
 #include "headroom/error.h"
+#include "headroom/llamacpp_plan.h"
 #include "headroom/units.h"
 
 namespace headroom {
@@ -29,7 +31,7 @@ Knob knob_of(EngineKind k) {
     case EngineKind::SGLang: return {"--mem-fraction-static", 0.01, 0.99};
     case EngineKind::VLLM: return {"--gpu-memory-utilization", 0.01, 1.0};
     case EngineKind::TRTLLM: return {"--kv_cache_free_gpu_memory_fraction", 0.01, 0.99};
-    case EngineKind::LlamaCpp: break;
+    case EngineKind::LlamaCpp: return {"--ctx-size", 0, 0};  // no share of memory: the KV is its cells (same_ctx())
   }
   return {"", 0, 0};
 }
@@ -37,26 +39,29 @@ const std::vector<std::string_view>& flags_of(EngineKind k) {
   switch (k) {
     case EngineKind::SGLang: return sglang_flags();
     case EngineKind::VLLM: return vllm_flags();
+    case EngineKind::LlamaCpp: return llamacpp::llamacpp_flags();
     default: return trtllm_flags();
   }
 }
 // One setting the engines spell differently: given in one engine's spelling, it is carried to
 // the engines that do not accept that spelling, so the rows compare the same deployment.
 struct SharedSetting {
-  std::string_view sglang, vllm, trtllm;
+  std::string_view sglang, vllm, trtllm, llamacpp;
 };
+// llama.cpp: --ctx-size is the cache's cells, the longest request with one slot or a unified
+// cache; --parallel its slots; --batch-size the logical batch. Its cache types are not the others'.
 constexpr SharedSetting kSharedSettings[] = {
-    {"--context-length", "--max-model-len", "--max_seq_len"},                    // longest request
-    {"--max-running-requests", "--max-num-seqs", "--max_batch_size"},            // requests in flight
-    {"--chunked-prefill-size", "--max-num-batched-tokens", "--max_num_tokens"},  // tokens per forward step
-    {"--kv-cache-dtype", "--kv-cache-dtype", "--kv_cache_dtype"},
+    {"--context-length", "--max-model-len", "--max_seq_len", "--ctx-size"},                    // longest request
+    {"--max-running-requests", "--max-num-seqs", "--max_batch_size", "--parallel"},            // requests in flight
+    {"--chunked-prefill-size", "--max-num-batched-tokens", "--max_num_tokens", "--batch-size"},  // tokens per forward step
+    {"--kv-cache-dtype", "--kv-cache-dtype", "--kv_cache_dtype", ""},
 };
 std::string_view spelling_in(const SharedSetting& s, EngineKind k) {
   switch (k) {
     case EngineKind::SGLang: return s.sglang;
     case EngineKind::VLLM: return s.vllm;
     case EngineKind::TRTLLM: return s.trtllm;
-    case EngineKind::LlamaCpp: break;
+    case EngineKind::LlamaCpp: return s.llamacpp;
   }
   return {};
 }
@@ -69,7 +74,7 @@ bool accepts(EngineKind k, const std::string& flag) {
 // The shared setting `flag` spells in any engine's spelling (vLLM's underscores included), or null.
 const SharedSetting* shared_setting_of(const std::string& flag) {
   for (const auto& ss : kSharedSettings)
-    if (flag == ss.sglang || flag == ss.trtllm || vllm_flag_spelling(flag) == ss.vllm) return &ss;
+    if (flag == ss.sglang || flag == ss.trtllm || vllm_flag_spelling(flag) == ss.vllm || (!ss.llamacpp.empty() && flag == ss.llamacpp)) return &ss;
   return nullptr;
 }
 bool is_kv_dtype(const SharedSetting* ss) { return ss && ss->sglang == "--kv-cache-dtype"; }
@@ -140,6 +145,31 @@ Forecast plan_with(Deployment d, std::string_view flag, double value) {
 
 bool usable(const Forecast& f) { return f.verdict == Verdict::Fits || f.verdict == Verdict::AtRisk; }
 
+// llama.cpp's cache is --ctx-size cells, allocated whole: the target's cells if they fit, else the
+// most that do (in llama.cpp's 256-cell padding), by bisection.
+void same_ctx(Row& r, int64_t target) {
+  auto at = [&](int64_t cells) {
+    Deployment d = r.d;
+    std::erase_if(d.flags, [](const auto& p) { return p.first == "--ctx-size" || p.first == "-c"; });
+    d.flags.emplace_back("--ctx-size", std::to_string(cells));
+    PlanOptions o;
+    o.detail = false;
+    return plan(d, o);
+  };
+  const Forecast full = at(target);
+  if (usable(full)) {
+    r.same_value = static_cast<double>(target);
+    r.same_tokens = full.kv_tokens;
+    return;
+  }
+  int64_t lo = 0, hi = target / 256;
+  while (hi - lo > 1) {
+    const int64_t mid = (lo + hi) / 2;
+    (usable(at(mid * 256)) ? lo : hi) = mid;
+  }
+  r.same_note = lo > 0 ? fmt::format("not reachable: the most is --ctx-size {}", lo * 256) : "not reachable: no context fits";
+}
+
 }  // namespace
 
 int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
@@ -151,7 +181,10 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
     return kExitOk;
   }
   if (!args.positionals().empty()) fail_input("command line", args.positionals().front(), "unexpected argument for 'headroom compare'");
-  std::vector<std::string> specs = split_list(args.get_or("--engines", args.get_or("--engine", "sglang,vllm,trtllm")));
+  // llama.cpp joins the default list where it applies: a GGUF type (--quant) or a GGUF file.
+  const std::string model = args.get_or("--model", "");
+  const bool gguf = args.has("--quant") || (model.size() > 5 && model.substr(model.size() - 5) == ".gguf");
+  std::vector<std::string> specs = split_list(args.get_or("--engines", args.get_or("--engine", gguf ? "sglang,vllm,trtllm,llamacpp" : "sglang,vllm,trtllm")));
   if (specs.empty()) fail_input("command line", "--engines", "no engine given (e.g. --engines sglang,vllm,trtllm)");
 
   // Common options go to every engine; each engine flag to the engines that accept it.
@@ -194,8 +227,6 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
     }
     r.spec = spec;
     r.d = parse_deployment(Args::parse(argv));
-    if (r.d.engine == EngineKind::LlamaCpp)
-      fail_input("--engine", "llamacpp", "compare covers sglang, vllm and trtllm; plan llama.cpp on its own (headroom plan --engine llamacpp)");
     try {
       r.f = plan(r.d);
     } catch (const InputError& e) {
@@ -233,6 +264,10 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
 
   for (auto& r : rows) {
     if (&r == &*ref_it || target <= 0 || !r.unsupported.empty()) continue;
+    if (r.d.engine == EngineKind::LlamaCpp) {
+      same_ctx(r, target);
+      continue;
+    }
     Knob kn = knob_of(r.d.engine);
     // The top of the knob's range can be refused outright (vLLM: free memory at start below
     // utilization x total), so walk down from it to the first value whose pool holds the target.
@@ -283,7 +318,9 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
                                {"max_concurrency", r.f.max_concurrency},
                                {"headroom_bytes", r.f.headroom_bytes},
                                {"knob", {{"flag", r.knob_flag}, {"value", r.knob_value}}}};
-      if (r.same_value) e["same_kv_budget"] = {{"flag", r.knob_flag}, {"value", std::round(*r.same_value * 10000) / 10000}, {"kv_tokens", r.same_tokens}};
+      if (r.same_value && r.d.engine == EngineKind::LlamaCpp)
+        e["same_kv_budget"] = {{"flag", r.knob_flag}, {"value", static_cast<int64_t>(*r.same_value)}, {"kv_tokens", r.same_tokens}};
+      else if (r.same_value) e["same_kv_budget"] = {{"flag", r.knob_flag}, {"value", std::round(*r.same_value * 10000) / 10000}, {"kv_tokens", r.same_tokens}};
       else e["same_kv_budget"] = nullptr;
       if (!r.same_note.empty()) e["note"] = r.same_note;
       if (r.f.failure) e["failure"] = r.f.failure->message;
@@ -312,8 +349,9 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
         continue;
       }
       std::string same = &r == &*ref_it ? "(reference)"
-                         : r.same_value ? fmt::format("{} {:.4f} -> {} tokens{}", r.knob_flag, *r.same_value, r.same_tokens,
-                                                      r.same_note.empty() ? "" : " (" + r.same_note + ")")
+                         : r.same_value ? fmt::format("{} {} -> {} tokens{}", r.knob_flag,
+                                                      r.d.engine == EngineKind::LlamaCpp ? fmt::format("{:.0f}", *r.same_value) : fmt::format("{:.4f}", *r.same_value),
+                                                      r.same_tokens, r.same_note.empty() ? "" : " (" + r.same_note + ")")
                                         : r.same_note;
       out << fmt::format("{:<16} {:<8} {:>12} {:>9} {:>11.2f}x {:>11} {:>11}  {:<44} {}\n", r.spec, verdict_name(r.f.verdict), r.f.kv_tokens, r.f.context_len,
                          r.f.max_concurrency, human_bytes(r.f.headroom_bytes), human_bytes(weights_per_gpu(r.f)), r.knob_flag + " " + r.knob_value, same);
@@ -323,6 +361,8 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
     out << "\nThe knobs mean different things: SGLang's fraction and vLLM's utilization are shares of total memory\n"
            "(weights + KV, resp. the whole instance); TensorRT-LLM's fraction is a share of the memory free after\n"
            "weights and the profiled activation peak.\n";
+    if (std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.d.engine == EngineKind::LlamaCpp; }))
+      out << "llama.cpp has no share of memory to set: its KV cache is --ctx-size cells, allocated whole, and the rest stays free.\n";
     if (std::any_of(rows.begin(), rows.end(), [](const Row& r) { return !r.carried.empty(); })) {
       out << "\nSettings carried over in each engine's own spelling:\n";
       for (const auto& r : rows)
