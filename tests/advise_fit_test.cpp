@@ -239,3 +239,39 @@ TEST(AdviseFit, TrtllmShrunkContextMissesTheTarget) {
   ASSERT_NE(one, nullptr);
   EXPECT_NE(one->reason.find("< target context 131072"), std::string::npos) << one->reason;
 }
+
+// llama.cpp (issue 25 item 7): its layers spread over n cards of one kind, every layer on the
+// GPUs, a target concurrency as that many slots each holding the target context. Qwen3-32B
+// Q4_K_M at 32768 x 4: KV = 64 layers x 8 KV heads x 128 x 2 (K, V) x 2 B x 131,072 cells = 32 GiB,
+// with ~18.6 GiB of weights: more than 2 x 23.64 GiB RTX 4090s, within 4.
+TEST(AdviseFit, LlamacppSpreadsLayersAndCountsSlots) {
+  FitRequest req;
+  req.base = parse_deployment(Args::parse({"--engine", "llamacpp", "--model", "Qwen/Qwen3-32B", "--quant", "Q4_K_M", "--gpu", "rtx-4090"}));
+  req.gpu_names = {"rtx-4090"};
+  req.goal.target_context = 32768;
+  req.goal.target_concurrency = 4;
+  req.max_gpus = 4;
+  const FitResult r = fit(req);
+  ASSERT_EQ(r.candidates.size(), 1u);
+  const FitCandidate& c = r.candidates.front();
+  EXPECT_EQ(c.gpus, 4);
+  EXPECT_TRUE(c.layer_split);
+  EXPECT_EQ(c.kv_tokens, 131072);
+  EXPECT_DOUBLE_EQ(c.concurrency, 4.0);
+  EXPECT_NE(c.launch_command.find("--parallel 4 --ctx-size 131072"), std::string::npos) << c.launch_command;
+  ASSERT_EQ(r.rejected.size(), 2u);  // 1 and 2 cards
+  EXPECT_EQ(r.rejected[1].gpus, 2);
+}
+
+// The cache is the context asked for on any card, so the best card is the smallest that holds it.
+TEST(AdviseFit, LlamacppPrefersTheSmallestCardThatHoldsTheContext) {
+  FitRequest req;
+  req.base = parse_deployment(Args::parse({"--engine", "llamacpp", "--model", "Qwen/Qwen3-8B", "--quant", "Q4_K_M", "--gpu", "h100"}));
+  req.gpu_names = {"h100", "rtx-4090", "rtx-3060"};
+  req.goal.target_context = 8192;
+  req.max_gpus = 1;
+  const FitResult r = fit(req);
+  ASSERT_EQ(r.candidates.size(), 3u);
+  EXPECT_EQ(r.candidates[0].gpu, "rtx-3060");  // 12 GB holds ~4.7 GiB of weights + 1.1 GiB of KV
+  EXPECT_EQ(r.candidates[2].gpu, "h100");
+}

@@ -96,6 +96,7 @@ struct FitCandidate {
   std::string gpu;          // catalog name
   int gpus = 0;
   Parallel par;
+  bool layer_split = false; // llama.cpp: the layers spread over the GPUs (--split-mode layer)
   std::string kv_dtype;     // as passed to the engine ("" = default)
   bool feasible = false;
   std::string reason;       // why not, one phrase

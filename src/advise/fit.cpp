@@ -53,6 +53,45 @@ int gpus_of(EngineKind e, const Parallel& p) {
 
 int64_t kv_total(const FitCandidate& c) { return c.kv_tokens * c.groups; }
 
+// llama.cpp on n GPUs of one kind, layers split over them: every layer on the GPUs unless the
+// user placed them (-ngl, --cpu-moe, -ot), a target concurrency as that many slots (--parallel,
+// each slot its share of --ctx-size), tuned by tune_llamacpp.
+FitCandidate fit_llamacpp(const Deployment& base, const GpuSpec& g, int n, TuneGoal goal) {
+  FitCandidate c;
+  c.gpu = g.name;
+  c.gpus = n;
+  c.layer_split = true;
+  Deployment d = base;
+  d.gpu = g;
+  d.capacity_bytes = g.capacity_bytes;
+  d.gpus = n;
+  d.gpu_list.clear();
+  if (!d.flag("--n-gpu-layers") && !d.flag("--cpu-moe") && !d.flag("--n-cpu-moe") && !d.flag("--override-tensor"))
+    set_flag(d, "--n-gpu-layers", "all");
+  if (goal.target_concurrency) {
+    set_flag(d, "--parallel", std::to_string(*goal.target_concurrency));
+    if (goal.target_context) goal.target_context = *goal.target_context * *goal.target_concurrency;
+    goal.target_concurrency.reset();
+  }
+  try {
+    TuneResult t = tune(d, goal);
+    c.feasible = t.feasible;
+    c.reason = t.feasible ? "" : "every layer on " + std::to_string(n) + " GPU(s) does not keep the margin";
+    c.verdict = t.forecast.verdict;
+    c.primary_knob = t.primary_knob;
+    c.primary_value = t.recommended.empty() ? "" : t.recommended.front().second;
+    c.kv_tokens = t.kv_tokens;
+    c.concurrency = t.concurrency;
+    c.min_free_worst = t.min_free_worst;
+    c.recommended = t.recommended;
+    c.launch_command = t.launch_command;
+  } catch (const InputError& e) {
+    if (e.kind() == InputError::Kind::UnknownOption) throw;
+    c.reason = "llama.cpp rejects this: " + e.problem();
+  }
+  return c;
+}
+
 }  // namespace
 
 static FitResult fit_once(const FitRequest& req);
@@ -61,6 +100,7 @@ static FitResult fit_once(const FitRequest& req);
 // the bytes per token) is tried, and the result says so: it is often what makes a target fit.
 FitResult fit(const FitRequest& req) {
   FitResult r = fit_once(req);
+  if (req.base.engine == EngineKind::LlamaCpp) return r;  // its cache types are -ctk/-ctv, chosen by the user
   const EngineKnobs& k = knobs_for(req.base.engine);
   if (!r.candidates.empty() || !req.kv_dtypes.empty() || k.kv_dtype.empty() || req.base.flag(k.kv_dtype)) return r;
   FitRequest fp8 = req;
@@ -116,6 +156,14 @@ static FitResult fit_once(const FitRequest& req) {
       if (n > 1 && g->interconnect == "network" && n > req.nodes) {
         single_boxes = true;
         break;
+      }
+      if (base.engine == EngineKind::LlamaCpp) {  // one layout: llama-server's layer split
+        FitCandidate c = fit_llamacpp(base, *g, n, goal);
+        res.plans += c.feasible ? 1 : 0;
+        ++res.evaluated;
+        if (c.feasible && res.context_len == 0) res.context_len = c.kv_tokens;
+        (c.feasible ? res.candidates : res.rejected).push_back(std::move(c));
+        continue;
       }
       for (const Layout& lay : layouts_for(base.engine, mc, n)) {
         for (size_t ki = 0; ki < kv_choices.size(); ++ki) {
@@ -184,6 +232,9 @@ static FitResult fit_once(const FitRequest& req) {
   };
   auto by_gpus = [&](const FitCandidate& a, const FitCandidate& b) {
     if (a.gpus != b.gpus) return a.gpus < b.gpus;
+    // llama.cpp's cache is the context asked for, whatever the card: the smallest card that holds it.
+    if (a.layer_split && b.layer_split && a.kv_tokens == b.kv_tokens && a.min_free_worst != b.min_free_worst)
+      return a.min_free_worst < b.min_free_worst;
     if (layout_cost(a) != layout_cost(b)) return layout_cost(a) < layout_cost(b);
     if (kv_total(a) != kv_total(b)) return kv_total(a) > kv_total(b);
     return a.min_free_worst > b.min_free_worst;

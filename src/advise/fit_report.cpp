@@ -12,6 +12,7 @@ namespace headroom {
 namespace {
 
 std::string layout_text(const FitCandidate& c) {
+  if (c.layer_split) return c.gpus > 1 ? fmt::format("layers over {} GPUs", c.gpus) : "one GPU";
   std::string s = fmt::format("TP {}", c.par.tp);
   if (c.par.pp > 1) s += fmt::format(" PP {}", c.par.pp);
   if (c.par.dp > 1) s += fmt::format(" DP {}{}", c.par.dp, c.par.dp_attention ? " (attention)" : "");
@@ -87,7 +88,8 @@ void print_fit(std::ostream& out, const FitResult& r, bool all) {
     const size_t shown = all ? rows.size() : std::min<size_t>(rows.size(), 20);
     out << fmt::format("\n{} ({} feasible of {} tried, safety margin {}){}:\n", all ? "every feasible deployment" : "the best per GPU type",
                        r.candidates.size(), r.evaluated, human_bytes(r.margin_bytes), all ? "" : "; --all lists every one");
-    out << fmt::format("  {:>3}  {:<16} {:>4}  {:<26} {:<9} {:>9} {:>12} {:>13}  {}\n", "#", "gpu", "n", "layout", "kv dtype", "fraction",
+    out << fmt::format("  {:>3}  {:<16} {:>4}  {:<26} {:<9} {:>9} {:>12} {:>13}  {}\n", "#", "gpu", "n", "layout", "kv dtype",
+                       !r.candidates.empty() && r.candidates.front().layer_split ? r.candidates.front().primary_knob.substr(0, 9) : "fraction",
                        "KV tokens", fmt::format("req@{}", r.context_len), "worst free");
     for (size_t i = 0; i < shown; ++i) {
       const FitCandidate& c = *rows[i];

@@ -65,8 +65,6 @@ int verb_fit(const Args& args, std::ostream& out, std::ostream& err) {
 
   std::string first_gpu = req.gpu_names.empty() ? gpu_catalog().front().name : req.gpu_names.front();
   req.base = parse_deployment(strip_options(fa, {"--gpu", "--max-gpus", "--kv-cache-dtype", "--sort", "--rank-by", "--nodes"}), {}, first_gpu);
-  if (req.base.engine == EngineKind::LlamaCpp)
-    fail_input("--engine", "llamacpp", "fit for llama.cpp is not modelled yet; 'headroom plan --engine llamacpp' models its --fit");
   FitResult r = fit(req);
   if (fa.has("--json")) out << fit_json(r).dump(2) << "\n";
   else print_fit(out, r, args.has("--all"));
