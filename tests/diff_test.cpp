@@ -1,5 +1,5 @@
-// `headroom diff`: one deployment under two releases of an engine (issue 27 item 7, first step:
-// the rules are the ones each release's rules label names; no rule tables yet).
+// `headroom diff`: one deployment under two releases of an engine (issue 27 item 7), the rules
+// that differ named by their ids in the engines' rule tables (rules.h).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -33,9 +33,15 @@ TEST(Diff, VllmReleasesNameTheBudgetRuleThatChanged) {
   EXPECT_EQ(j["from"]["kv_tokens"].get<int64_t>(), a.kv_tokens);
   EXPECT_EQ(j["to"]["kv_tokens"].get<int64_t>(), b.kv_tokens);
   EXPECT_EQ(j["kv_tokens"]["delta"].get<int64_t>(), b.kv_tokens - a.kv_tokens);
-  // PR #19312 moved vLLM from the whole GPU's profiled peak to this instance's: the rule both labels name.
-  EXPECT_EQ(j["rules"]["only_from"], nlohmann::json::array({"whole-GPU peak (before PR #19312)"}));
-  EXPECT_EQ(j["rules"]["only_to"], nlohmann::json::array({"per-instance budget (PR #19312)"}));
+  // 0.8.2 -> 0.10.2: PR #19312's per-instance budget (0.9.1), PR #21489's --kv-cache-memory-bytes
+  // (0.10.2), and the end of the piecewise outputs kept per captured size (0.10.1).
+  ASSERT_EQ(j["rules"]["only_from"].size(), 1u);
+  EXPECT_EQ(j["rules"]["only_from"][0]["id"], "vllm.graph_outputs_per_size");
+  std::vector<std::string> added;
+  for (const auto& r : j["rules"]["only_to"]) added.push_back(r["id"]);
+  EXPECT_EQ(added, (std::vector<std::string>{"vllm.per_instance_budget", "vllm.kv_cache_memory_bytes"}));
+  EXPECT_EQ(j["rules"]["only_to"][0]["since"], "0.9.1");
+  EXPECT_EQ(j["rules"]["only_to"][0]["source"], "PR #19312, first in 0.9.1");
   // The stage rows sum each release's items; the KV pool's delta is the KV bytes that moved.
   bool kv_row = false;
   for (const auto& s : j["stages"])
@@ -50,7 +56,8 @@ TEST(Diff, VllmReleasesNameTheBudgetRuleThatChanged) {
 TEST(Diff, SglangReleasesShowTheSettingsInForceThatDiffer) {
   CliResult r = cli({"diff", "--engine", "sglang@0.4.6", "--to", "sglang@0.5.4", "--model", "Qwen/Qwen3-8B", "--gpu", "h100"});
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_NE(r.out.find("only in 0.5.4: PR #10975 reserve heuristic"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("only in 0.5.4: sglang.reserve_heuristic"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("only in 0.4.6: sglang.tp_default_fraction"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--mem-fraction-static"), std::string::npos) << r.out;
 }
 

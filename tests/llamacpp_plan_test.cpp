@@ -202,10 +202,9 @@ TEST(LlamacppPlan, FitShrinksContextThenMovesExperts) {
 }
 
 TEST(LlamacppPlan, VerbsNotModelledSaySo) {
-  // fit, compare and doctor do not model llama.cpp yet: one line and exit 2, not another
-  // engine's flags or a healthy-start diagnosis.
+  // doctor does not model llama.cpp yet: one line and exit 2, not a healthy-start diagnosis; a
+  // compare with llama.cpp and no GGUF type, and a TP size, are llama.cpp's own one-line refusals.
   const std::vector<std::vector<std::string>> calls = {
-      {"fit", "--engine", "llamacpp", "--model", "Qwen/Qwen3-8B", "--quant", "Q4_K_M"},
       {"compare", "--engine", "llamacpp,vllm", "--model", "Qwen/Qwen3-8B", "--gpu", "h100"},
       {"doctor", HEADROOM_TEST_DATA "/corpus/llamacpp.jsonl", "--engine", "llamacpp"},
       {"plan", "--engine", "llamacpp", "--model", "Qwen/Qwen3-8B", "--quant", "Q4_K_M", "--gpu", "h100", "--tp", "2"}};

@@ -1,8 +1,7 @@
 // `headroom diff --engine E@V1 --to E@V2 [deployment options] [--json]`: one deployment under two
 // releases of the same engine (for users who upgrade): verdicts, KV capacity, the settings in
-// force that differ, stage by stage on rank 0, and the named rules of each release's rules label
-// that the other lacks (the labels list the rules that set each era: "per-instance budget
-// (PR #19312)", "total_consumed accounting", ...).
+// force that differ, stage by stage on rank 0, and the rules (the engine's rule table, rules.h)
+// in force in one release and not the other, with their sources.
 #include <algorithm>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -12,6 +11,7 @@
 #include "headroom/deployment.h"
 #include "headroom/engine.h"
 #include "headroom/error.h"
+#include "headroom/rules.h"
 #include "headroom/units.h"
 
 namespace headroom {
@@ -20,34 +20,18 @@ namespace {
 
 using J = nlohmann::ordered_json;
 
-// The rules a label names: the comma-separated parts inside its first top-level parentheses,
-// e.g. "vLLM 0.10.2 rules (V1 engine, per-instance budget (PR #19312))".
-std::vector<std::string> named_rules(const std::string& era) {
-  const std::string label = era.substr(0, era.find("; "));
-  std::vector<std::string> out;
-  const size_t open = label.find('(');
-  if (open == std::string::npos) return {label};
-  int depth = 0;
-  std::string cur;
-  for (size_t i = open + 1; i < label.size(); ++i) {
-    const char ch = label[i];
-    if (ch == '(') ++depth;
-    if (ch == ')' && depth-- == 0) break;
-    if (ch == ',' && depth == 0) {
-      out.push_back(cur);
-      cur.clear();
-      continue;
-    }
-    if (!(cur.empty() && ch == ' ')) cur += ch;
-  }
-  if (!cur.empty()) out.push_back(cur);
+// The rules (rules.h tables) in force in `a`'s version and not in `b`'s.
+std::vector<const EngineRule*> only_in(const EngineRuleSet& a, const EngineRuleSet& b) {
+  std::vector<const EngineRule*> out;
+  for (size_t i = 0; i < a.rules.size() && i < b.rules.size(); ++i)
+    if (a.rules[i].in_force && !b.rules[i].in_force) out.push_back(a.rules[i].rule);
   return out;
 }
 
-std::vector<std::string> only_in(const std::vector<std::string>& a, const std::vector<std::string>& b) {
-  std::vector<std::string> out;
-  for (const auto& x : a)
-    if (std::find(b.begin(), b.end(), x) == b.end()) out.push_back(x);
+J rules_json(const std::vector<const EngineRule*>& rules, EngineKind e) {
+  J out = J::array();
+  for (const EngineRule* r : rules)
+    out.push_back({{"id", r->id}, {"since", rule_point_text(r->since, e)}, {"until", rule_point_text(r->until, e)}, {"what", r->what}, {"source", r->source}});
   return out;
 }
 
@@ -100,7 +84,7 @@ int verb_diff(const Args& args, std::ostream& out, std::ostream& /*err*/) {
   if (args.has("--help")) {
     out << "usage: headroom diff --engine ENGINE@VERSION --to [ENGINE@]VERSION [deployment options] [--json]\n"
            "One deployment under two releases of the same engine: verdicts, KV capacity, the settings in force that differ,\n"
-           "stage by stage on rank 0, and the rules each release's label names that the other's does not.\n";
+           "stage by stage on rank 0, and the rules in force in one release and not the other (see 'headroom rules').\n";
     return kExitOk;
   }
   if (!args.positionals().empty()) fail_input("command line", args.positionals().front(), "unexpected argument for 'headroom diff'");
@@ -125,7 +109,8 @@ int verb_diff(const Args& args, std::ostream& out, std::ostream& /*err*/) {
     return plan(parse_deployment(Args::parse(argv)));
   };
   const Forecast a = plan_with(*from_spec), b = plan_with(to_spec);
-  const auto ra = named_rules(a.era), rb = named_rules(b.era);
+  const EngineRuleSet ra = engine_rules(kind, from_version), rb = engine_rules(kind, parse_engine_spec(to_spec).second);
+  const auto gone = only_in(ra, rb), added = only_in(rb, ra);
   const auto stages = stage_rows(a, b);
   const auto settings = setting_rows(a, b);
   const int64_t dkv = b.kv_tokens - a.kv_tokens;
@@ -137,7 +122,7 @@ int verb_diff(const Args& args, std::ostream& out, std::ostream& /*err*/) {
       j["stages"].push_back({{"name", s.name}, {"from_bytes", s.from}, {"to_bytes", s.to}, {"delta_bytes", s.to - s.from}});
     j["settings"] = J::array();
     for (const auto& s : settings) j["settings"].push_back({{"flag", s.flag}, {"from", s.from}, {"to", s.to}});
-    j["rules"] = {{"only_from", only_in(ra, rb)}, {"only_to", only_in(rb, ra)}};
+    j["rules"] = {{"only_from", rules_json(gone, kind)}, {"only_to", rules_json(added, kind)}};
     out << j.dump(2) << "\n";
     return b.verdict == Verdict::Oom || b.verdict == Verdict::Refused ? kExitFails : kExitOk;
   }
@@ -146,8 +131,8 @@ int verb_diff(const Args& args, std::ostream& out, std::ostream& /*err*/) {
   out << fmt::format("KV cache: {} -> {} tokens ({}{})\n", a.kv_tokens, b.kv_tokens, dkv >= 0 ? "+" : "",
                      a.kv_tokens > 0 ? fmt::format("{:.1f}%", 100.0 * static_cast<double>(dkv) / static_cast<double>(a.kv_tokens)) : std::to_string(dkv));
   out << fmt::format("rules: {}\n    -> {}\n", a.era.substr(0, a.era.find("; ")), b.era.substr(0, b.era.find("; ")));
-  for (const auto& r : only_in(ra, rb)) out << fmt::format("  only in {}: {}\n", a.version, r);
-  for (const auto& r : only_in(rb, ra)) out << fmt::format("  only in {}: {}\n", b.version, r);
+  for (const EngineRule* r : gone) out << fmt::format("  only in {}: {} ({}; {})\n", a.version, r->id, r->what, r->source);
+  for (const EngineRule* r : added) out << fmt::format("  only in {}: {} ({}; {})\n", b.version, r->id, r->what, r->source);
   if (!settings.empty()) {
     out << "settings in force that differ:\n";
     for (const auto& s : settings) out << fmt::format("  {:<36} {} -> {}\n", s.flag, s.from, s.to);

@@ -21,6 +21,7 @@ const std::vector<VerbInfo>& verb_table() {
       {"replay", "replay a PyTorch memory snapshot through the caching-allocator model", verb_replay},
       {"compare", "one deployment under sglang, vllm and trtllm side by side, and the knob values for equal KV", verb_compare},
       {"diff", "one deployment under two releases of an engine: what changes, stage by stage, and the rules behind it", verb_diff},
+      {"rules", "the memory rules an engine version follows: what each changes, since when, its source", verb_rules},
       {"model", "parameters, checkpoint bytes, and per-rank weight and KV bytes of a model", verb_model},
   };
   return table;

@@ -14,6 +14,7 @@ int verb_serve(const Args& args, std::ostream& out, std::ostream& err);
 int verb_replay(const Args& args, std::ostream& out, std::ostream& err);
 int verb_compare(const Args& args, std::ostream& out, std::ostream& err);
 int verb_diff(const Args& args, std::ostream& out, std::ostream& err);
+int verb_rules(const Args& args, std::ostream& out, std::ostream& err);
 int verb_model(const Args& args, std::ostream& out, std::ostream& err);
 int verb_tune(const Args& args, std::ostream& out, std::ostream& err);
 int verb_fit(const Args& args, std::ostream& out, std::ostream& err);

@@ -1,11 +1,12 @@
 // llama-server's flags (common/arg.cpp spellings) -> ServerSettings, with each build's defaults
-// (table kDefaults). Flags without a memory effect are accepted and named in the notes.
+// (llamacpp_rule_table.cpp). Flags without a memory effect are accepted and named in the notes.
 #include <algorithm>
 #include <cctype>
 #include <fmt/format.h>
 #include <regex>
 
 #include "headroom/error.h"
+#include "engines/llamacpp/llamacpp_rule_table.h"
 #include "headroom/llamacpp_plan.h"
 
 namespace headroom::llamacpp {
@@ -13,24 +14,15 @@ namespace headroom::llamacpp {
 namespace {
 // Defaults that changed between builds. Boundaries are approximate [INF]: see docs/llamacpp-plan.md.
 struct BuildDefaults {
-  int since;             // first build (0 = oldest)
   bool fit;              // --fit on by default
   bool ngl_all;          // -ngl defaults to every layer (llama_model_default_params n_gpu_layers = -1 -> all)
   FlashAttn fa;          // -fa default
   int64_t n_batch, n_ubatch;
 };
-constexpr BuildDefaults kDefaults[] = {
-    {0, false, false, FlashAttn::Off, 512, 512},      // before micro-batches (PR #6017): n_ubatch = n_batch = 512
-    {2450, false, false, FlashAttn::Off, 2048, 512},  // -b 2048 / -ub 512
-    {6250, false, false, FlashAttn::Auto, 2048, 512}, // -fa on|off|auto, auto by default
-    {6800, false, true, FlashAttn::Auto, 2048, 512},  // every layer offloaded unless -ngl says otherwise
-    {6895, true, true, FlashAttn::Auto, 2048, 512},   // --fit on (llama_params_fit_impl lines in the logs)
-};
-const BuildDefaults& defaults_for(int build) {
-  const BuildDefaults* d = &kDefaults[0];
-  for (const auto& row : kDefaults)
-    if (build == 0 || build >= row.since) d = &row;
-  return *d;
+// The build's defaults, from the rows of llamacpp_rule_table.cpp.
+BuildDefaults defaults_for(int build) {
+  return {has(Rule::FitOn, build), has(Rule::AllLayersOffloaded, build), has(Rule::FlashAttnAuto, build) ? FlashAttn::Auto : FlashAttn::Off,
+          has(Rule::MicroBatches, build) ? 2048 : 512, 512};
 }
 
 // Flags accepted with no effect on memory (said in the notes when given).
@@ -168,7 +160,7 @@ ServerSettings parse_server_settings(const Deployment& d, int n_layer) {
   if (d.par.tp > 1 || d.par.pp > 1 || d.par.dp > 1 || d.par.ep > 1 || d.par.dp_attention)
     fail_input("command line", "--tp", "llama.cpp has no tensor / pipeline / data / expert parallel sizes: it splits layers over --gpus N (--split-mode layer|row)");
   s.build = parse_build(d.engine_version);
-  const BuildDefaults& def = defaults_for(s.build);
+  const BuildDefaults def = defaults_for(s.build);
   for (const auto& [k, v] : d.flags) {
     const auto known = llamacpp_flags();
     if (std::find(known.begin(), known.end(), k) == known.end())

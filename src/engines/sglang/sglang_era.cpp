@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <fmt/format.h>
 
+#include "engines/sglang/sglang_rule_table.h"
 #include "engines/sglang/sglang_rules.h"
 #include "headroom/error.h"
 
@@ -17,22 +18,18 @@ std::string label(Era e) {
   }
   return "";
 }
-// yyyymmdd of the first day each era's rules were on main (PR merge dates).
-constexpr int kMid2025 = 20250610;   // PR #7054 merged
-constexpr int kLate2025 = 20251001;  // PR #10975 (~Sep/Oct 2025; 2025-10-16 log shows its capture list)
-constexpr int kY2026 = 20260301;     // memory_hook.py era (INFERRED from 2026 logs)
-
-Era era_for_date(int ymd) {
-  if (ymd >= kY2026) return Era::Y2026;
-  if (ymd >= kLate2025) return Era::Late2025;
-  if (ymd >= kMid2025) return Era::Mid2025;
+// The era is the row of sglang_rule_table.cpp in force.
+Era era_of(const RuleVersion& v) {
+  if (has(Rule::MemoryHook, v)) return Era::Y2026;
+  if (has(Rule::ReserveHeuristic, v)) return Era::Late2025;
+  if (has(Rule::TieredReserve, v)) return Era::Mid2025;
   return Era::V2024;
 }
 }  // namespace
 
 EraInfo era_for_version(const std::string& version) {
   if (version.empty() || version == "latest" || version == "main" || version == "newest")
-    return {Era::Y2026, label(Era::Y2026), "newest known rules (no version given)"};
+    return {era_of(RuleVersion{0, 0, true}), label(Era::Y2026), "newest known rules (no version given)"};
   // "<anything>@YYYY-MM[-DD]": a build of main (or a fork) dated by its log.
   if (auto at = version.find('@'); at != std::string::npos) {
     int y = 0, m = 0, d = 1;
@@ -40,7 +37,7 @@ EraInfo era_for_version(const std::string& version) {
     if (std::sscanf(date.c_str(), "%4d-%2d-%2d", &y, &m, &d) >= 1 && y >= 2023 && y <= 2100) {
       if (m == 0) m = 6;
       const int ymd = y * 10000 + m * 100 + d;
-      Era e = era_for_date(ymd);
+      Era e = era_of(RuleVersion{0, ymd, false});
       return {e, label(e), fmt::format("build dated {}", date), 0, ymd};
     }
     return era_for_version(version.substr(0, at));
@@ -48,7 +45,7 @@ EraInfo era_for_version(const std::string& version) {
   int a = 0, b = 0, c = 0;
   if (std::sscanf(version.c_str(), "%d.%d.%d", &a, &b, &c) >= 2) {
     int v = a * 10000 + b * 100 + c;
-    Era e = v >= 509 ? Era::Y2026 : v >= 503 ? Era::Late2025 : v >= 407 ? Era::Mid2025 : Era::V2024;
+    Era e = era_of(RuleVersion{v, 0, false});
     constexpr int kNewestSglang = 519;  // 0.5.19, the newest release in a log read (extra xsgl-015)
     if (v > kNewestSglang)
       return {e, label(e), fmt::format("version {} is newer than the releases headroom knows (0.3 .. 0.5.19): planned by the newest "
@@ -58,22 +55,8 @@ EraInfo era_for_version(const std::string& version) {
   fail_input("--engine", "sglang@" + version, "cannot read the version (use e.g. 0.5.4, or main@2025-10-16)");
 }
 
-bool legacy_piecewise_graph(const EraInfo& era) {
-  if (era.build_date > 0) return era.build_date < 20260701;
-  if (era.release > 0) return era.release < 517;
-  return false;  // newest (no version): the current rules
-}
-
-bool legacy_dsv4_pool(const EraInfo& era) {
-  if (era.build_date > 0) return era.build_date < 20260620;
-  if (era.release > 0) return era.release < 515;
-  return false;
-}
-
-bool early_rocm_dsv4_rings(const EraInfo& era) {
-  if (era.build_date > 0) return era.build_date < 20260601;
-  if (era.release > 0) return era.release < 513;
-  return false;
-}
+bool legacy_piecewise_graph(const EraInfo& era) { return has(Rule::LegacyPiecewiseGraph, rule_version(era)); }
+bool legacy_dsv4_pool(const EraInfo& era) { return has(Rule::LegacyDsv4Pool, rule_version(era)); }
+bool early_rocm_dsv4_rings(const EraInfo& era) { return has(Rule::EarlyRocmDsv4Rings, rule_version(era)); }
 
 }  // namespace headroom::sglang

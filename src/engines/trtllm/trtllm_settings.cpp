@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "engines/trtllm/trtllm_estimates.h"
+#include "engines/trtllm/trtllm_rule_table.h"
 #include "engines/trtllm/trtllm_rules.h"
 #include "headroom/deployment.h"
 #include "headroom/engine.h"
@@ -148,20 +149,12 @@ Era era_for_version(const std::string& version) {
   } else {
     fail_input("--engine", "trtllm@" + version, "cannot read the version (use e.g. 1.0.0, 1.2.0rc2, 0.21.0)");
   }
-  e.pytorch_default = e.version >= 10000;
-  e.log_2026 = e.version >= 10200;
-  e.estimation_floor = e.version >= 10300;
-  // tokens_per_block default. trtllm-build's PluginConfig default was 128 through 0.9 (build logs
-  // "Set tokens_per_block to 128" of 0.8.0 and 0.10.0.dev2024050700); the 2024-05-14 development
-  // update (NVIDIA/TensorRT-LLM discussion #1599, released as 0.10) made it 64
-  // (tensorrt_llm/plugin/plugin.py PluginConfig._tokens_per_block = field(default=64); runtime logs
-  // "Number of tokens per block: 64" of 0.12.0.dev, 0.13.0.dev (#2268: 631 blocks x 64 x 524,288 B
-  // = 0.9 x 21.89 GiB) and the 2025-02-14 LLM-API log); 32 from 0.19 (llmapi/llm_args.py
-  // KvCacheConfig.tokens_per_block Field(default=32); 0.19.0 engine and 0.20.0 PyTorch logs print
-  // 32; ai-dynamo PR #642, 2025-04-11: "32 ... the same default value as TRTLLM worker pytorch
-  // backend"). GUESS: the switches land in 0.10 and 0.19, the first releases with a log showing them.
-  e.default_tokens_per_block = e.version < 1000 ? 128 : e.version < 1900 ? 64 : 32;
-  e.trt_lazy_context = e.version < 900;
+  // Every flag is a row of trtllm_rule_table.cpp.
+  e.pytorch_default = has(Rule::PytorchDefault, e.version);
+  e.log_2026 = has(Rule::Log2026, e.version);
+  e.estimation_floor = has(Rule::EstimationFloor, e.version);
+  e.default_tokens_per_block = has(Rule::TokensPerBlock32, e.version) ? 32 : has(Rule::TokensPerBlock64, e.version) ? 64 : 128;
+  e.trt_lazy_context = has(Rule::LazyContext, e.version);
   e.label = fmt::format("TensorRT-LLM {}.{}.{} rules ({} backend by default)", e.version / 10000, (e.version / 100) % 100, e.version % 100,
                         e.pytorch_default ? "PyTorch" : "TensorRT engine / C++ runtime");
   return e;

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <fmt/format.h>
 
+#include "engines/vllm/vllm_rule_table.h"
 #include "engines/vllm/vllm_rules.h"
 #include "headroom/deployment.h"
 #include "headroom/error.h"
@@ -37,47 +38,26 @@ Era make(int v, std::string reason) {
   Era e;
   e.version = v;
   e.reason = std::move(reason);
-  e.v0 = v < 800;
-  // PR #10511 ("[core] overhaul memory profiling and fix backward compatibility", merged
-  // 2024-12-14, first release 0.6.5): V0 worker.py determine_num_available_blocks runs the
-  // profile inside memory_profiling(baseline_memory_in_bytes = total - init_gpu_memory), where
-  // init_gpu_memory is read in init_device after torch.cuda.set_device (context created) and
-  // before init_worker_distributed_environment. non_kv = weights + torch peak increase +
-  // non-torch increase over that baseline: the CUDA context is outside the budget. 0.6.4 and
-  // earlier charged every non-torch byte in use ("Memory profiling results: ...
-  // initial_memory_usage=..., non_torch_memory=0.35GiB" on an RTX 3090, vllm-021).
-  e.v0_context_in_baseline = e.v0 && v >= 605;
-  e.whole_gpu = v < 901;                 // PR #19312 (per-instance budget) in 0.9.1
-  e.kv_memory_flag = v >= 1002;          // PR #21489: its suggestion line is in 0.10.2 logs (vllm-048)
-  e.full_and_piecewise = v >= 1100;      // cudagraph_mode FULL_AND_PIECEWISE default from 0.11
-  // Piecewise graphs whose memory grows with hidden_size x sum(capture sizes): seen in three 0.9.2
-  // logs (vllm_estimates.cpp cuda_graph_memory_outputs_per_size); the flat per-(graph x layer) cost
-  // holds from 0.10.1.1 (vllm-055). The cut between them is a GUESS at 0.10.1, the first release
-  // with a log of the flat cost; V1 only (V0's graphs share an output buffer since PR #5074).
-  e.graph_outputs_per_size = !e.v0 && v < 1001;
-  // PR #25359 (merged 2025-09-22, after 0.10.2 of 2025-09-13; listed with PR #25444, the 0.11
-  // FULL_AND_PIECEWISE default, in the week of 2025-09-26): first release 0.11.0.
-  e.nccl_before_snapshot = v >= 1100;
-  e.format_gib = v >= 1200;              // format_gib in gpu_model_runner / kv_cache_utils
-  e.graph_estimate_logged = v >= 1700;   // PR #30515 (opt-in, logged)
-  e.graph_estimate_applied = v >= 2100;  // PR #38284: default on, utilization 0.92
-  e.ceil_request = v >= 2100;
-  e.tokens_from_concurrency = v >= 2100; // bracket 0.17..0.21 (INFERRED), see §3.4
-  // total_consumed accounting and its L18b suggestion line: logged by a 0.26.1rc0 build (vllm-080),
-  // 0.27.1 (vllm-053) and later; not seen before. Cut at 0.26.1 (INFERRED from those logs).
-  e.total_consumed = v >= 2601;
-  // The L18a line printed "(x GiB)" after each suggested value and "in use is x GiB" in 2026 logs
-  // (vllm-071), "in use is N bytes" without the GiB figures in 0.10.2 (vllm-048): cut INFERRED at 0.11.
-  e.suggestion_gib = v >= 1100;
-  // PR #41069 (merged 2026-04-28, "Account for num_gpu_blocks_override in max_model_len checks"):
-  // first release after it 0.21.0 (release dates INFERRED, see kReleases).
-  e.override_sets_memory = v >= 2100;
-  e.combined_kv_line = v >= 2900;
-  e.swa_in_flight = v >= 2600;           // PR #47728 (opened 2026-07-06, after 0.25): first in 0.26.0 (vllm#49878: 0.25.1 vs 0.26)
-  // "models's" -> "model's": 0.11-era logs print the typo (vllm-005, 2025-10); 0.20.0 (vllm-057) and a
-  // verbatim 0.22 engine-core line (xvllm-011, vllm#44376) print "model's". The fixing PR was not found.
-  e.models_typo = v < 2000;
-  e.default_utilization = v >= 2100 ? 0.92 : 0.9;
+  // Every flag is a row of vllm_rule_table.cpp (the PR or the logs that place each cut).
+  e.v0 = !has(Rule::V1Engine, v);
+  e.v0_context_in_baseline = has(Rule::V0ContextInBaseline, v);
+  e.whole_gpu = !has(Rule::PerInstanceBudget, v);
+  e.kv_memory_flag = has(Rule::KvCacheMemoryBytes, v);
+  e.full_and_piecewise = has(Rule::FullAndPiecewise, v);
+  e.graph_outputs_per_size = has(Rule::GraphOutputsPerSize, v);
+  e.nccl_before_snapshot = has(Rule::NcclBeforeSnapshot, v);
+  e.format_gib = has(Rule::FormatGib, v);
+  e.graph_estimate_logged = has(Rule::GraphEstimateLogged, v);
+  e.graph_estimate_applied = has(Rule::GraphEstimateApplied, v);
+  e.ceil_request = has(Rule::CeilRequest, v);
+  e.tokens_from_concurrency = has(Rule::TokensFromConcurrency, v);
+  e.total_consumed = has(Rule::TotalConsumed, v);
+  e.suggestion_gib = has(Rule::SuggestionGib, v);
+  e.override_sets_memory = has(Rule::OverrideSetsMemory, v);
+  e.combined_kv_line = has(Rule::CombinedKvLine, v);
+  e.swa_in_flight = has(Rule::SwaInFlight, v);
+  e.models_typo = has(Rule::ModelsTypo, v);
+  e.default_utilization = has(Rule::Utilization092, v) ? 0.92 : 0.9;
   int maj = v / 10000, min = (v / 100) % 100, pat = v % 100;
   std::string rules = e.v0 ? "V0 engine, whole-GPU profile"
                       : e.whole_gpu ? "V1 engine, whole-GPU peak (before PR #19312)"

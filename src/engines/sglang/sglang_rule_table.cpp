@@ -1,0 +1,31 @@
+// SGLang's memory rules, one row each: the release (a*10000 + b*100 + c) and the date on main of
+// each change (research/sglang-memory.md §3.1; release-to-date mapping INFERRED from release dates).
+#include "engines/sglang/sglang_rule_table.h"
+
+namespace headroom::sglang {
+
+namespace {
+constexpr RulePoint kOpen{};
+
+// Indexed by Rule: keep the order of the enum.
+constexpr EngineRule kRules[] = {
+    {"sglang.tp_default_fraction", kOpen, {407, 20250610}, "default --mem-fraction-static chosen by TP size", "server_args.py before PR #7054"},
+    {"sglang.tiered_reserve", {407, 20250610}, {503, 20251001}, "default fraction from a reserve tiered by GPU memory", "PR #7054 (merged 2025-06-10)"},
+    {"sglang.reserve_heuristic", {503, 20251001}, {509, 20260301}, "default fraction from the reserve heuristic (capture size, chunked prefill)",
+     "PR #10975 (~2025-10; a 2025-10-16 log shows its capture list)"},
+    {"sglang.memory_hook", {509, 20260301}, kOpen, "2026 sizing: arg_groups/memory_hook.py, pool_configurator.py (draft KV in the cell, mamba pools)",
+     "INFERRED from 2026 logs"},
+    {"sglang.legacy_piecewise_graph", kOpen, {517, 20260701}, "--disable-cuda-graph leaves the piecewise prefill graphs on", "INFERRED: 0.5.17 / 2026-07 logs"},
+    {"sglang.legacy_dsv4_pool", kOpen, {515, 20260620}, "DeepSeek-V4 pools sized by swa_full_tokens_ratio, c128 state per token", "before PR #28612 (2026-06)"},
+    {"sglang.early_rocm_dsv4_rings", kOpen, {513, 20260601}, "DeepSeek-V4 on ROCm: wider compress-state rings", "INFERRED: 0.5.13 / 2026-06 logs"},
+};
+static_assert(std::size(kRules) == static_cast<size_t>(Rule::Count), "one row per Rule, in the enum's order");
+}  // namespace
+
+std::span<const EngineRule> rule_table() { return kRules; }
+
+RuleVersion rule_version(const EraInfo& era) { return {era.release, era.build_date, era.release == 0 && era.build_date == 0}; }
+
+bool has(Rule r, const RuleVersion& v) { return rule_in_force(kRules[static_cast<size_t>(r)], v); }
+
+}  // namespace headroom::sglang

@@ -1,0 +1,122 @@
+// Engine rules as data (issue 27): the rule tables reproduce the era flags the engines used before
+// them (the old version comparisons are the oracle here, release by release), and `headroom rules`
+// lists what is in force for a version with since/until and source.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <fmt/format.h>
+#include <set>
+#include <sstream>
+
+#include "engines/llamacpp/llamacpp_rule_table.h"
+#include "engines/sglang/sglang_rule_table.h"
+#include "engines/trtllm/trtllm_rule_table.h"
+#include "engines/trtllm/trtllm_rules.h"
+#include "engines/vllm/vllm_rule_table.h"
+#include "engines/vllm/vllm_rules.h"
+#include "headroom/cli.h"
+#include "headroom/rules.h"
+
+namespace headroom {
+namespace {
+
+const int kVllmReleases[] = {604, 605, 607, 700, 703, 800, 805, 900, 901, 902, 1000, 1001, 1002, 1100, 1101, 1200, 1300, 1400, 1500,
+                             1600, 1700, 1800, 1900, 2000, 2100, 2200, 2300, 2400, 2500, 2600, 2601, 2700, 2800, 2900, 2901, 3100};
+
+TEST(Rules, VllmEraFlagsAreTheOldVersionCuts) {
+  for (int v : kVllmReleases) {
+    const vllm::Era e = vllm::era_for_version(fmt::format("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100));
+    ASSERT_EQ(e.version, v);
+    EXPECT_EQ(e.v0, v < 800) << v;
+    EXPECT_EQ(e.v0_context_in_baseline, v < 800 && v >= 605) << v;
+    EXPECT_EQ(e.whole_gpu, v < 901) << v;
+    EXPECT_EQ(e.kv_memory_flag, v >= 1002) << v;
+    EXPECT_EQ(e.full_and_piecewise, v >= 1100) << v;
+    EXPECT_EQ(e.graph_outputs_per_size, v >= 800 && v < 1001) << v;
+    EXPECT_EQ(e.nccl_before_snapshot, v >= 1100) << v;
+    EXPECT_EQ(e.format_gib, v >= 1200) << v;
+    EXPECT_EQ(e.graph_estimate_logged, v >= 1700) << v;
+    EXPECT_EQ(e.graph_estimate_applied, v >= 2100) << v;
+    EXPECT_EQ(e.ceil_request, v >= 2100) << v;
+    EXPECT_EQ(e.tokens_from_concurrency, v >= 2100) << v;
+    EXPECT_EQ(e.total_consumed, v >= 2601) << v;
+    EXPECT_EQ(e.suggestion_gib, v >= 1100) << v;
+    EXPECT_EQ(e.override_sets_memory, v >= 2100) << v;
+    EXPECT_EQ(e.combined_kv_line, v >= 2900) << v;
+    EXPECT_EQ(e.swa_in_flight, v >= 2600) << v;
+    EXPECT_EQ(e.models_typo, v < 2000) << v;
+    EXPECT_EQ(e.default_utilization, v >= 2100 ? 0.92 : 0.9) << v;
+  }
+}
+
+TEST(Rules, SglangErasAreTheOldReleaseAndDateCuts) {
+  using sglang::Era;
+  for (int v : {300, 406, 407, 408, 502, 503, 508, 509, 512, 513, 514, 515, 516, 517, 519}) {
+    const auto e = sglang::era_for_version(fmt::format("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100));
+    EXPECT_EQ(e.era, v >= 509 ? Era::Y2026 : v >= 503 ? Era::Late2025 : v >= 407 ? Era::Mid2025 : Era::V2024) << v;
+    EXPECT_EQ(sglang::legacy_piecewise_graph(e), v < 517) << v;
+    EXPECT_EQ(sglang::legacy_dsv4_pool(e), v < 515) << v;
+    EXPECT_EQ(sglang::early_rocm_dsv4_rings(e), v < 513) << v;
+  }
+  for (int ymd : {20250101, 20250609, 20250610, 20250930, 20251001, 20260228, 20260301, 20260531, 20260601, 20260619, 20260620, 20260630, 20260701}) {
+    const auto e = sglang::era_for_version(fmt::format("main@{:04}-{:02}-{:02}", ymd / 10000, (ymd / 100) % 100, ymd % 100));
+    EXPECT_EQ(e.era, ymd >= 20260301 ? Era::Y2026 : ymd >= 20251001 ? Era::Late2025 : ymd >= 20250610 ? Era::Mid2025 : Era::V2024) << ymd;
+    EXPECT_EQ(sglang::legacy_piecewise_graph(e), ymd < 20260701) << ymd;
+    EXPECT_EQ(sglang::legacy_dsv4_pool(e), ymd < 20260620) << ymd;
+    EXPECT_EQ(sglang::early_rocm_dsv4_rings(e), ymd < 20260601) << ymd;
+  }
+  const auto newest = sglang::era_for_version("");
+  EXPECT_EQ(newest.era, Era::Y2026);
+  EXPECT_FALSE(sglang::legacy_piecewise_graph(newest));
+}
+
+TEST(Rules, TrtllmAndLlamacppDefaultsAreTheOldCuts) {
+  for (int v : {700, 800, 900, 1000, 1800, 1900, 2100, 10000, 10100, 10200, 10300}) {
+    const trtllm::Era e = trtllm::era_for_version(fmt::format("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100));
+    EXPECT_EQ(e.pytorch_default, v >= 10000) << v;
+    EXPECT_EQ(e.log_2026, v >= 10200) << v;
+    EXPECT_EQ(e.estimation_floor, v >= 10300) << v;
+    EXPECT_EQ(e.default_tokens_per_block, v < 1000 ? 128 : v < 1900 ? 64 : 32) << v;
+    EXPECT_EQ(e.trt_lazy_context, v < 900) << v;
+  }
+  for (int b : {1000, 2449, 2450, 6249, 6250, 6799, 6800, 6894, 6895, 9000}) {
+    EXPECT_EQ(llamacpp::has(llamacpp::Rule::FitOn, b), b >= 6895) << b;
+    EXPECT_EQ(llamacpp::has(llamacpp::Rule::MicroBatches, b), b >= 2450) << b;
+  }
+  EXPECT_TRUE(llamacpp::has(llamacpp::Rule::FitOn, 0));  // newest
+}
+
+TEST(Rules, TablesAreWellFormed) {
+  for (EngineKind e : {EngineKind::VLLM, EngineKind::SGLang, EngineKind::TRTLLM, EngineKind::LlamaCpp}) {
+    const EngineRuleSet s = engine_rules(e, "");
+    std::set<std::string_view> ids;
+    for (const auto& r : s.rules) {
+      EXPECT_TRUE(ids.insert(r.rule->id).second) << r.rule->id;
+      EXPECT_EQ(r.rule->id.rfind(std::string(engine_kind_name(e)) + ".", 0), 0u) << r.rule->id;
+      EXPECT_FALSE(r.rule->source.empty()) << r.rule->id;
+      if (r.rule->since.release > 0 && r.rule->until.release > 0) EXPECT_LT(r.rule->since.release, r.rule->until.release) << r.rule->id;
+      // The newest rules: everything without an end.
+      EXPECT_EQ(r.in_force, r.rule->until.release == 0 && r.rule->until.date == 0) << r.rule->id;
+    }
+  }
+}
+
+TEST(Rules, CliListsTheRulesInForceWithSinceAndSource) {
+  std::ostringstream out, err;
+  ASSERT_EQ(run_cli({"rules", "--engine", "vllm@0.10.2", "--json"}, out, err), 0) << err.str();
+  const auto j = nlohmann::json::parse(out.str());
+  std::vector<std::string> ids;
+  for (const auto& r : j["rules"]) ids.push_back(r["id"]);
+  EXPECT_EQ(ids, (std::vector<std::string>{"vllm.v1_engine", "vllm.per_instance_budget", "vllm.kv_cache_memory_bytes", "vllm.models_typo"}));
+  EXPECT_EQ(j["rules"][1]["since"], "0.9.1");
+  EXPECT_EQ(j["rules"][1]["source"], "PR #19312, first in 0.9.1");
+  std::ostringstream o2, e2;
+  EXPECT_EQ(run_cli({"rules", "--engine", "vllm@nope"}, o2, e2), kExitBadInput);
+  std::ostringstream o3, e3;
+  EXPECT_EQ(run_cli({"rules", "--engine", "llamacpp@b6000", "--all"}, o3, e3), 0);
+  EXPECT_NE(o3.str().find("- llamacpp.fit_on"), std::string::npos) << o3.str();
+  EXPECT_NE(o3.str().find("since b6895"), std::string::npos) << o3.str();
+}
+
+}  // namespace
+}  // namespace headroom
