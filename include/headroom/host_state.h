@@ -37,7 +37,4 @@ HostState parse_host_state(std::string_view text, std::string_view source);
 // --host-state FILE | - (stdin) | live (NVML through dlopen; InputError where it is absent).
 HostState read_host_state(const std::string& spec);
 
-// One line per GPU for reports: "GPU 0 NVIDIA H100 80GB HBM3: 30.00 GiB in use (pid 4121 python 29.5 GiB)".
-std::vector<std::string> describe_host_state(const HostState& h);
-
 }  // namespace headroom

@@ -55,7 +55,12 @@ const GpuSpec* host_default_gpu(const HostState& h) {
 void apply_host_state(Deployment& d, const HostState& h) {
   const auto gpus = visible_gpus(d, h);
   d.held_by_others.clear();
-  d.host_state_source = h.source;
+  // Who holds it, where nvidia-smi's process table says (pids on this deployment's GPUs).
+  std::vector<std::string> who;
+  for (const auto& p : h.processes)
+    for (const HostGpu* g : gpus)
+      if (p.gpu_index == g->index && who.size() < 8) who.push_back(fmt::format("pid {} {}", p.pid, p.name));
+  d.host_state_source = who.empty() ? h.source : fmt::format("{}: {}", h.source, fmt::join(who, ", "));
   for (size_t i = 0; i < gpus.size(); ++i) {
     const HostGpu& g = *gpus[i];
     const GpuSpec& spec = d.gpu_list.empty() ? d.gpu : d.gpu_list[i];
@@ -72,7 +77,10 @@ void apply_host_state(Deployment& d, const HostState& h) {
 }
 
 void sim_held_by_others(RankSim& sim, const Deployment& d, int64_t bytes) {
-  if (bytes > 0) sim.alloc(fmt::format("held by other processes ({})", d.host_state_source), bytes);
+  // The label names short sources (the servers started before, in a host file); the note has the rest.
+  const std::string& src = d.host_state_source;
+  if (bytes > 0)
+    sim.alloc(src.size() <= 20 && src.find('/') == std::string::npos ? fmt::format("held by other processes ({})", src) : "held by other processes", bytes);
 }
 
 void note_host_state(Forecast& f, const Deployment& d, std::string_view semantics) {

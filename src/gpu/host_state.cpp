@@ -208,17 +208,4 @@ HostState read_host_state(const std::string& spec) {
   return parse_host_state(text, spec == "-" ? "stdin" : spec);
 }
 
-std::vector<std::string> describe_host_state(const HostState& h) {
-  std::vector<std::string> out;
-  for (const auto& g : h.gpus) {
-    std::string line = fmt::format("GPU {}{}{}: {} GiB in use of {} GiB", g.index, g.name.empty() ? "" : " ", g.name, gib2(g.used_bytes), gib2(g.total_bytes));
-    std::vector<std::string> who;
-    for (const auto& p : h.processes)
-      if (p.gpu_index == g.index) who.push_back(fmt::format("pid {} {} {} GiB", p.pid, p.name, gib2(p.used_bytes)));
-    if (!who.empty()) line += fmt::format(" ({})", fmt::join(who, ", "));
-    out.push_back(std::move(line));
-  }
-  return out;
-}
-
 }  // namespace headroom
