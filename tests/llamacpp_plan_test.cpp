@@ -13,6 +13,8 @@
 
 using namespace headroom;
 using headroom::test::run;
+using headroom::test::plus;
+using headroom::test::rank0_item;
 
 namespace {
 
@@ -267,4 +269,32 @@ TEST(LlamacppTune, MostContextElseMostLayers) {
   };
   EXPECT_GE(worst(ngl), int64_t{1} << 30);
   EXPECT_LT(worst(ngl + 1), int64_t{1} << 30);
+}
+
+// --mmproj (issue 25): the projector llama-server loads after the text model, on the first GPU.
+// A 2026-05 llama-server log of Qwen3.6-27B with unsloth's mmproj-BF16.gguf (public code index
+// 56678392724): "load_hparams: model size: 887.99 MiB", "alloc_compute_meta: CUDA0 compute buffer
+// size = 248.10 MiB". The derived projector (the vision tower's parameters x 2 B) is within 1.1% below.
+TEST(LlamacppPlan, MmprojLoadsTheVisionTowerOnTheFirstGpu) {
+  const std::vector<std::string> base = {"--engine", "llamacpp", "--model", "Qwen/Qwen3.6-27B", "--quant", "Q4_K_M", "--gpu", "rtx-3090", "-c", "32768"};
+  const Forecast f = run(plus(base, {"--mmproj", "mmproj-BF16.gguf"}));
+  const Item* proj = rank0_item(f, "CUDA0 projector (--mmproj, BF16)");
+  ASSERT_NE(proj, nullptr);
+  EXPECT_NEAR(static_cast<double>(proj->bytes) / (1 << 20), 887.99, 887.99 * 0.011);
+  EXPECT_GE(static_cast<double>(proj->high) / (1 << 20), 887.99);  // the range holds the logged size
+  const Item* compute = rank0_item(f, "CUDA0 projector image compute buffer");
+  ASSERT_NE(compute, nullptr);
+  EXPECT_LE(compute->low, 248LL << 20);
+  EXPECT_GE(compute->high, 249LL << 20);
+  EXPECT_EQ(f.ranks.at(0).stages.back().name, "mmproj");
+  // In host memory with --no-mmproj-offload: no GPU stage.
+  const Forecast host = run(plus(base, {"--mmproj", "mmproj-BF16.gguf", "--no-mmproj-offload"}));
+  EXPECT_EQ(rank0_item(host, "CUDA0 projector"), nullptr);
+  // A card the text model fits on but not the projector fails where llama.cpp would: loading it.
+  const std::vector<std::string> small = {"--engine", "llamacpp", "--model", "Qwen/Qwen3.6-27B", "--quant", "Q4_K_M", "--gpu-memory", "17GiB",
+                                          "-c", "4096", "-ngl", "99", "--fit", "off"};
+  EXPECT_FALSE(run(small).failure);
+  const Forecast tight = run(plus(small, {"--mmproj", "mmproj-F16.gguf"}));
+  ASSERT_TRUE(tight.failure);
+  EXPECT_EQ(tight.failure->stage, "mmproj");
 }

@@ -42,6 +42,13 @@ struct ServerSettings {
   bool fit = false;               // --fit on (the default from ~b6895): llama_params_fit adjusts unset params
   int64_t fit_target = 1024 * 1024 * 1024LL;  // --fit-target MiB: free memory to keep per device
   int64_t fit_ctx_min = 4096;     // --fit-ctx: the smallest context fit may choose
+  // --mmproj FILE: the multimodal projector (vision tower) llama-server loads after the text model,
+  // on the first GPU unless --no-mmproj-offload; its type read from the file name (mmproj-BF16.gguf).
+  struct Mmproj {
+    bool on = false, offload = true;
+    std::string type = "F16";
+    double bytes_per_param = 2.0;
+  } mmproj;
   std::vector<std::pair<std::string, std::string>> resolved;  // flag -> value in force, for the report
   std::vector<std::string> notes;
 };

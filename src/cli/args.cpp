@@ -56,7 +56,7 @@ constexpr std::string_view kBooleanFlags[] = {
     // llama-server (tools/server, common/arg.cpp)
     "--kv-unified", "--no-kv-unified", "--swa-full", "--no-mmap", "--mlock", "--cpu-moe", "--no-kv-offload", "--jinja",
     "--no-warmup", "--cont-batching", "--no-cont-batching", "--metrics", "--slots", "--no-slots", "--verbose",
-    "--no-conversation", "--check-tensors", "--no-op-offload", "--no-repack", "--embedding", "--reranking"};
+    "--no-conversation", "--check-tensors", "--no-op-offload", "--no-repack", "--embedding", "--reranking", "--no-mmproj-offload"};
 
 // vLLM's single-dash aliases (vllm/engine/arg_utils.py add_cli_args: "--tensor-parallel-size",
 // "-tp"; "-pp", "-dp", "-dpl", "-dpa", "-dpp"; "--quantization", "-q"), read as the long names so

@@ -25,6 +25,32 @@ using namespace llamacpp;
 // GUESS: what the GPU runtime takes before llama.cpp allocates anything (CUDA / HIP context,
 // cuBLAS / rocBLAS handles); llama.cpp's own fit leaves a 1 GiB margin for it and more.
 constexpr int64_t kRuntimeBytes = 300 * MiB, kRuntimeLow = 150 * MiB, kRuntimeHigh = 600 * MiB;
+// GUESS: the projector's image compute buffer (clip alloc_compute_meta). 2026 builds warm it up with
+// a large image (Qwen3.6-27B mmproj-BF16: "warmup with image size = 1472 x 1472", CUDA0 248.10 MiB);
+// older builds reserve a few MiB (3.00, 3.60 MiB) and grow at the first image.
+constexpr int64_t kMmprojCompute = 250 * MiB, kMmprojComputeLow = 3 * MiB, kMmprojComputeHigh = 500 * MiB;
+
+// The projector as llama-server loads it after the text model: the vision tower's parameters (from
+// the model's vision_config) in the file's type, on the first GPU. Zero bytes when not known.
+struct MmprojLoad {
+  int64_t bytes = 0;
+  std::string what;
+};
+MmprojLoad mmproj_load(const Deployment& d, const ServerSettings& s, std::vector<std::string>& notes) {
+  if (!s.mmproj.on) return {};
+  const VisionTower* v = d.model ? &d.model->config.vision : nullptr;
+  if (!v || !v->present || v->params <= 0) {
+    notes.push_back("--mmproj: the vision tower of this model is not known (a GGUF file, or a tower headroom does not lay out): not counted");
+    return {};
+  }
+  const int64_t bytes = static_cast<int64_t>(static_cast<double>(v->params) * s.mmproj.bytes_per_param);
+  notes.push_back(fmt::format("--mmproj: the vision tower's {:.0f}M parameters in {} = {:.2f} MiB (clip \"model size\"; derived from the "
+                              "config), {}; llama.cpp's --fit does not count it (llama.cpp#19980)",
+                              static_cast<double>(v->params) / 1e6, s.mmproj.type, static_cast<double>(bytes) / MiB,
+                              s.mmproj.offload ? "on the first GPU with its image compute buffer (a GUESS)" : "in host memory (--no-mmproj-offload)"));
+  if (!s.mmproj.offload) return {};
+  return {bytes, fmt::format("projector (--mmproj, {})", s.mmproj.type)};
+}
 
 // The derived table of (model, quant), remembered: deriving it walks every tensor of the
 // checkpoint (tens of thousands for a MoE model) and tune-style loops plan the same model often.
@@ -69,9 +95,9 @@ std::vector<int64_t> capacities(const Deployment& d) {
 
 // Each GPU's start, stage by stage; llama.cpp's failure is the first stage (in its order) any device fails.
 std::vector<RankForecast> simulate(const Deployment& d, const Placement& p, const std::vector<int64_t>& cap, const std::string& backend,
-                                   std::optional<Failure>& failure) {
+                                   const MmprojLoad& mm, std::optional<Failure>& failure) {
   std::vector<RankForecast> ranks;
-  static constexpr std::string_view kOrder[] = {"init", "weights", "kv_pool", "compute_buffer"};
+  static constexpr std::string_view kOrder[] = {"init", "weights", "kv_pool", "compute_buffer", "mmproj"};
   auto order = [](const std::string& s) { return std::find(std::begin(kOrder), std::end(kOrder), s) - std::begin(kOrder); };
   for (size_t g = 0; g < p.gpu.size(); ++g) {
     const DeviceBuffers& b = p.gpu[g];
@@ -88,6 +114,13 @@ std::vector<RankForecast> simulate(const Deployment& d, const Placement& p, cons
     if (b.recurrent > 0) sim.alloc(dev + " RS buffer (recurrent state)", b.recurrent);
     sim.begin_stage("compute_buffer");
     if (b.compute > 0) sim.alloc_estimated(dev + " compute buffer (estimate)", b.compute, b.compute_low, b.compute_high);
+    if (g == 0 && mm.bytes > 0) {  // clip's backend: the first GPU
+      sim.begin_stage("mmproj");
+      // Derived from the config in the file's type; llama.cpp keeps norms, biases and the patch
+      // embedding in F32 (Qwen3.6-27B: 878.8 MiB derived, 887.99 MiB logged): up to 5% more.
+      sim.alloc_estimated(dev + " " + mm.what, mm.bytes, mm.bytes, mm.bytes + mm.bytes / 20);
+      sim.alloc_estimated(dev + " projector image compute buffer (estimate)", kMmprojCompute, kMmprojComputeLow, kMmprojComputeHigh);
+    }
     if (sim.failure() && (!failure || order(sim.failure()->stage) < order(failure->stage))) failure = sim.failure();
     ranks.push_back(sim.finish());
   }
@@ -145,7 +178,9 @@ Forecast plan_llamacpp(const Deployment& d, const PlanOptions& opt) {
   f.version = s.build > 0 ? fmt::format("b{}", s.build) : "newest";
   f.era = era_name(s.build);
   add_settings(f, s, kv, d.flag("--quant") ? *d.flag("--quant") : "");
-  f.ranks = simulate(d, p, cap, backend, f.failure);
+  std::vector<std::string> mm_notes;
+  const MmprojLoad mm = mmproj_load(d, s, mm_notes);
+  f.ranks = simulate(d, p, cap, backend, mm, f.failure);
   f.verdict = verdict_from_ranks(f.ranks, f.failure);
   if (kv) {
     f.kv_tokens = kv->n_ctx;
@@ -158,6 +193,7 @@ Forecast plan_llamacpp(const Deployment& d, const PlanOptions& opt) {
   f.headroom_bytes = least == INT64_MAX ? 0 : least;
   add_devices(f, p, cap, backend, !s.no_mmap);
   if (!opt.detail) return f;
+  for (auto& n : mm_notes) f.notes.push_back(std::move(n));
   note_host_state(f, d, "llama.cpp reads each device's free memory at start: the default split and --fit work from what is left");
   for (const auto& line : fit.log) f.log.push_back("llama_params_fit_impl: " + line);
   for (auto& line : log_lines(m, s, kv ? &*kv : nullptr, p, backend)) f.log.push_back(std::move(line));

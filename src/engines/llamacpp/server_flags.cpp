@@ -34,7 +34,6 @@ constexpr std::string_view kNoMemoryEffect[] = {
     "--draft-max", "--draft-min", "--draft-p-min", "--embedding", "--reranking", "--no-op-offload", "--no-repack"};
 // Flags accepted whose memory effect is not modelled: named in the notes with what they change.
 constexpr std::pair<std::string_view, std::string_view> kUnmodelled[] = {
-    {"--mmproj", "the multimodal projector's weights and its image compute buffer on the main GPU"},
     {"--model-draft", "a draft model's weights, KV cache and compute buffer"},
     {"--n-gpu-layers-draft", "where the draft model's layers go"},
     {"--device", "which devices are used (all GPUs of --gpus are assumed)"},
@@ -43,6 +42,7 @@ constexpr std::pair<std::string_view, std::string_view> kUnmodelled[] = {
 };
 // Every flag the model reads.
 constexpr std::string_view kModelled[] = {
+    "--mmproj", "--no-mmproj-offload",
     "--quant", "--n-gpu-layers", "--gpu-layers", "--split-mode", "--tensor-split", "--main-gpu", "--ctx-size", "--parallel",
     "--kv-unified", "--no-kv-unified", "--cache-type-k", "--cache-type-v", "--flash-attn", "--batch-size", "--ubatch-size",
     "--no-kv-offload", "--cpu-moe", "--n-cpu-moe", "--override-tensor", "--swa-full", "--no-mmap", "--fit", "--fit-target",
@@ -155,11 +155,31 @@ int parse_build(const std::string& version) {
   fail_input("--engine", "llamacpp@" + version, "a llama.cpp build is written bNNNN (e.g. llamacpp@b8157)");
 }
 
+// --mmproj FILE: the projector's type as its file name says (mmproj-BF16.gguf, mmproj-model-f16.gguf,
+// mmproj-Q8_0.gguf); F16, the usual conversion, when the name does not say.
+static ServerSettings::Mmproj parse_mmproj(const Deployment& d, std::vector<std::string>& notes) {
+  ServerSettings::Mmproj m;
+  const std::string* file = d.flag("--mmproj");
+  if (!file) return m;
+  m.on = true;
+  m.offload = !d.flag("--no-mmproj-offload");
+  std::string up;
+  for (char ch : *file) up += static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  static constexpr std::pair<std::string_view, double> kTypes[] = {{"BF16", 2.0}, {"F32", 4.0}, {"Q8_0", 34.0 / 32}, {"Q6_K", 210.0 / 256},
+                                                                   {"Q5_K", 176.0 / 256}, {"Q4_K", 144.0 / 256}, {"Q4_0", 18.0 / 32}, {"F16", 2.0}};
+  bool named = false;
+  for (const auto& [t, b] : kTypes)
+    if (!named && up.find(t) != std::string::npos) m.type = std::string(t), m.bytes_per_param = b, named = true;
+  if (!named) notes.push_back(fmt::format("--mmproj {}: its type is not in the file name: F16 assumed", *file));
+  return m;
+}
+
 ServerSettings parse_server_settings(const Deployment& d, int n_layer) {
   ServerSettings s;
   if (d.par.tp > 1 || d.par.pp > 1 || d.par.dp > 1 || d.par.ep > 1 || d.par.dp_attention)
     fail_input("command line", "--tp", "llama.cpp has no tensor / pipeline / data / expert parallel sizes: it splits layers over --gpus N (--split-mode layer|row)");
   s.build = parse_build(d.engine_version);
+  s.mmproj = parse_mmproj(d, s.notes);
   const BuildDefaults def = defaults_for(s.build);
   for (const auto& [k, v] : d.flags) {
     const auto known = llamacpp_flags();
