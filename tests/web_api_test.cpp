@@ -486,6 +486,7 @@ TEST(WebHost, HostFileTextGivesTheServersInStartOrder) {
   const auto j = nlohmann::json::parse(plan.body);
   EXPECT_EQ(j["all_start"], false);
   EXPECT_EQ(j["servers"][1]["verdict"], "refused");
+  EXPECT_TRUE(j["servers"][1]["why"].is_string());  // the page shows it beside the failure
   const web::Reply tune = web::api_run("tune", body.dump());
   ASSERT_EQ(tune.status, 200) << tune.body;
   EXPECT_EQ(nlohmann::json::parse(tune.body)["feasible"], true);
