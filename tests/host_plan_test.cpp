@@ -42,6 +42,17 @@ TEST(HostPlan, SecondVllmAtHalfUtilizationByVersion) {
   for (const std::string v : {"0.7.3", "0.9.1", "0.11.0"}) EXPECT_TRUE(plan_text(two_vllm(v)).all_start) << v;
 }
 
+// The JSON carries the CLI's "why:" line (how this version treats what the first server holds),
+// so the web page can show it beside the failure.
+TEST(HostPlan, JsonSaysWhyTheSecondVllmIsRefused) {
+  const auto j = host_plan_json(plan_text(two_vllm("0.8.5")));
+  ASSERT_TRUE(j["servers"][1]["why"].is_string());
+  const std::string why = j["servers"][1]["why"];
+  EXPECT_EQ(why.rfind("other processes hold GPU 0 ", 0), 0u) << why;
+  EXPECT_NE(why.find("charges them to its budget"), std::string::npos) << why;
+  EXPECT_TRUE(j["servers"][0]["why"].is_null() || j["servers"][0]["why"].is_string());
+}
+
 // The second server starts on what the first holds once started: its own memory at its last
 // stage, exactly, and the per-GPU timeline adds up.
 TEST(HostPlan, EachServerStartsOnWhatTheOnesBeforeHold) {

@@ -221,12 +221,13 @@ TEST_F(WebApi, ServesThePageAndItsAssets) {
   EXPECT_EQ(r->get_header_value("Content-Type"), "text/html; charset=utf-8");
   EXPECT_NE(r->get_header_value("Content-Security-Policy").find("default-src 'self'"), std::string::npos);
   EXPECT_EQ(r->get_header_value("X-Content-Type-Options"), "nosniff");
-  for (const char* asset : {"/app.js", "/style.css"}) {
+  for (const char* asset : {"/app.js", "/host.js", "/style.css"}) {
     auto a = client().Get(asset);
     ASSERT_TRUE(a);
     EXPECT_EQ(a->status, 200) << asset;
     EXPECT_FALSE(a->body.empty()) << asset;
   }
+  EXPECT_NE(r->body.find("<script src=\"host.js\" defer>"), std::string::npos);  // the Host tab's view
   expect_error(client().Get("/gpus.json"), 404, "no such page");
   expect_error(client().Get("/nothing-here"), 404, "no such page");
 }
@@ -486,6 +487,7 @@ TEST(WebHost, HostFileTextGivesTheServersInStartOrder) {
   const auto j = nlohmann::json::parse(plan.body);
   EXPECT_EQ(j["all_start"], false);
   EXPECT_EQ(j["servers"][1]["verdict"], "refused");
+  EXPECT_TRUE(j["servers"][1]["why"].is_string());  // the page shows it beside the failure
   const web::Reply tune = web::api_run("tune", body.dump());
   ASSERT_EQ(tune.status, 200) << tune.body;
   EXPECT_EQ(nlohmann::json::parse(tune.body)["feasible"], true);

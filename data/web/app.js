@@ -12,6 +12,7 @@ const STAGE_WORDS = {
   runtime: 'serving (runtime peak)', none: 'none',
 };
 const PATTERN_STAGES = ['init', 'weights', 'kv_pool', 'workspaces', 'cuda_graph', 'runtime'];
+const TABS = ['plan', 'tune', 'doctor', 'host'];  // the Host tab's view is host.js
 
 // The flags each engine exposes on the form (engine spelling); the others go in "Other flags".
 const KEY_FLAGS = {
@@ -52,6 +53,8 @@ const state = {
   plan: null, tune: null, doctor: null,
   seq: { plan: 0, tune: 0, doctor: 0 },
   selectedGroup: 0,
+  planStale: false,      // the form changed while the Host tab showed
+  hostFromUrl: '',       // the Host tab's file from the link
 };
 
 // ---------------------------------------------------------------- formatting
@@ -179,6 +182,13 @@ function requestBody(f, extraArgs = []) {
   return body;
 }
 
+// Plan and tune requests carry the "What is already on the GPUs" text when there is one.
+function withHostState(body) {
+  const hs = hostStateText();
+  if (hs) body.host_state = hs;
+  return body;
+}
+
 function hasModel(f) { return f.source === 'catalog' ? f.model !== '' : !!state.upload; }
 
 function writeUrl(f) {
@@ -196,6 +206,8 @@ function writeUrl(f) {
   const tc = $('target-context').value.trim(), tcc = $('target-concurrency').value.trim();
   if (tc) p.set('target-context', tc);
   if (tcc) p.set('target-concurrency', tcc);
+  const hostFile = hostUrlValue();
+  if (hostFile) p.set('hostfile', hostFile);
   history.replaceState(null, '', '?' + p.toString());
 }
 
@@ -218,8 +230,9 @@ function readUrl() {
     if (inp.type === 'checkbox') inp.checked = v === '1';
     else inp.value = v;
   }
+  state.hostFromUrl = p.get('hostfile') || '';
   const tab = p.get('tab');
-  if (tab === 'tune' || tab === 'doctor' || tab === 'plan') state.tab = tab;
+  if (TABS.includes(tab)) state.tab = tab;
 }
 
 // ---------------------------------------------------------------- errors, busy
@@ -249,7 +262,7 @@ async function runPlan() {
   const seq = ++state.seq.plan;
   $('busy').hidden = false;
   try {
-    const j = await api('/api/plan', requestBody(f));
+    const j = await api('/api/plan', withHostState(requestBody(f)));
     if (seq !== state.seq.plan) return;
     showError(null);
     state.plan = j;
@@ -389,7 +402,7 @@ function segmentsOf(rank) {
         segs.push({ stage: s.name, what: stageWords(s.name), bytes: delta, estimated: !!s.estimated });
       } else {
         const scale = delta / sum;
-        for (const i of items) segs.push({ stage: s.name, what: i.what, bytes: i.bytes * scale, shown: i.bytes, estimated: !!i.estimated, range: i.range });
+        for (const i of items) segs.push({ stage: s.name, what: i.what, bytes: i.bytes * scale, shown: i.bytes, estimated: !!i.estimated, range: i.range, held: isHeld(i) });
       }
     } else if (delta < 0) {
       let give = -delta;
@@ -406,7 +419,11 @@ function segmentsOf(rank) {
   return { segs, used: usedBefore };
 }
 
-function renderLegend(stagesPresent) {
+// The memory other processes hold (--host-state): the first item of each rank, 'o' in the CLI.
+const isHeld = (item) => /^held by other processes/.test(item.what || '');
+const segFill = (seg) => seg.held ? 'url(#pat-held)' : `url(#pat-${patternFor(seg.stage)})`;
+
+function renderLegend(stagesPresent, held) {
   const lg = $('legend');
   lg.replaceChildren();
   const sw = (fill, label, extra) => {
@@ -415,6 +432,7 @@ function renderLegend(stagesPresent) {
       extra ? svg('rect', { width: 22, height: 14, fill: extra }) : null);
     lg.append(el('span', { class: 'key' }, s, label));
   };
+  if (held) sw('url(#pat-held)', 'held by other processes (o)');
   for (const st of stagesPresent) sw(`url(#pat-${patternFor(st)})`, stageWords(st));
   sw('url(#pat-free)', 'free');
   sw('#8a8f96', 'estimated (hatched)', 'url(#pat-estimated)');
@@ -427,7 +445,8 @@ function renderBars(j) {
   const groups = groupRanks(j.ranks, j.failure);
   const present = [];
   for (const g of groups) for (const s of g.rank.stages || []) if (!present.includes(s.name)) present.push(s.name);
-  renderLegend(present);
+  const held = groups.some((g) => (g.rank.stages || []).some((s) => (s.items || []).some((i) => isHeld(i) && i.bytes > 0)));
+  renderLegend(present, held);
   $('bars-note').textContent = groups.length && (j.ranks || []).length > groups.length ? '(identical GPUs drawn once)' : '';
   if (state.selectedGroup >= groups.length) state.selectedGroup = 0;
   const width = Math.max(300, box.clientWidth || 700);
@@ -458,7 +477,7 @@ function renderBars(j) {
     let pos = 0;
     for (const seg of reached) {
       const x0 = x(pos), w = Math.max(0.5, x(pos + seg.bytes) - x0);
-      s.append(titled(svg('rect', { x: x0, y: top, width: w, height: barH, fill: `url(#pat-${patternFor(seg.stage)})`, stroke: '#fff', 'stroke-width': 1, class: 'seg', 'data-stage': seg.stage }), segText(seg)));
+      s.append(titled(svg('rect', { x: x0, y: top, width: w, height: barH, fill: segFill(seg), stroke: '#fff', 'stroke-width': 1, class: seg.held ? 'seg held' : 'seg', 'data-stage': seg.stage }), segText(seg)));
       if (seg.estimated) s.append(titled(svg('rect', { x: x0, y: top, width: w, height: barH, fill: 'url(#pat-estimated)', class: 'est' }), segText(seg)));
       if (w > 70) {
         const t = seg.what.length > 18 ? seg.what.slice(0, 17) + '…' : seg.what;
@@ -542,7 +561,7 @@ async function runTune() {
   const box = $('tune-verdict');
   box.classList.add('pending');
   try {
-    const j = await api('/api/tune', requestBody(f, extra));
+    const j = await api('/api/tune', withHostState(requestBody(f, extra)));
     if (seq !== state.seq.tune) return;
     showError(null);
     state.tune = j;
@@ -829,13 +848,17 @@ function verbAvailable(v) { return !state.meta || (state.meta.verbs || []).inclu
 
 function selectTab(tab) {
   state.tab = tab;
-  for (const t of ['plan', 'tune', 'doctor']) {
+  $('deploy').dataset.tab = tab;  // the Host tab shows only the form's host-state box
+  document.body.dataset.tab = tab;
+  for (const t of TABS) {
     $('tab-' + t).setAttribute('aria-selected', t === tab ? 'true' : 'false');
     $('tab-' + t).tabIndex = t === tab ? 0 : -1;  // one tab stop for the tab list (ARIA tabs pattern)
     $('panel-' + t).hidden = t !== tab;
   }
   writeUrl(readForm());
   if (tab === 'tune') scheduleTune();
+  if (tab === 'host') hostShown();
+  if (tab !== 'host' && state.planStale) { state.planStale = false; schedulePlan(); }
 }
 
 function fillGpus() {
@@ -901,6 +924,7 @@ function wire() {
   const form = $('deploy');
   form.addEventListener('input', (e) => {
     if (e.target.type === 'file' || e.target.name === 'model-source') return;
+    if (state.tab === 'host') { state.planStale = true; return; }  // the Host tab has its own buttons
     schedulePlan();
   });
   form.addEventListener('change', (e) => {
@@ -913,7 +937,7 @@ function wire() {
   for (const b of document.querySelectorAll('.tabs [role=tab]')) b.addEventListener('click', () => selectTab(b.dataset.tab));
   // Keyboard: the arrow keys, Home and End move between the tabs and select the one reached.
   $('tab-plan').parentElement.addEventListener('keydown', (e) => {
-    const tabs = ['plan', 'tune', 'doctor'];
+    const tabs = TABS;
     const i = tabs.indexOf(state.tab);
     const next = { ArrowRight: i + 1, ArrowLeft: i - 1 + tabs.length, Home: 0, End: tabs.length - 1 }[e.key];
     if (next === undefined) return;
@@ -926,6 +950,7 @@ function wire() {
   $('copy-launch').addEventListener('click', (e) => copyText($('launch').textContent, e.currentTarget));
   for (const id of ['target-context', 'target-concurrency']) $(id).addEventListener('input', scheduleTune);
   $('diagnose').addEventListener('click', runDoctor);
+  hostWire(state.hostFromUrl);
   $('log-file').addEventListener('change', async () => {
     const file = $('log-file').files[0];
     if (file) { $('log-text').value = await readFileText(file); runDoctor(); }

@@ -50,6 +50,14 @@ std::string holds_text(const ServerPlan& s) {
 
 std::string engine_label(const Forecast& f) { return f.version.empty() || f.version == "newest" ? f.engine + " (newest)" : f.engine + "@" + f.version; }
 
+// How this engine version treats what others hold, from the forecast's "host state (...): " note
+// (empty when the server was planned without anything held before it).
+std::string host_why(const Forecast& f) {
+  for (const auto& n : f.notes)
+    if (n.rfind("host state (", 0) == 0 && n.find("): ") != std::string::npos) return n.substr(n.find("): ") + 3);
+  return {};
+}
+
 std::string outcome(const ServerPlan& s) {
   const Forecast& f = s.forecast;
   if (!s.started) return fmt::format("{} at {}", f.verdict == Verdict::Refused ? "REFUSED" : "OOM", f.failure ? f.failure->stage : "start");
@@ -70,9 +78,7 @@ void print_host_plan(std::ostream& out, const HostPlan& p, const std::string& so
     out << fmt::format("  {} {:<12} {:<18} GPU {:<8} {}{}\n", holder_letter(p, s.name), s.name, engine_label(s.forecast),
                        fmt::format("{}", fmt::join(s.gpus, ",")), outcome(s), s.started ? "; holds " + holds_text(s) : "");
     if (!s.started && s.forecast.failure) out << "      " << s.forecast.failure->message << "\n";
-    if (!s.started)  // how this engine version treats what the servers before it hold
-      for (const auto& n : s.forecast.notes)
-        if (n.rfind("host state (", 0) == 0) out << "      why: " << n.substr(n.find("): ") + 3) << "\n";
+    if (!s.started && !host_why(s.forecast).empty()) out << "      why: " << host_why(s.forecast) << "\n";
   }
   for (const auto& g : p.gpus) {
     out << fmt::format("\nGPU {} {} ({} GiB), in start order:\n", g.index, g.gpu.name, gib2(g.capacity_bytes));
@@ -125,6 +131,8 @@ nlohmann::ordered_json host_plan_json(const HostPlan& p) {
     e["failure"] = f.failure ? nlohmann::ordered_json{{"stage", f.failure->stage}, {"rank", f.failure->rank}, {"message", f.failure->message}}
                              : nlohmann::ordered_json(nullptr);
     e["kv_tokens"] = f.kv_tokens;
+    const std::string why = host_why(f);  // the CLI's "why:" line, for a page to show beside the failure
+    e["why"] = why.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(why);
     e["held_before_bytes"] = s.held_before;
     e["holds_bytes"] = s.holds;
     e["launch_command"] = server_launch(s);

@@ -7,7 +7,9 @@ Enters the seed deployment (tests/data/seed/README.md: SGLang, nvidia/GLM-5-NVFP
 capture, as the real launch died) and at 0.88 (fits, as the second launch started), checks that
 the URL alone restores the deployment, and saves screenshots at 1280x800 and at phone width.
 The tune and doctor tabs are exercised and photographed too; their answers belong to their own
-tests, so only the plan verdicts are asserted here.
+tests, so only the plan verdicts are asserted here. The Host tab plans and tunes its example (two
+vLLM 0.8.5 servers at 0.5 on one H100: the second is refused; tune raises it to 0.61) and shows a
+garbled host state as one line.
 """
 import base64
 import os
@@ -255,6 +257,55 @@ def run(driver):
         log("doctor: no answer in time")
     log("doctor: " + driver.find_element(By.ID, "diagnosis").text[:300].replace("\n", " | "))
     shot(driver, "e2e-doctor.png", full=True)
+
+    run_host(driver)
+
+
+def wait_host(driver, verb):
+    """Waits for the Host tab's answer to this verb (or an error), no request in flight."""
+    def ready(d):
+        res = d.find_element(By.ID, "host-result")
+        done = not d.find_element(By.ID, "host-busy").is_displayed() and d.find_elements(By.ID, "host-verdict")
+        return done and (res.get_attribute("data-verb") == verb or d.find_element(By.ID, "host-verdict").get_attribute("data-verdict") == "error")
+    try:
+        WebDriverWait(driver, 60, poll_frequency=0.1).until(ready)
+    except TimeoutException:
+        log(f"host {verb}: no answer in time")
+    return driver.find_element(By.ID, "host-result").text.replace("\n", " ")
+
+
+def run_host(driver):
+    """The Host tab: the example's plan and tune, and a garbled host state."""
+    driver.find_element(By.ID, "tab-host").click()
+    check(driver.find_element(By.ID, "tab-host").get_attribute("aria-selected") == "true", "the Host tab is not selected")
+    check(driver.find_element(By.ID, "host-state").is_displayed(), "the host-state box is hidden on the Host tab")
+    driver.find_element(By.ID, "host-plan").click()
+    text = wait_host(driver, "plan")
+    log("host plan: " + text[:300])
+    check("1 of 2 servers start" in text, f"host plan: the page says {text[:200]!r}, want '1 of 2 servers start'")
+    check("Why:" in text, "host plan: no 'why' beside the refused server")
+    moments = driver.execute_script("return hostState.answer ? hostState.answer.gpus.reduce((n, g) => n + g.timeline.length, 0) : -1")
+    bars = len(driver.find_elements(By.CSS_SELECTOR, "#host-result svg.moment-bar"))
+    check(moments > 0 and bars == moments, f"host plan: {bars} bars for {moments} moments")
+    check(len(driver.find_elements(By.CSS_SELECTOR, "#host-result svg.moment-bar svg[data-holder=chat]")) >= 1, "host plan: 'chat' is not drawn")
+    shot(driver, "e2e-host-plan.png", full=True)
+
+    driver.find_element(By.ID, "host-tune").click()
+    text = wait_host(driver, "tune")
+    log("host tune: " + text[:300])
+    check("0.61" in text or "let every server start" in text, f"host tune: the page says {text[:200]!r}, want 0.61")
+    check(len(driver.find_elements(By.ID, "copy-host-launch")) == 1, "host tune: no Copy button for the launch commands")
+    shot(driver, "e2e-host-tune.png", full=True)
+
+    # Garbled nvidia-smi output: one line in the banner, as the plan's errors show.
+    area = driver.find_element(By.ID, "host-state")
+    driver.execute_script("arguments[0].value = arguments[1];", area, "index, memory.used [MiB]\n0, lots\n")
+    driver.find_element(By.ID, "host-plan").click()
+    wait_host(driver, "error")
+    banner = driver.find_element(By.ID, "error")
+    check(banner.is_displayed() and "\n" not in banner.text.strip(), f"host: a garbled host state shows {banner.text!r}, want one line")
+    log("host garbled: " + banner.text)
+    driver.execute_script("arguments[0].value = '';", area)
 
 
 if __name__ == "__main__":
