@@ -52,9 +52,17 @@ std::string engine_label(const Forecast& f) { return f.version.empty() || f.vers
 
 // How this engine version treats what others hold, from the forecast's "host state (...): " note
 // (empty when the server was planned without anything held before it).
+// The engine's note on memory it did not allocate, with the holders named: in a host file the
+// note's source is the servers started before (and "other processes" from --host-state).
 std::string host_why(const Forecast& f) {
-  for (const auto& n : f.notes)
-    if (n.rfind("host state (", 0) == 0 && n.find("): ") != std::string::npos) return n.substr(n.find("): ") + 3);
+  for (const auto& n : f.notes) {
+    const size_t close = n.find("): ");
+    if (n.rfind("host state (", 0) != 0 || close == std::string::npos) continue;
+    std::string why = n.substr(close + 3);
+    const std::string who = n.substr(12, close - 12), other = "other processes hold";
+    if (why.rfind(other, 0) == 0 && who != "other processes") why.replace(0, other.size(), who + (who.find(", ") == std::string::npos ? " holds" : " hold"));
+    return why;
+  }
   return {};
 }
 
