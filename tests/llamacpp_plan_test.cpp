@@ -202,12 +202,11 @@ TEST(LlamacppPlan, FitShrinksContextThenMovesExperts) {
 }
 
 TEST(LlamacppPlan, VerbsNotModelledSaySo) {
-  // fit, compare and doctor do not model llama.cpp yet: one line and exit 2, not another
-  // engine's flags or a healthy-start diagnosis.
+  // fit and compare do not model llama.cpp yet: one line and exit 2, not another engine's flags
+  // (doctor reads llama.cpp logs: tests/llamacpp_doctor_test.cpp).
   const std::vector<std::vector<std::string>> calls = {
       {"fit", "--engine", "llamacpp", "--model", "Qwen/Qwen3-8B", "--quant", "Q4_K_M"},
       {"compare", "--engine", "llamacpp,vllm", "--model", "Qwen/Qwen3-8B", "--gpu", "h100"},
-      {"doctor", HEADROOM_TEST_DATA "/corpus/llamacpp.jsonl", "--engine", "llamacpp"},
       {"plan", "--engine", "llamacpp", "--model", "Qwen/Qwen3-8B", "--quant", "Q4_K_M", "--gpu", "h100", "--tp", "2"}};
   for (const auto& argv : calls) {
     std::ostringstream out, err;
