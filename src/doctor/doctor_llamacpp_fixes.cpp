@@ -102,7 +102,7 @@ void weights_fixes(const LogScan& s, const Need& n, Diagnosis& dx) {
     const int64_t room = n.free - n.held - kMargin;
     if (layers > 0) {
       const double per_layer = static_cast<double>(n.request) / static_cast<double>(layers);
-      const int64_t fit = std::clamp<int64_t>(static_cast<int64_t>(std::floor(static_cast<double>(room) / per_layer)), 0, layers - 1);
+      const int64_t fit = static_cast<int64_t>(std::clamp(std::floor(static_cast<double>(room) / per_layer), 0.0, static_cast<double>(layers - 1)));
       dx.fixes.push_back({"--n-gpu-layers", std::to_string(fit),
                           fmt::format("{} buffer {} / {} layers = {} per layer; ({} free - {} held - {} margin) / {} = {} layers, "
                                       "about {} of weights on {} (the KV cache and compute buffers of those layers need the margin)",
@@ -135,7 +135,8 @@ void kv_fixes(const LogScan& s, const Need& n, Diagnosis& dx) {
   const int64_t ctx = L.n_ctx ? L.n_ctx->value : flag_int(s, "--ctx-size").value_or(0);
   if (n.request > 0 && n.free > 0 && ctx > 0) {
     const double per_cell = static_cast<double>(n.request) / static_cast<double>(ctx);
-    const int64_t cells = static_cast<int64_t>(std::floor(static_cast<double>(n.free - n.held - kMargin) / per_cell)) / 256 * 256;
+    const double room_cells = std::clamp(std::floor(static_cast<double>(n.free - n.held - kMargin) / per_cell), 0.0, static_cast<double>(ctx));
+    const int64_t cells = static_cast<int64_t>(room_cells) / 256 * 256;
     if (cells > 0 && cells < ctx)
       dx.fixes.push_back({"--ctx-size", std::to_string(cells),
                           fmt::format("{} KV buffer {} / {} cells = {:.1f} KiB per cell; ({} free - {} held - {} for the compute buffers) / "
@@ -144,7 +145,7 @@ void kv_fixes(const LogScan& s, const Need& n, Diagnosis& dx) {
   }
   const std::string tk = L.type_k.empty() ? s.flags.count("--cache-type-k") ? s.flags.at("--cache-type-k") : "f16" : L.type_k;
   if (tk == "f16" && n.request > 0) {
-    const int64_t after = n.request * 17 / 32;  // q8_0: 34 bytes per 32 values against f16's 64
+    const int64_t after = n.request / 32 * 17;  // q8_0: 34 bytes per 32 values against f16's 64
     dx.fixes.push_back({"--cache-type-k", "q8_0",
                         fmt::format("with --cache-type-v q8_0 the KV buffer on {} becomes {} x 34/64 = {}{}", n.dev, mib(n.request), mib(after),
                                     n.short_by > 0 ? fmt::format(" (frees {} of the {} short)", mib(n.request - after), mib(n.short_by)) : "")});
@@ -161,19 +162,20 @@ void compute_fixes(const LogScan& s, const Need& n, Diagnosis& dx) {
                         fmt::format("the compute buffer grows with the ubatch: {} -> {} about halves it (the log does not print its size)", ub, ub / 2)});
   if (n.request > 0 && ub > 1) {
     const int64_t target = n.short_by > 0 ? n.request - n.short_by - 64 * MiB : n.request / 2;
+    auto scaled = [&](int64_t u) { return static_cast<int64_t>(static_cast<double>(n.request) * static_cast<double>(u) / static_cast<double>(ub)); };
     int64_t u = ub / 2;
-    while (u > 32 && n.request * u / ub > target) u /= 2;
+    while (u > 32 && scaled(u) > target) u /= 2;
     dx.fixes.push_back({"--ubatch-size", std::to_string(u),
                         fmt::format("the compute buffer grows with the ubatch (its largest tensors are n_ubatch x ...): {} x {}/{} = about "
                                     "{} on {} (ESTIMATE){}",
-                                    mib(n.request), u, ub, mib(n.request * u / ub), n.dev,
+                                    mib(n.request), u, ub, mib(scaled(u)), n.dev,
                                     n.short_by > 0 ? fmt::format(", against {} short", mib(n.short_by)) : "")});
   }
   if (accelerators(L) > 1) tensor_split_fix(L, n, dx);
   else if (n.model > 0 && L.layers_offloaded > 0) {
     const int64_t per_layer = (n.model + n.kv) / std::max(1, L.layers_offloaded);
     const int64_t need = n.short_by > 0 ? n.short_by + 256 * MiB : n.request;
-    const int64_t k = (need + per_layer - 1) / std::max<int64_t>(1, per_layer);
+    const int64_t k = per_layer > 0 ? static_cast<int64_t>(std::ceil(static_cast<double>(need) / static_cast<double>(per_layer))) : 0;
     if (need > 0 && per_layer > 0 && k < L.layers_offloaded)
       dx.fixes.push_back({"--n-gpu-layers", std::to_string(L.layers_offloaded - k),
                           fmt::format("{} fewer layers: ({} model + {} KV) / {} layers = {} per layer; {} needed{} / per layer = {} layers, "
@@ -182,9 +184,9 @@ void compute_fixes(const LogScan& s, const Need& n, Diagnosis& dx) {
                                       n.short_by > 0 ? fmt::format(" ({} short + 256 MiB)", mib(n.short_by)) : std::string(" (the request)"), k,
                                       mib(k * per_layer), n.dev)});
   }
-  if (n.kv > 0 && n.short_by > 0 && n.kv * 15 / 32 < n.short_by)
+  if (n.kv > 0 && n.short_by > 0 && n.kv / 32 * 15 < n.short_by)
     dx.will_not_help.push_back(fmt::format("--cache-type-k/-v q8_0 alone: it frees {} x 30/64 = {} of the KV on {}, less than the {} short", mib(n.kv),
-                                           mib(n.kv * 15 / 32), n.dev, mib(n.short_by)));
+                                           mib(n.kv / 32 * 15), n.dev, mib(n.short_by)));
 }
 
 void runtime_fixes(const LogScan& s, Diagnosis& dx) {

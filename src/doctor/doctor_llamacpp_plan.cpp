@@ -1,6 +1,6 @@
 // llama.cpp fixes computed by the planner on the rebuilt deployment: the largest -ngl, the
 // largest --ctx-size (steps of 256), q8_0 K/V, and the largest --ubatch-size (powers of two) at
-// which plan_llamacpp has no device fail, each with its forecast; the first becomes
+// which plan_llamacpp fits every device (verdict fits, not at risk), each with its forecast; the first becomes
 // forecast_after_fix. Empty when the rebuilt plan does not reproduce a failure (the static fixes
 // then speak from the log's numbers).
 #include <algorithm>
@@ -31,7 +31,7 @@ std::optional<Forecast> fits(const Deployment& d) {
     PlanOptions o;
     o.detail = false;
     Forecast f = plan(d, o);
-    if (!f.failure) return f;
+    if (!f.failure && f.verdict == Verdict::Fits) return f;  // not "at risk": the estimates' bad end fits too
   } catch (const InputError&) {
   }
   return std::nullopt;

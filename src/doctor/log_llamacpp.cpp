@@ -75,9 +75,11 @@ std::optional<double> value_after(std::string_view b, std::string_view key) {
   if (!take_number(s, v, true)) return std::nullopt;
   return v;
 }
+constexpr int64_t kMaxSum = int64_t{1} << 60;  // a sum of figures stops here (no overflow on hostile logs)
+
 std::optional<int64_t> mib_after(std::string_view b, std::string_view key) {
   auto v = value_after(b, key);
-  if (!v || *v < 0 || *v > 1e12) return std::nullopt;
+  if (!v || *v < 0 || *v > 1e12) return std::nullopt;  // at most ~2^60 bytes
   return to_bytes(*v, MiB);
 }
 
@@ -197,7 +199,8 @@ void read_buffers(Ctx& c, const Line& l) {
         kind == "output" || kind == "input")
       return;
     auto& d = device(c, name);
-    auto add = [&](std::optional<LogFigure>& f) { f = LogFigure{(f ? f->value : 0) + *v, f ? f->line : l.no}; };
+    // several lines of one device add up (split GGUFs, iswa's two caches), saturating on hostile input
+    auto add = [&](std::optional<LogFigure>& f) { f = LogFigure{std::min<int64_t>((f ? f->value : 0) + *v, kMaxSum), f ? f->line : l.no}; };
     if (kind == "model") add(d.model);
     else if (kind == "KV") add(d.kv);
     else add(d.compute);
@@ -209,7 +212,7 @@ void read_buffers(Ctx& c, const Line& l) {
     // 2024 "llama_new_context_with_model: KV self size = 5120.00 MiB, K (f16): 2560.00 MiB, V (f16): 2560.00 MiB"
     auto v = k[kLKvSelf] ? mib_after(b, "kv self size") : mib_after(b, "size");
     if (!v) return;
-    L.kv_size = LogFigure{(L.kv_size ? L.kv_size->value : 0) + *v, L.kv_size ? L.kv_size->line : l.no};
+    L.kv_size = LogFigure{std::min<int64_t>((L.kv_size ? L.kv_size->value : 0) + *v, kMaxSum), L.kv_size ? L.kv_size->line : l.no};
     if (L.kv_cells == 0) {
       if (auto n = int_after(b, "(")) L.kv_cells = *n;
       if (auto n = int_after(b, "cells,")) L.kv_layers = *n;
@@ -346,8 +349,10 @@ void read_failures(Ctx& c, const Line& l) {
   const auto& k = l.kw;
   auto& L = c.scan.llama;
   std::string_view b = l.body;
-  if (k[kLRetry])
+  if (k[kLRetry] && !L.failures.empty()) {
     for (auto& f : L.failures) f.retried = true;
+    c.keep(l, "llamacpp.retry");
+  }
   if (!(k[kLAllocOnDevice] || k[kLFailedAlloc] || k[kLVkOom] || k[kLVkAlloc] || k[kLBackendOom] || k[kCudaErrorColon] ||
         (k[kOutOfMemory] && icontains(b, "error")) || (k[kMemoryWords] && icontains(b, "command buffer"))))
     return;
