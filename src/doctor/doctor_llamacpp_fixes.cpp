@@ -149,7 +149,10 @@ void kv_fixes(const LogScan& s, const Need& n, Diagnosis& dx) {
     dx.fixes.push_back({"--cache-type-k", "q8_0",
                         fmt::format("with --cache-type-v q8_0 the KV buffer on {} becomes {} x 34/64 = {}{}", n.dev, mib(n.request), mib(after),
                                     n.short_by > 0 ? fmt::format(" (frees {} of the {} short)", mib(n.request - after), mib(n.short_by)) : "")});
-    dx.fixes.push_back({"--cache-type-v", "q8_0", "a quantized V cache needs flash attention (-fa on)", true});
+    dx.fixes.push_back({"--cache-type-v", "q8_0", "a quantized V cache needs flash attention", true});
+    auto fa = s.flags.find("--flash-attn");
+    if (fa == s.flags.end() || fa->second == "off" || fa->second == "auto")
+      dx.fixes.push_back({"--flash-attn", "on", "llama.cpp refuses a quantized V cache without it", true});
   }
   dx.will_not_help.push_back("--ubatch-size / --batch-size: the compute buffers are reserved after the KV cache, which already failed");
 }
