@@ -204,11 +204,10 @@ TEST(LlamacppPlan, FitShrinksContextThenMovesExperts) {
 }
 
 TEST(LlamacppPlan, VerbsNotModelledSaySo) {
-  // doctor does not model llama.cpp yet: one line and exit 2, not a healthy-start diagnosis; a
-  // compare with llama.cpp and no GGUF type, and a TP size, are llama.cpp's own one-line refusals.
+  // A compare with llama.cpp and no GGUF type, and a TP size: llama.cpp's own one-line refusals
+  // (fit, compare and doctor model llama.cpp: advise_fit_test, compare_test, llamacpp_doctor_test).
   const std::vector<std::vector<std::string>> calls = {
       {"compare", "--engine", "llamacpp,vllm", "--model", "Qwen/Qwen3-8B", "--gpu", "h100"},
-      {"doctor", HEADROOM_TEST_DATA "/corpus/llamacpp.jsonl", "--engine", "llamacpp"},
       {"plan", "--engine", "llamacpp", "--model", "Qwen/Qwen3-8B", "--quant", "Q4_K_M", "--gpu", "h100", "--tp", "2"}};
   for (const auto& argv : calls) {
     std::ostringstream out, err;

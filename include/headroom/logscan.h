@@ -1,5 +1,5 @@
-// Log readers for `headroom doctor`: stream a crash or startup log of SGLang, vLLM or
-// TensorRT-LLM (plus PyTorch OOM messages, NCCL errors, Python tracebacks) and turn it into
+// Log readers for `headroom doctor`: stream a crash or startup log of SGLang, vLLM,
+// TensorRT-LLM or llama.cpp (plus PyTorch OOM messages, NCCL errors, Python tracebacks) and turn it into
 // structured facts: engine and version, server arguments, per-rank memory figures of each
 // startup stage, OOM reports, refusals and errors. Every figure keeps the 1-based line number
 // of the line that printed it; the line text is in `evidence`.
@@ -17,8 +17,8 @@
 
 namespace headroom {
 
-enum class LogEngine : uint8_t { Unknown, SGLang, VLLM, TRTLLM };
-std::string_view log_engine_name(LogEngine e);  // "unknown" | "sglang" | "vllm" | "trtllm"
+enum class LogEngine : uint8_t { Unknown, SGLang, VLLM, TRTLLM, LlamaCpp };
+std::string_view log_engine_name(LogEngine e);  // "unknown" | "sglang" | "vllm" | "trtllm" | "llamacpp"
 
 // Which process printed a line, from its prefix:
 //   SGLang  "[2025-10-16 09:06:09 DP1 TP3 EP3]", "[TP4]", old "[gpu_id=0]"
@@ -230,6 +230,45 @@ struct LogEvidence {
   std::string text;  // the line, ANSI codes removed, capped at 2000 bytes
 };
 
+// llama.cpp names devices, not ranks ("CUDA0", "ROCm1", "Vulkan0", "Metal", "CPU_Mapped"): its
+// facts per device, from the device list, "using device" and the buffer lines (log_llamacpp.cpp).
+struct LlamaDevice {
+  std::string name;         // as the buffer lines print it
+  std::string description;  // "NVIDIA GeForce RTX 3090"
+  std::optional<LogFigure> total, free;         // "VRAM: T MiB (F MiB free)", "using device ... - F MiB free", fit lines
+  std::optional<LogFigure> model, kv, compute;  // "model buffer size", "KV buffer size", "compute buffer size"
+};
+// An allocation llama.cpp could not make. `stage`: "weights" (alloc_tensor_range, the model
+// buffer), "kv_pool" (the KV cache), "compute_buffer" (ggml_gallocr / graph_reserve /
+// sched_reserve), "runtime" (a CUDA/ROCm error while computing), "" (the line does not say).
+struct LlamaFailure {
+  int64_t line = 0;
+  std::string kind;     // the pattern (docs/doctor-messages.md, llama.cpp table)
+  std::string stage;
+  std::string device;   // "CUDA0"; "" when the log does not name it
+  int64_t request = -1; // bytes
+  bool retried = false; // llama.cpp retried after it ("retrying without pipeline parallelism")
+};
+struct LlamaLogFacts {
+  std::string backend;  // "CUDA" | "ROCm" | "Vulkan" | "Metal" | "" from the device lines
+  std::vector<LlamaDevice> devices;  // in the order first seen, host buffers included
+  std::optional<LogFigure> kv_size;  // "llama_kv_cache: size = X MiB (N cells, L layers, ...)", "KV self size = X MiB"
+  int64_t kv_cells = 0, kv_layers = 0;
+  std::string type_k, type_v;        // "f16", "q8_0"
+  int layers_offloaded = -1, layers_total = -1;  // "offloaded N/M layers to GPU"
+  int64_t offloaded_line = 0;
+  std::optional<LogFigure> n_ctx, n_ubatch, n_seq, n_layer, n_expert;  // llama_context / print_info lines
+  std::optional<LogFigure> fit_projected, fit_free;  // "projected to use X MiB of device memory vs. Y MiB ..."
+  std::string model_file;  // the GGUF the log loads ("-m F", "loading model 'F'")
+  std::string model_name;  // print_info general.name
+  std::vector<LlamaFailure> failures;  // in log order, capped at 64
+  int64_t ready_line = 0;  // "server is listening", "all slots are idle", "model loaded"
+  const LlamaDevice* device(std::string_view name) const {
+    for (const auto& d : devices) if (d.name == name) return &d;
+    return nullptr;
+  }
+};
+
 struct LogScanStats {
   int64_t bytes = 0;
   int64_t lines = 0;
@@ -277,6 +316,7 @@ struct LogScan {
 
   std::vector<LogEvidence> evidence;  // kept lines, log order, capped (LogScanOptions::max_evidence)
   LogScanStats stats;
+  LlamaLogFacts llama;                // llama.cpp's per-device facts (empty for other engines)
 
   // Text of a kept line, or empty.
   std::string_view line_text(int64_t line) const;

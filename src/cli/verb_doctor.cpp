@@ -14,13 +14,11 @@ int verb_doctor(const Args& args, std::ostream& out, std::ostream& err) {
   if (args.has("--help")) {
     out << "usage: headroom doctor LOGFILE|- [--engine E] [--model ID] [--gpu NAME | --gpu-memory BYTES] [--tp N ...]\n"
            "                       [engine flags the log does not show] [--json]\n"
-           "Reads a crash or startup log of SGLang / vLLM / TensorRT-LLM, says which stage failed and why, and gives\n"
+           "Reads a crash or startup log of SGLang / vLLM / TensorRT-LLM / llama.cpp, says which stage failed and why, and gives\n"
            "the fix with its forecast. Options fill what the log does not say; they win over the log.\n";
     return kExitOk;
   }
   if (args.positionals().size() != 1) fail_input("command line", "LOGFILE", "exactly one log file (or - for standard input) expected");
-  if (auto e = args.get("--engine"); e && parse_engine_spec(*e).first == EngineKind::LlamaCpp)
-    fail_input("--engine", *e, "doctor does not read llama.cpp logs yet; 'headroom plan --engine llamacpp' with the log's flags forecasts the same start");
   LogScan scan = scan_log_file(args.positionals().front());
   Diagnosis d = diagnose(scan, args);
   if (args.has("--json")) out << diagnosis_json(d).dump(2) << "\n";

@@ -151,6 +151,9 @@ RebuiltArgs rebuild_args(const LogScan& scan, const Args& user) {
 }
 
 Diagnosis diagnose(const LogScan& scan, const Args& args) {
+  if (scan.engine == LogEngine::LlamaCpp ||
+      (args.has("--engine") && parse_engine_spec(args.get_or("--engine", "")).first == EngineKind::LlamaCpp))
+    return diagnose_llamacpp(scan, args);
   Diagnosis dx;
   dx.engine = std::string(log_engine_name(scan.engine));
   RebuiltArgs rebuilt = rebuild_args(scan, args);

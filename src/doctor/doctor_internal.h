@@ -77,4 +77,14 @@ const LogOom* first_oom(const LogScan& scan);
 // Returns the sentence that says why, for the explanation ("" when the log places it).
 std::string place_failure(LogScan& sc, const std::optional<Deployment>& dep, const std::optional<Forecast>& forecast, Diagnosis& dx);
 
+// llama.cpp (diagnose_llamacpp.cpp, doctor_llamacpp_fixes.cpp, doctor_llamacpp_plan.cpp): its logs
+// name devices and buffers, not ranks and stages, so the diagnosis is its own.
+Diagnosis diagnose_llamacpp(const LogScan& scan, const Args& args);
+// The deployment the log implies when the model is readable here; nullopt with the reason in gaps.
+std::optional<Deployment> rebuild_llamacpp(const LogScan& scan, const Args& user, std::vector<std::string>& gaps);
+// Fixes from the log's numbers alone (request, free, buffers per layer / per cell), with arithmetic.
+void llamacpp_static_fixes(const LogScan& scan, const LlamaFailure& f, Diagnosis& dx);
+// Fixes the llama.cpp planner finds on the rebuilt deployment (none when its plan fits).
+void llamacpp_plan_fixes(const LogScan& scan, const LlamaFailure& f, const Deployment& dep, Diagnosis& dx);
+
 }  // namespace headroom

@@ -7,6 +7,8 @@
 #include <cctype>
 
 #include "doctor/log_parse.h"
+#include "headroom/cli.h"
+#include "headroom/error.h"
 
 namespace headroom::logscan_detail {
 
@@ -191,6 +193,59 @@ std::vector<std::pair<std::string, std::string>> parse_py_kwargs(std::string_vie
   return out;
 }
 
+// Where a llama.cpp launch starts ("/models/llama.cpp/llama-server -m F ..."): the start of the
+// program's path; npos when the mention is not a command (no flag follows it).
+size_t llama_program_start(std::string_view b, LogEngine& eng) {
+  size_t at = std::string_view::npos;
+  for (std::string_view p : {"llama-server", "llama-cli", "ollama runner", "ollama_llama_server"})
+    if (size_t f = ifind(b, p); f < at) at = f;
+  if (at == std::string_view::npos || b.find(" -", at) == std::string_view::npos) return std::string_view::npos;
+  while (at > 0 && b[at - 1] != ' ' && b[at - 1] != '`' && b[at - 1] != '"' && b[at - 1] != '=' && b[at - 1] != '$') --at;
+  eng = LogEngine::LlamaCpp;
+  return at;
+}
+
+// llama-server / llama-cli / Ollama's runner words -> flags in llama-server's long spellings
+// (cli/args.cpp reads the short ones: -ngl, -c, -ctk, ...); -m and -hf as --model / --hf-repo.
+std::vector<std::pair<std::string, std::string>> llama_command_flags(const std::vector<std::string>& tok) {
+  std::vector<std::pair<std::string, std::string>> out;
+  size_t i = 0;
+  while (i < tok.size() && tok[i].find("llama-") == std::string::npos && tok[i].find("ollama") == std::string::npos) ++i;
+  if (i < tok.size() && tok[i].find("ollama") != std::string::npos && i + 1 < tok.size() && tok[i + 1] == "runner") ++i;
+  auto is_flag = [](const std::string& t) { return t.size() >= 2 && t[0] == '-' && !(t[1] >= '0' && t[1] <= '9'); };
+  for (++i; i < tok.size() && out.size() < 256; ++i) {
+    std::string t = tok[i];
+    while (!t.empty() && (t.back() == '`' || t.back() == '"')) t.pop_back();  // a command quoted in Markdown
+    if (t == "&&" || t == "|" || t == "&" || t == ";" || t == ">" || t == "2>&1") break;
+    if (!is_flag(t)) continue;
+    std::string value;
+    if (auto eq = t.find('='); eq != std::string::npos) {
+      value = t.substr(eq + 1);
+      t.resize(eq);
+    }
+    std::string name = t == "-m" ? "--model" : t == "-hf" || t == "-hfr" ? "--hf-repo" : t;
+    if (name[1] != '-') {
+      try {
+        const Args one = Args::parse({name, "x"});
+        if (!one.options().empty()) name = one.options().front().first;
+      } catch (const InputError&) {
+      }
+    }
+    if (value.empty()) {
+      std::string next = i + 1 < tok.size() ? tok[i + 1] : std::string();
+      while (!next.empty() && (next.back() == '`' || next.back() == '"')) next.pop_back();
+      const bool optional = name == "--flash-attn" && next != "on" && next != "off" && next != "auto";
+      if (is_boolean_flag(name) || optional || next.empty() || is_flag(next)) value = "true";
+      else {
+        value = next;
+        ++i;
+      }
+    }
+    out.emplace_back(name, value);
+  }
+  return out;
+}
+
 void finish_command(Ctx& c) {
   c.cmd_open = false;
   std::vector<std::string> tok = shell_split(c.cmd_text);
@@ -202,6 +257,12 @@ void finish_command(Ctx& c) {
   set.source = "command";
   set.engine = c.cmd_engine;
   set.line = c.cmd_line;
+  if (set.engine == LogEngine::LlamaCpp) {
+    set.flags = llama_command_flags(tok);
+    for (const auto& e : env) set.flags.emplace_back("--env:" + e.substr(0, e.find('=')), e.substr(e.find('=') + 1));
+    add_set(c, std::move(set));
+    return;
+  }
   // tokens after the program: "sglang.launch_server", "serve", "vllm.entrypoints.openai.api_server", "trtllm-serve"
   size_t i = 0;
   for (; i < tok.size(); ++i) {
@@ -337,7 +398,7 @@ void read_args(Ctx& c, const Line& l) {
     }
   }
   // launch commands
-  if ((k[kLaunchServer] || k[kSglangServe] || k[kVllmServe] || k[kApiServerModule] || k[kTrtllmServe]) &&
+  if ((k[kLaunchServer] || k[kSglangServe] || k[kVllmServe] || k[kApiServerModule] || k[kTrtllmServe] || k[kLLaunch]) &&
       !icontains(b, "usage:") && !k[kFrame]) {
     if (c.cmd_open) finish_command(c);
     size_t start = std::string_view::npos;
@@ -347,7 +408,8 @@ void read_args(Ctx& c, const Line& l) {
     else if (k[kSglangServe]) { start = ifind(b, "sglang serve "); eng = LogEngine::SGLang; }
     else if (k[kVllmServe]) { start = ifind(b, "vllm serve "); eng = LogEngine::VLLM; }
     else if (k[kApiServerModule]) { start = ifind(b, "vllm.entrypoints.openai.api_server"); eng = LogEngine::VLLM; }
-    else { start = ifind(b, "trtllm-serve "); eng = LogEngine::TRTLLM; }
+    else if (k[kTrtllmServe]) { start = ifind(b, "trtllm-serve "); eng = LogEngine::TRTLLM; }
+    else start = llama_program_start(b, eng);
     if (start != std::string_view::npos) {
       c.cmd_text = std::string(b.substr(start, 16384));
       // Environment set for the command the way a shell does: NAME=VALUE words right before the

@@ -237,6 +237,47 @@ constexpr KwText kKeywords[] = {
     {kMarkVllmWorker, "vllmworker"},
     {kMarkTrt, "[tensorrt-llm]"},
     {kMarkTrtPkg, "tensorrt_llm"},
+    // llama.cpp (src/llama-model.cpp, llama-context.cpp, llama-kv-cache.cpp, ggml-cuda.cu, ggml-vulkan.cpp,
+    // ggml-metal, ggml-alloc.c, common/fit.cpp; formats by era: research/llamacpp-log-eras.md)
+    {kLModelLoad, "llama_model_load"},
+    {kLLoadTensors, "load_tensors"},  // also llm_load_tensors (2024)
+    {kLContext, "llama_context:"},
+    {kLContext, "llama_new_context_with_model"},
+    {kLContext, "llama_init_from_model"},
+    {kLCudaInit, "ggml_cuda_init"},
+    {kLBuild, "build: "},
+    {kLBuild, "build_info"},
+    {kLBuild, "build="},
+    {kLDeviceLine, "compute capability"},  // "  Device 0: NVIDIA GeForce RTX 3090, compute capability 8.6, VMM: yes, VRAM: ..."
+    {kLUsingDevice, "using device "},
+    {kLBufferSize, "buffer size"},
+    {kLKvCache, "llama_kv_cache"},  // _init (2024), _unified (2025), _iswa, plain (2026)
+    {kLKvSelf, "kv self size"},
+    {kLOffloaded, "layers to gpu"},
+    {kLFit, "params_fit"},  // llama_params_fit[_impl], common_params_fit_impl
+    {kLFit, "common_fit_params"},
+    {kLPrintInfo, "print_info:"},
+    {kLPrintInfo, "llm_load_print_meta"},
+    {kLAllocOnDevice, "mib on device"},  // "allocating X MiB on device N: cudaMalloc failed: out of memory"
+    {kLFailedAlloc, "failed to allocate"},
+    {kLVkOom, "erroroutofdevicememory"},
+    {kLVkOom, "erroroutofhostmemory"},
+    {kLVkAlloc, "device memory allocation of size"},
+    {kLBackendOom, "rocm error"},
+    {kLBackendOom, "hipmalloc"},
+    {kLBackendOom, "cudamalloc failed"},
+    {kLRetry, "retrying without"},
+    {kLReady, "server is listening"},
+    {kLReady, "all slots are idle"},
+    {kLReady, "model loaded"},
+    {kLReady, "llama runner started"},
+    {kLLaunch, "llama-server"},
+    {kLLaunch, "llama-cli"},
+    {kLLaunch, "ollama runner"},
+    {kLLaunch, "ollama_llama_server"},
+    {kLLoadingModel, "loading model '"},
+    {kLVulkanDev, "ggml_vulkan:"},
+    {kLMetal, "ggml_metal"},
 };
 
 class Automaton {

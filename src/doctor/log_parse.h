@@ -75,6 +75,10 @@ enum Kw : uint8_t {
   // launch commands, versions, engine markers
   kLaunchServer, kSglangServe, kVllmServe, kApiServerModule, kTrtllmServe, kVersionWord,
   kMarkSglangPath, kMarkVllmPath, kMarkEngineCore, kMarkVllmWorker, kMarkTrt, kMarkTrtPkg,
+  // llama.cpp (log_llamacpp.cpp)
+  kLModelLoad, kLLoadTensors, kLContext, kLCudaInit, kLBuild, kLDeviceLine, kLUsingDevice, kLBufferSize, kLKvCache,
+  kLKvSelf, kLOffloaded, kLFit, kLPrintInfo, kLAllocOnDevice, kLFailedAlloc, kLVkOom, kLVkAlloc, kLBackendOom,
+  kLRetry, kLReady, kLLaunch, kLLoadingModel, kLVulkanDev, kLMetal,
   kKwCount
 };
 using KwSet = std::bitset<kKwCount>;
@@ -135,7 +139,7 @@ struct Ctx {
   bool finished_startup = false;
   int64_t finished_line = 0;
   // engine evidence
-  int score_sglang = 0, score_vllm = 0, score_trt = 0;
+  int score_sglang = 0, score_vllm = 0, score_trt = 0, score_llama = 0;
   // vLLM model runner the log shows by the file of its "Model loading took" line: 1 the V1
   // runner (gpu_model_runner.py), 2 Model Runner V2 (vllm/v1/worker/gpu/model_runner.py).
   int vllm_runner = 0;
@@ -171,6 +175,9 @@ inline void set_first(std::optional<LogRatio>& f, double v, int64_t line) {
 void read_sglang(Ctx& c, const Line& l);
 void read_vllm(Ctx& c, const Line& l);
 void read_trtllm(Ctx& c, const Line& l);
+void read_llamacpp(Ctx& c, const Line& l);  // llama.cpp, llama-server and what wraps them (Ollama, LM Studio)
+// Outcome, stage and device of a llama.cpp log from its failure lines (called by finish()).
+void finish_llamacpp(LogScan& s);
 void read_torch(Ctx& c, const Line& l);     // OOM, CUDA/NCCL errors, tracebacks, exceptions
 void read_stages(Ctx& c, const Line& l);    // engine-neutral stage begin/end lines, failed worker methods
 void read_args(Ctx& c, const Line& l);      // ServerArgs, vLLM config lines, launch commands, versions

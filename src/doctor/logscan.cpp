@@ -23,6 +23,7 @@ std::string_view log_engine_name(LogEngine e) {
     case LogEngine::SGLang: return "sglang";
     case LogEngine::VLLM: return "vllm";
     case LogEngine::TRTLLM: return "trtllm";
+    case LogEngine::LlamaCpp: return "llamacpp";
     default: return "unknown";
   }
 }
@@ -292,6 +293,7 @@ struct LogScanner::Impl {
     read_sglang(c, l);
     read_vllm(c, l);
     read_trtllm(c, l);
+    read_llamacpp(c, l);
     read_stages(c, l);
     read_torch(c, l);
   }
@@ -399,15 +401,17 @@ LogScan LogScanner::Impl::finish() {
   s.ranks = c.ranks;
 
   // Engine: the family with the most evidence; the launch command or argument dump decides ties.
-  int sg = c.score_sglang, vl = c.score_vllm, tr = c.score_trt;
+  int sg = c.score_sglang, vl = c.score_vllm, tr = c.score_trt, ll = c.score_llama;
   for (const auto& a : s.arg_sets) {
     if (a.engine == LogEngine::SGLang) sg += 5;
     if (a.engine == LogEngine::VLLM) vl += 5;
     if (a.engine == LogEngine::TRTLLM) tr += 5;
+    if (a.engine == LogEngine::LlamaCpp) ll += 5;
   }
-  if (sg > vl && sg > tr) s.engine = LogEngine::SGLang;
-  else if (vl > sg && vl > tr) s.engine = LogEngine::VLLM;
-  else if (tr > sg && tr > vl) s.engine = LogEngine::TRTLLM;
+  if (sg > vl && sg > tr && sg > ll) s.engine = LogEngine::SGLang;
+  else if (vl > sg && vl > tr && vl > ll) s.engine = LogEngine::VLLM;
+  else if (tr > sg && tr > vl && tr > ll) s.engine = LogEngine::TRTLLM;
+  else if (ll > sg && ll > vl && ll > tr) s.engine = LogEngine::LlamaCpp;
 
   // Merged flags: lower-precedence sources first, so the resolved dumps win.
   for (std::string_view src : {"command", "vllm_namespace", "vllm_non_default", "vllm_engine_config", "sglang_server_args"})
@@ -499,6 +503,9 @@ LogScan LogScanner::Impl::finish() {
   } else if (c.finished_startup) {
     s.outcome = "ok";
   }
+  // llama.cpp: its own failure lines decide (an allocation failure names its buffer; the generic
+  // readers above see only "out of memory" words).
+  if (s.engine == LogEngine::LlamaCpp) finish_llamacpp(s);
   return std::move(c.scan);
 }
 
@@ -516,7 +523,7 @@ namespace {
 LogScan not_a_log_refused(LogScan s, std::string_view source) {
   if (s.stats.keyword_lines == 0 && s.stats.kept_lines == 0)
     fail_input(source, "log", fmt::format("does not look like an engine log: none of its {} lines has a word of a SGLang, vLLM, "
-                                          "TensorRT-LLM or PyTorch log", s.stats.lines));
+                                          "TensorRT-LLM, llama.cpp or PyTorch log", s.stats.lines));
   return s;
 }
 }  // namespace

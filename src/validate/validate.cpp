@@ -582,6 +582,14 @@ J validate_corpus(const std::string& path) {
     all.n += llama.outcome.n;
     all.agree += llama.outcome.agree;
     out["outcome"] = all.json();
+    Agreement st = doctor_stage, dec = doctor_decided;
+    st.n += llama.doctor_stage.n;
+    st.agree += llama.doctor_stage.agree;
+    dec.n += llama.doctor_decided.n;
+    dec.agree += llama.doctor_decided.agree;
+    out["doctor_stage"] = st.json();
+    out["doctor_stage_decided"] = dec.json();
+    out["doctor_stage_guessed"] = doctor_guessed + llama.doctor_guessed;
   }
   return out;
 }

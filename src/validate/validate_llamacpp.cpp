@@ -9,6 +9,8 @@
 #include <regex>
 
 #include "headroom/deployment.h"
+#include "headroom/doctor.h"
+#include "headroom/logscan.h"
 #include "headroom/engine.h"
 #include "headroom/error.h"
 #include "headroom/gpu.h"
@@ -132,6 +134,48 @@ void compare_devices(const J& obs, const char* key, const std::vector<int64_t>& 
   }
   row["compare"][key] = std::move(cmp);  // [predicted, observed] per device
 }
+
+// The stage doctor names for a llama.cpp outcome code ("" for ok and unknown).
+std::string doctor_stage_of(const std::string& o) {
+  if (o == "oom_weights") return "weights";
+  if (o == "oom_kv") return "kv_pool";
+  if (o == "oom_graph") return "compute_buffer";  // the compute-buffer reservation
+  if (o == "oom_runtime") return "runtime";
+  return "";
+}
+
+// doctor on the case's log, given what a user would add: the engine and the flags they passed.
+void doctor_case(const J& c, const J& obs, LlamacppMetrics& metrics, J& row) {
+  const std::string want = doctor_stage_of(text(obs, "outcome").value_or(""));
+  std::string raw = text(c, "raw").value_or("");
+  if (want.empty() || raw.empty()) return;
+  const std::string err = text(obs, "error_message").value_or("");
+  J drow = J::object();
+  if (!err.empty() && raw.find(err.substr(0, err.find('\n'))) == std::string::npos) {
+    raw += "\n" + err.substr(0, err.find('\n'));  // the error line the record quotes, not in its excerpt
+    drow["note"] = "error_message appended to raw";
+  }
+  try {
+    std::vector<std::string> dropped;
+    std::vector<std::string> hints = {"--engine", "llamacpp"};
+    for (auto& a : flag_args(c.contains("flags") ? c["flags"] : J(), dropped)) hints.push_back(std::move(a));
+    const Diagnosis dx = diagnose(scan_log_text(raw, text(c, "id").value_or("case")), Args::parse(hints));
+    ++metrics.doctor_stage.n;
+    if (dx.stage == want) ++metrics.doctor_stage.agree;
+    if (dx.stage_basis == "guess") ++metrics.doctor_guessed;
+    else {
+      ++metrics.doctor_decided.n;
+      if (dx.stage == want) ++metrics.doctor_decided.agree;
+    }
+    drow.update(J{{"stage", dx.stage}, {"stage_basis", dx.stage_basis}, {"want_stage", want}, {"cause", dx.cause}});
+    J fx = J::array();
+    for (const auto& f : dx.fixes) fx.push_back(f.flag + "=" + f.value);
+    drow["fixes"] = std::move(fx);
+  } catch (const InputError& e) {
+    drow["error"] = e.what();
+  }
+  row["doctor"] = std::move(drow);
+}
 }  // namespace
 
 J validate_llamacpp_case(const J& c, LlamacppMetrics& metrics) {
@@ -144,6 +188,7 @@ J validate_llamacpp_case(const J& c, LlamacppMetrics& metrics) {
     row["reason"] = std::move(why);
     return row;
   };
+  doctor_case(c, obs, metrics, row);
   if (!model) return uncovered("model unknown");
   if (!quant) return uncovered("quantization type unknown (the GGUF's mix sets every buffer)");
   std::vector<std::string> dropped;

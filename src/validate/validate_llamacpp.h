@@ -11,6 +11,10 @@ namespace headroom {
 struct LlamacppMetrics {
   Metric model_buffer, kv_size, compute_buffer;
   Agreement outcome;
+  // doctor on the case's own log (raw, plus error_message when raw lacks it): the stage it names
+  // against the observed outcome's stage (oom_graph -> compute_buffer), all / placed by the log.
+  Agreement doctor_stage, doctor_decided;
+  int doctor_guessed = 0;
   int covered = 0;
   bool seen = false;
 };
