@@ -24,6 +24,7 @@ namespace {
 
 const int kVllmReleases[] = {604, 605, 607, 700, 703, 800, 805, 900, 901, 902, 1000, 1001, 1002, 1100, 1101, 1200, 1300, 1400, 1500,
                              1600, 1700, 1800, 1900, 2000, 2100, 2200, 2300, 2400, 2500, 2600, 2601, 2700, 2800, 2900, 2901, 3100};
+const int kTrtllmReleases[] = {700, 800, 900, 1000, 1800, 1900, 2000, 2100, 10000, 10100, 10200, 10300};
 
 TEST(Rules, VllmEraFlagsAreTheOldVersionCuts) {
   for (int v : kVllmReleases) {
@@ -115,6 +116,31 @@ TEST(Rules, VllmRowsAreTheOldVersionComparisons) {
   }
 }
 
+TEST(Rules, TrtllmRowsAreTheOldVersionComparisons) {
+  using R = trtllm::Rule;
+  struct Cut {
+    R rule;
+    std::string_view id;
+    bool (*old)(int);
+  };
+  const Cut cuts[] = {
+      {R::PagesPerSequenceLine, "trtllm.pages_per_sequence_line", [](int v) { return v >= 2000 && v < 10000; }},
+      {R::SummaryMaxBatchSize, "trtllm.summary_max_batch_size", [](int v) { return v >= 2000; }},
+      {R::MaxSeqLenClamp, "trtllm.max_seq_len_clamp", [](int v) { return v >= 10100; }},
+      {R::BlocksPerWindowLog, "trtllm.blocks_per_window_log", [](int v) { return v >= 10100; }},
+      {R::BlocksPerSequenceLine, "trtllm.blocks_per_sequence_line", [](int v) { return v >= 10200; }},
+      {R::AllowLongMaxSeqLen, "trtllm.allow_long_max_seq_len", [](int v) { return v >= 10300; }},
+  };
+  EXPECT_EQ(std::size(cuts), static_cast<size_t>(R::Count) - static_cast<size_t>(R::PagesPerSequenceLine));
+  for (const Cut& c : cuts) {
+    EXPECT_EQ(trtllm::rule_table()[static_cast<size_t>(c.rule)].id, c.id);
+    for (int v : kTrtllmReleases) {
+      ASSERT_EQ(trtllm::era_for_version(fmt::format("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100)).version, v);
+      EXPECT_EQ(trtllm::has(c.rule, v), c.old(v)) << c.id << " at " << v;
+    }
+  }
+}
+
 TEST(Rules, SglangErasAreTheOldReleaseAndDateCuts) {
   using sglang::Era;
   for (int v : {300, 406, 407, 408, 502, 503, 508, 509, 512, 513, 514, 515, 516, 517, 519}) {
@@ -137,7 +163,7 @@ TEST(Rules, SglangErasAreTheOldReleaseAndDateCuts) {
 }
 
 TEST(Rules, TrtllmAndLlamacppDefaultsAreTheOldCuts) {
-  for (int v : {700, 800, 900, 1000, 1800, 1900, 2100, 10000, 10100, 10200, 10300}) {
+  for (int v : kTrtllmReleases) {
     const trtllm::Era e = trtllm::era_for_version(fmt::format("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100));
     EXPECT_EQ(e.pytorch_default, v >= 10000) << v;
     EXPECT_EQ(e.log_2026, v >= 10200) << v;
