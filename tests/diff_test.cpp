@@ -34,12 +34,14 @@ TEST(Diff, VllmReleasesNameTheBudgetRuleThatChanged) {
   EXPECT_EQ(j["to"]["kv_tokens"].get<int64_t>(), b.kv_tokens);
   EXPECT_EQ(j["kv_tokens"]["delta"].get<int64_t>(), b.kv_tokens - a.kv_tokens);
   // 0.8.2 -> 0.10.2: PR #19312's per-instance budget (0.9.1), PR #21489's --kv-cache-memory-bytes
-  // (0.10.2), and the end of the piecewise outputs kept per captured size (0.10.1).
-  ASSERT_EQ(j["rules"]["only_from"].size(), 1u);
-  EXPECT_EQ(j["rules"]["only_from"][0]["id"], "vllm.graph_outputs_per_size");
-  std::vector<std::string> added;
+  // (0.10.2), and the end of the piecewise outputs kept per captured size (0.10.1); the FlashInfer
+  // sampler API of 0.9 and the capture-size defaults of 0.10 / 0.10.1 (gpt-oss) besides.
+  std::vector<std::string> gone, added;
+  for (const auto& r : j["rules"]["only_from"]) gone.push_back(r["id"]);
   for (const auto& r : j["rules"]["only_to"]) added.push_back(r["id"]);
-  EXPECT_EQ(added, (std::vector<std::string>{"vllm.per_instance_budget", "vllm.kv_cache_memory_bytes"}));
+  EXPECT_EQ(gone, (std::vector<std::string>{"vllm.graph_outputs_per_size", "vllm.flashinfer_pre_023_api"}));
+  EXPECT_EQ(added, (std::vector<std::string>{"vllm.per_instance_budget", "vllm.kv_cache_memory_bytes", "vllm.graph_sizes_from_max_num_seqs",
+                                             "vllm.gpt_oss_capture_1024"}));
   EXPECT_EQ(j["rules"]["only_to"][0]["since"], "0.9.1");
   EXPECT_EQ(j["rules"]["only_to"][0]["source"], "PR #19312, first in 0.9.1");
   // The stage rows sum each release's items; the KV pool's delta is the KV bytes that moved.

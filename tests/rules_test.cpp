@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <set>
 #include <sstream>
+#include <string_view>
+#include <vector>
 
 #include "engines/llamacpp/llamacpp_rule_table.h"
 #include "engines/sglang/sglang_rule_table.h"
@@ -22,6 +24,7 @@ namespace {
 
 const int kVllmReleases[] = {604, 605, 607, 700, 703, 800, 805, 900, 901, 902, 1000, 1001, 1002, 1100, 1101, 1200, 1300, 1400, 1500,
                              1600, 1700, 1800, 1900, 2000, 2100, 2200, 2300, 2400, 2500, 2600, 2601, 2700, 2800, 2900, 2901, 3100};
+const int kTrtllmReleases[] = {700, 800, 900, 1000, 1800, 1900, 2000, 2100, 10000, 10100, 10200, 10300};
 
 TEST(Rules, VllmEraFlagsAreTheOldVersionCuts) {
   for (int v : kVllmReleases) {
@@ -49,6 +52,95 @@ TEST(Rules, VllmEraFlagsAreTheOldVersionCuts) {
   }
 }
 
+// The cuts that were raw version comparisons in the engine model until issue 27: each row against
+// the comparison it replaced, release by release (and the row the enum value names).
+TEST(Rules, VllmRowsAreTheOldVersionComparisons) {
+  using R = vllm::Rule;
+  struct Cut {
+    R rule;
+    std::string_view id;
+    bool (*old)(int);
+  };
+  const Cut cuts[] = {
+      {R::NemotronNasUnsupported, "vllm.nemotron_nas_unsupported", [](int v) { return v > 0 && v < 802; }},
+      {R::SamplerPromptTokenIds, "vllm.sampler_prompt_token_ids", [](int v) { return v >= 800 && v < 802; }},
+      {R::FlashinferPre023Api, "vllm.flashinfer_pre_023_api", [](int v) { return v < 900; }},
+      {R::GraphSizesFromMaxNumSeqs, "vllm.graph_sizes_from_max_num_seqs", [](int v) { return v >= 1000; }},
+      {R::GptOssCapture1024, "vllm.gpt_oss_capture_1024", [](int v) { return v >= 1001; }},
+      {R::CompilationCaptureSizes, "vllm.compilation_capture_sizes", [](int v) { return v >= 1100; }},
+      {R::FlashinferSamplerUnlessFalse, "vllm.flashinfer_sampler_unless_false", [](int v) { return v < 1100; }},
+      {R::PydanticMaxModelLen, "vllm.pydantic_max_model_len", [](int v) { return v >= 1100; }},
+      {R::Mxfp4TritonSm90, "vllm.mxfp4_triton_sm90", [](int v) { return v >= 1100; }},
+      {R::Qwen3VlVideoProfile, "vllm.qwen3_vl_video_profile", [](int v) { return !(v < 1100 || v >= 1800); }},
+      {R::ModeloptKvFp8Auto, "vllm.modelopt_kv_fp8_auto", [](int v) { return v >= 1100; }},
+      {R::KvDtypeFp8DsMla, "vllm.kv_dtype_fp8_ds_mla", [](int v) { return v >= 1100; }},
+      {R::CudagraphSpecializeLora, "vllm.cudagraph_specialize_lora", [](int v) { return v >= 1101; }},
+      {R::ConservingMemoryHint, "vllm.conserving_memory_hint", [](int v) { return v >= 1200; }},
+      {R::StartupErrorNamesDevice, "vllm.startup_error_names_device", [](int v) { return v >= 1400; }},
+      {R::OnlineFp8Streaming, "vllm.online_fp8_streaming", [](int v) { return !(v < 1400); }},
+      {R::NeededCountsPadding, "vllm.needed_counts_padding", [](int v) { return v >= 1400; }},
+      {R::HybridGroupSizeMax, "vllm.hybrid_group_size_max", [](int v) { return v >= 1400; }},
+      {R::PpWholeModelKvCheck, "vllm.pp_whole_model_kv_check", [](int v) { return v >= 1400 && v < 1600; }},
+      {R::TritonTopkToppSampler, "vllm.triton_topk_topp_sampler", [](int v) { return !(v < 1600); }},
+      {R::V2RunnerEnv, "vllm.v2_runner_env", [](int v) { return v >= 1900; }},
+      {R::HybridAlignBlockSize, "vllm.hybrid_align_block_size", [](int v) { return v >= 1900; }},
+      {R::MaxModelLenAuto, "vllm.max_model_len_auto", [](int v) { return !(v < 2000); }},
+      {R::KvDtypeNvfp4, "vllm.kv_dtype_nvfp4", [](int v) { return v >= 2000; }},
+      {R::NcclInCapturedGraphs, "vllm.nccl_in_captured_graphs", [](int v) { return !(v >= 2000); }},
+      {R::Dsv4Support, "vllm.dsv4_support", [](int v) { return !(v < 2000); }},        // was kDsv4FirstVersion
+      {R::Dsv4BucketedBlock, "vllm.dsv4_bucketed_block", [](int v) { return v >= 2300; }},  // was kDsv4BucketedBlockVersion
+      {R::Dsv4Packed, "vllm.dsv4_packed", [](int v) { return !(v < 2400); }},          // was kDsv4PackedVersion
+      {R::KvDtypePerTokenHead, "vllm.kv_dtype_per_token_head", [](int v) { return v >= 2400; }},
+      {R::Mrv2DenseDefault, "vllm.mrv2_dense_default", [](int v) { return v >= 2501; }},
+      {R::HybridFullWarmupTransient, "vllm.hybrid_full_warmup_transient", [](int v) { return v >= 2600; }},
+      // Was `v < 2800` under model_runner_v2(), which no release before 0.19 runs (checked below): since 0.19 in the table.
+      {R::Mrv2CpuOffloadNoop, "vllm.mrv2_cpu_offload_noop", [](int v) { return v >= 1900 && v < 2800; }},
+      {R::Mrv2GraphEstimateZero, "vllm.mrv2_graph_estimate_zero", [](int v) { return v >= 1900 && v < 2800; }},
+      {R::HybridPrefixCachingDefault, "vllm.hybrid_prefix_caching_default", [](int v) { return v >= 2800; }},
+      {R::Mrv2AllFamilies, "vllm.mrv2_all_families", [](int v) { return v >= 2801; }},
+      {R::Mrv2CaptureAfterProfiling, "vllm.mrv2_capture_after_profiling", [](int v) { return v >= 2900; }},
+  };
+  EXPECT_EQ(std::size(cuts), static_cast<size_t>(R::Count) - static_cast<size_t>(R::NemotronNasUnsupported));
+  // Releases around every cut, besides the release list (0.8.1, 0.25.0, 0.28.0, 0.28.1 are not in it).
+  std::vector<int> versions(std::begin(kVllmReleases), std::end(kVllmReleases));
+  versions.insert(versions.end(), {801, 802, 1001, 1101, 1700, 1800, 2500, 2501, 2800, 2801});
+  for (const Cut& c : cuts) {
+    EXPECT_EQ(vllm::rule_table()[static_cast<size_t>(c.rule)].id, c.id);
+    for (int v : versions) EXPECT_EQ(vllm::has(c.rule, v), c.old(v)) << c.id << " at " << v;
+  }
+  ModelConfig dense;
+  for (int v : versions) {
+    vllm::Era e = vllm::era_for_version(fmt::format("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100));
+    e.v2_runner_env = 1;  // the earliest way to Model Runner V2
+    if (v < 1900) EXPECT_FALSE(vllm::model_runner_v2(e, dense)) << v;
+  }
+}
+
+TEST(Rules, TrtllmRowsAreTheOldVersionComparisons) {
+  using R = trtllm::Rule;
+  struct Cut {
+    R rule;
+    std::string_view id;
+    bool (*old)(int);
+  };
+  const Cut cuts[] = {
+      {R::PagesPerSequenceLine, "trtllm.pages_per_sequence_line", [](int v) { return v >= 2000 && v < 10000; }},
+      {R::SummaryMaxBatchSize, "trtllm.summary_max_batch_size", [](int v) { return v >= 2000; }},
+      {R::MaxSeqLenClamp, "trtllm.max_seq_len_clamp", [](int v) { return v >= 10100; }},
+      {R::BlocksPerWindowLog, "trtllm.blocks_per_window_log", [](int v) { return v >= 10100; }},
+      {R::BlocksPerSequenceLine, "trtllm.blocks_per_sequence_line", [](int v) { return v >= 10200; }},
+      {R::AllowLongMaxSeqLen, "trtllm.allow_long_max_seq_len", [](int v) { return v >= 10300; }},
+  };
+  EXPECT_EQ(std::size(cuts), static_cast<size_t>(R::Count) - static_cast<size_t>(R::PagesPerSequenceLine));
+  for (const Cut& c : cuts) {
+    EXPECT_EQ(trtllm::rule_table()[static_cast<size_t>(c.rule)].id, c.id);
+    for (int v : kTrtllmReleases) {
+      ASSERT_EQ(trtllm::era_for_version(fmt::format("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100)).version, v);
+      EXPECT_EQ(trtllm::has(c.rule, v), c.old(v)) << c.id << " at " << v;
+    }
+  }
+}
+
 TEST(Rules, SglangErasAreTheOldReleaseAndDateCuts) {
   using sglang::Era;
   for (int v : {300, 406, 407, 408, 502, 503, 508, 509, 512, 513, 514, 515, 516, 517, 519}) {
@@ -71,7 +163,7 @@ TEST(Rules, SglangErasAreTheOldReleaseAndDateCuts) {
 }
 
 TEST(Rules, TrtllmAndLlamacppDefaultsAreTheOldCuts) {
-  for (int v : {700, 800, 900, 1000, 1800, 1900, 2100, 10000, 10100, 10200, 10300}) {
+  for (int v : kTrtllmReleases) {
     const trtllm::Era e = trtllm::era_for_version(fmt::format("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100));
     EXPECT_EQ(e.pytorch_default, v >= 10000) << v;
     EXPECT_EQ(e.log_2026, v >= 10200) << v;
@@ -107,7 +199,9 @@ TEST(Rules, CliListsTheRulesInForceWithSinceAndSource) {
   const auto j = nlohmann::json::parse(out.str());
   std::vector<std::string> ids;
   for (const auto& r : j["rules"]) ids.push_back(r["id"]);
-  EXPECT_EQ(ids, (std::vector<std::string>{"vllm.v1_engine", "vllm.per_instance_budget", "vllm.kv_cache_memory_bytes", "vllm.models_typo"}));
+  EXPECT_EQ(ids, (std::vector<std::string>{"vllm.v1_engine", "vllm.per_instance_budget", "vllm.kv_cache_memory_bytes", "vllm.models_typo",
+                                           "vllm.graph_sizes_from_max_num_seqs", "vllm.gpt_oss_capture_1024",
+                                           "vllm.flashinfer_sampler_unless_false", "vllm.nccl_in_captured_graphs"}));
   EXPECT_EQ(j["rules"][1]["since"], "0.9.1");
   EXPECT_EQ(j["rules"][1]["source"], "PR #19312, first in 0.9.1");
   std::ostringstream o2, e2;

@@ -12,6 +12,7 @@
 #include "engines/layout_cache.h"
 #include "engines/plan_memo.h"
 #include "engines/trtllm/trtllm_estimates.h"
+#include "engines/trtllm/trtllm_rule_table.h"
 #include "engines/trtllm/trtllm_rules.h"
 #include "engines/vllm/vllm_rules.h"
 #include "headroom/engine.h"
@@ -330,33 +331,24 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
       if (pool_tokens < seq_in) {
         f.log.push_back(fmt::format("Attention window size {} exceeds upper bound {} for available blocks. Reducing to {}.", seq_in, pool_tokens, pool_tokens));
         f.log.push_back(fmt::format("Adjusted max_attention_window_vec to [{}]", pool_tokens));
-        if (pytorch && s.era.version >= 10100) f.log.push_back(fmt::format("Adjusted window size {} to {} in blocks_per_window", seq_in, pool_tokens));
+        if (pytorch && trtllm::has(trtllm::Rule::BlocksPerWindowLog, s.era.version)) f.log.push_back(fmt::format("Adjusted window size {} to {} in blocks_per_window", seq_in, pool_tokens));
         f.log.push_back(fmt::format("Adjusted max_seq_len to {}", pool_tokens));
         seq_out = pool_tokens;
       }
-      // The C++ manager's per-window summary (kvCacheManager.cpp): from 1.2 with the pool and the
-      // sequence length, as the 1.2.0rc2 and 1.3.0rc7 logs print it (tests/data/extra xtrt-011,
-      // xtrt-010: "Max KV cache blocks per sequence: 288 [window size=8224], tokens per block=32,
-      // primary blocks=257, secondary blocks=0, max sequence length=9193" for the estimation pool,
-      // whose max_seq_len is not yet shrunk); in 0.20 the shorter "pages" form (TensorRT-LLM#6294:
-      // "Max KV cache pages per sequence: 5 [window size=157]"). 1.0-1.1 print neither at info level
-      // (the 1.1.0rc3 log); GUESS for 0.21 / 1.0, taken as 0.20 / 1.1.
+      // The C++ manager's per-window summary (docs/engines/trtllm.md: blocks_per_sequence_line, pages_per_sequence_line).
       const int64_t tpb = s.tokens_per_block;
       const int64_t window = std::min(seq_in, pool_tokens);
-      if (s.era.version >= 10200)
+      if (trtllm::has(trtllm::Rule::BlocksPerSequenceLine, s.era.version))
         f.log.push_back(fmt::format("[TensorRT-LLM][INFO] Max KV cache blocks per sequence: {} [window size={}], tokens per block={}, primary blocks={}, "
                                     "secondary blocks=0, max sequence length={}",
                                     (seq_in + tpb - 1) / tpb, window, tpb, pool_tokens / tpb, seq_in));
-      else if (pytorch && s.era.version >= 2000 && s.era.version < 10000)
+      else if (pytorch && trtllm::has(trtllm::Rule::PagesPerSequenceLine, s.era.version))
         f.log.push_back(fmt::format("[TensorRT-LLM][INFO] Max KV cache pages per sequence: {} [window size={}]", (window + tpb - 1) / tpb, window));
       f.log.push_back(fmt::format("[TensorRT-LLM][INFO] Number of tokens per block: {}.", s.tokens_per_block));
       f.log.push_back(fmt::format("[TensorRT-LLM][INFO] [MemUsageChange] Allocated {} GiB for max tokens in paged KV cache ({}).", g2(pool_tokens * t0.bpt),
                                   pool_tokens));
-      // py_executor_creator's summary (PyTorch path only; the C++ executor of a TensorRT engine
-      // prints none). Early-2025 builds printed three fields ("max_seq_len=131072,
-      // max_num_requests=2048, max_num_tokens=8192", a Dynamo README log of 2025-02-14); GUESS:
-      // the max_batch_size field arrives with 0.20 (1.1.0rc3 prints four).
-      if (pytorch && s.era.version >= 2000)
+      // py_executor_creator's summary, PyTorch path only (trtllm.summary_max_batch_size).
+      if (pytorch && trtllm::has(trtllm::Rule::SummaryMaxBatchSize, s.era.version))
         f.log.push_back(fmt::format("max_seq_len={}, max_num_requests={}, max_num_tokens={}, max_batch_size={}", seq_out, s.max_batch_size,
                                     s.max_num_tokens, s.max_batch_size));
       else if (pytorch)

@@ -6,7 +6,12 @@
 
 namespace headroom::trtllm {
 
-enum class Rule { LazyContext, TokensPerBlock64, TokensPerBlock32, PytorchDefault, Log2026, EstimationFloor, Count };
+enum class Rule {
+  LazyContext, TokensPerBlock64, TokensPerBlock32, PytorchDefault, Log2026, EstimationFloor,
+  // The cuts that were raw version comparisons in the engine model (issue 27), in release order.
+  PagesPerSequenceLine, SummaryMaxBatchSize, MaxSeqLenClamp, BlocksPerWindowLog, BlocksPerSequenceLine, AllowLongMaxSeqLen,
+  Count
+};
 
 std::span<const EngineRule> rule_table();
 bool has(Rule r, int v);  // release v = a*10000 + b*100 + c

@@ -222,17 +222,12 @@ Settings resolve_settings(const Deployment& d) {
   if (inferred != (c.max_position_embeddings > 0 ? c.max_position_embeddings : 2048))
     s.notes.push_back(fmt::format("max_seq_len is scaled to {} by rope scaling {}", inferred, c.rope_scaling_factor));
   s.max_seq_len = inferred;
-  // PyTorch backend: a longer max_seq_len is cut to the model's limit with a warning, not refused
-  // (PyTorchModelEngine._init_max_seq_len; the clamp is in main by 2025-08-29, PR #7345's review,
-  // and absent from early-2025 copies: first release INFERRED 1.1). From PR #10600 (merged
-  // 2026-01-16, first release INFERRED 1.3) TLLM_ALLOW_LONG_MAX_MODEL_LEN=1/true/yes/y keeps the
-  // given value. A TensorRT engine is built for the given length (trtllm-build only warns that
-  // accuracy might be affected).
+  // PyTorch: a longer max_seq_len is clamped (trtllm.max_seq_len_clamp) unless allowed (trtllm.allow_long_max_seq_len).
   const std::string* allow_env = d.env_value("TLLM_ALLOW_LONG_MAX_MODEL_LEN");
   std::string allow = allow_env ? *allow_env : "";
   std::transform(allow.begin(), allow.end(), allow.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-  const bool allow_long = s.era.version >= 10300 && (allow == "1" || allow == "true" || allow == "yes" || allow == "y");
-  const bool clamps = s.backend != "trt" && s.era.version >= 10100;
+  const bool allow_long = has(Rule::AllowLongMaxSeqLen, s.era.version) && (allow == "1" || allow == "true" || allow == "yes" || allow == "y");
+  const bool clamps = s.backend != "trt" && has(Rule::MaxSeqLenClamp, s.era.version);
   if (clamps && !allow_long) s.max_seq_len_cap = inferred;
   if (auto v = get("--max_seq_len")) {
     s.max_seq_len = int_opt("--max_seq_len", *v, 1);

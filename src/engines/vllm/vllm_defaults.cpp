@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "engines/vllm/vllm_rule_table.h"
 #include "engines/vllm/vllm_rules.h"
 #include "headroom/units.h"
 
@@ -38,11 +39,10 @@ std::vector<int64_t> capture_sizes(const Era& era, int64_t max_num_seqs, int64_t
     std::erase_if(out, [&](int64_t s) { return s > cap; });
     return out;
   }
-  if (era.version < 1100) {
-    // 0.8-0.10: SchedulerConfig.cuda_graph_sizes = [min(max_num_seqs * 2, 512)] (0.8/0.9: [512]);
-    // one value c gives [1, 2, 4] + range(8, c + 1, 8), filtered to <= max_num_batched_tokens.
+  if (!has(Rule::CompilationCaptureSizes, era.version)) {
+    // 0.8-0.10: SchedulerConfig.cuda_graph_sizes [c]: [1, 2, 4] + range(8, c + 1, 8) (vllm.graph_sizes_from_max_num_seqs).
     int64_t c = max_capture_size_flag > 0 ? max_capture_size_flag
-                : era.version >= 1000 ? std::min<int64_t>(max_num_seqs * 2, 512) : 512;
+                : has(Rule::GraphSizesFromMaxNumSeqs, era.version) ? std::min<int64_t>(max_num_seqs * 2, 512) : 512;
     for (int64_t s : {1, 2, 4})
       if (s <= c) out.push_back(s);
     for (int64_t s = 8; s <= c; s += 8) out.push_back(s);

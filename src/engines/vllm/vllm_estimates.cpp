@@ -8,6 +8,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "engines/vllm/vllm_rule_table.h"
 #include "engines/vllm/vllm_rules.h"
 #include "headroom/error.h"
 #include "engines/graph_nodes.h"
@@ -238,13 +239,13 @@ bool model_runner_v2(const Era& era, const ModelConfig& c) {
   // after V2's opt-in debut of 2026-03-24 in the date table of vllm_era.cpp).
   if (era.v0) return false;
   if (era.v2_runner_env == 0) return false;
-  if (era.v2_runner_env == 1 && era.version >= 1900) return true;
+  if (era.v2_runner_env == 1 && has(Rule::V2RunnerEnv, era.version)) return true;
   if (era.lora || era.v2_fallback) return false;
   // 0.28.1rc/dev builds are main after 0.28.0, which V2-for-all reached on 2026-08-27: a
   // GLM-5.3-Flash (MoE hybrid) start on 0.28.1rc1.dev580 of 2026-09-16 logs model_runner.py
   // (public-code 69102865712).
-  if (era.version >= 2801) return true;
-  return era.version >= 2501 && !c.is_moe() && !c.has_linear_attention();
+  if (has(Rule::Mrv2AllFamilies, era.version)) return true;
+  return has(Rule::Mrv2DenseDefault, era.version) && !c.is_moe() && !c.has_linear_attention();
 }
 
 std::string model_runner_basis(const Era& era, const ModelConfig& c) {
@@ -254,10 +255,10 @@ std::string model_runner_basis(const Era& era, const ModelConfig& c) {
   const char* why = era.v2_runner_env == 0                          ? "VLLM_USE_V2_MODEL_RUNNER=0"
                     : era.v2_runner_env == 1 && v2                  ? "VLLM_USE_V2_MODEL_RUNNER=1"
                     : era.lora                                      ? "--enable-lora falls back to it"
-                    : era.v2_fallback && era.version >= 2501        ? "a configuration V2 falls back from (n-gram or EAGLE3 + PP speculation, DeepSeek-V3.2/V4 on ROCm, DBO, elastic EP, logits processors, KV-sharing fast prefill)"
-                    : v2 && era.version >= 2801                     ? "every model family from 0.29.0 (PR #53183)"
+                    : era.v2_fallback && has(Rule::Mrv2DenseDefault, era.version) ? "a configuration V2 falls back from (n-gram or EAGLE3 + PP speculation, DeepSeek-V3.2/V4 on ROCm, DBO, elastic EP, logits processors, KV-sharing fast prefill)"
+                    : v2 && has(Rule::Mrv2AllFamilies, era.version) ? "every model family from 0.29.0 (PR #53183)"
                     : v2                                            ? "dense models from 0.25.1 (PR #44443)"
-                    : era.version >= 2501                           ? "MoE and hybrid models keep it until 0.29.0"
+                    : has(Rule::Mrv2DenseDefault, era.version) ? "MoE and hybrid models keep it until 0.29.0"
                                                                     : "V2 is the default from 0.25.1 (dense) / 0.29.0 (all)";
   return fmt::format("model runner: {}: {}", which, why);
 }
@@ -389,10 +390,10 @@ SamplerPath sampler_path(const Era& era, int64_t reqs, FlashInferSampler fi, boo
     return {6, 6, 14, "Model Runner V2 dummy sampler without top-k/top-p: logits + fp32 copy 6 B/logit (V1 path 14 B)"};
   }
   // 0.8.0-0.8.1 only: the profile-run metadata's prompt_token_ids (version cut INFERRED).
-  const double extra = (era.version >= 800 && era.version < 802) ? 8 : 0;
+  const double extra = has(Rule::SamplerPromptTokenIds, era.version) ? 8 : 0;
   const double sort = sort_bytes(reqs) + extra;
-  const double fib = (era.version < 900 ? 10 : 14) + extra;  // FlashInfer: pre-0.2.3 API before 0.9
-  if (era.version < 1600 && !era.v0 && fi != FlashInferSampler::Unset) {
+  const double fib = (has(Rule::FlashinferPre023Api, era.version) ? 10 : 14) + extra;  // FlashInfer: pre-0.2.3 API before 0.9
+  if (!has(Rule::TritonTopkToppSampler, era.version) && !era.v0 && fi != FlashInferSampler::Unset) {
     // VLLM_USE_FLASHINFER_SAMPLER given (vllm/envs.py: bool(int(value)), None when unset), read
     // by v1/sample/ops/topk_topp_sampler.py TopKTopPSampler.__init__ by era:
     //  - 0.8.x (PR #11394's gate 'envs.VLLM_USE_FLASHINFER_SAMPLER is not False', with PR #14815
@@ -409,14 +410,14 @@ SamplerPath sampler_path(const Era& era, int64_t reqs, FlashInferSampler fi, boo
     // as the unfavourable end where a build can still fall back to it (before 0.11).
     if (fi == FlashInferSampler::Off)
       return {sort, sort, sort, fmt::format("VLLM_USE_FLASHINFER_SAMPLER=0: PyTorch sort path {:.0f} B/logit", sort)};
-    double hi = era.version < 1100 ? sort : fib;
+    double hi = has(Rule::FlashinferSamplerUnlessFalse, era.version) ? sort : fib;
     return {fib, fib, hi,
-            era.version < 1100 ? fmt::format("VLLM_USE_FLASHINFER_SAMPLER=1: FlashInfer {:.0f} B/logit (the sort's {:.0f} B if this build falls back: "
+            has(Rule::FlashinferSamplerUnlessFalse, era.version) ? fmt::format("VLLM_USE_FLASHINFER_SAMPLER=1: FlashInfer {:.0f} B/logit (the sort's {:.0f} B if this build falls back: "
                                              "FlashInfer missing{})",
-                                             fib, sort, era.version < 900 ? " or >= 0.2.3" : "")
+                                             fib, sort, has(Rule::FlashinferPre023Api, era.version) ? " or >= 0.2.3" : "")
                                : fmt::format("VLLM_USE_FLASHINFER_SAMPLER=1: FlashInfer {:.0f} B/logit (opt-in, no fallback)", fib)};
   }
-  if (era.version < 1600) {
+  if (!has(Rule::TritonTopkToppSampler, era.version)) {
     // 2025 builds (0.8 .. 0.15): pip wheels run the PyTorch sort (FlashInfer's sampler needs
     // the flashinfer package; a 0.8.x build turned it off for flashinfer >= 0.2.3, release
     // INFERRED). V0 (< 0.8) is not re-derived and takes the same figure (a GUESS). Checked, not
@@ -441,7 +442,7 @@ SamplerPath sampler_path(const Era& era, int64_t reqs, FlashInferSampler fi, boo
     // "Using FlashInfer for top-p & top-k sampling" in its log) takes FlashInfer's path unasked --
     // the 0.10.1.1 logs of extra xvllm-094..097 and the 0.10.2 image of xvllm-013 did, pip installs
     // without it (xvllm-019, -098: "FlashInfer is not available") sort. The note says how to plan it.
-    if (era.version < 1100)
+    if (has(Rule::FlashinferSamplerUnlessFalse, era.version))
       return {sort, fib, sort,
               fmt::format("PyTorch sort path {:.0f} B/logit, as a pip install without FlashInfer runs it; an install with FlashInfer (the "
                           "vllm/vllm-openai image, whose log says 'Using FlashInfer for top-p & top-k sampling') takes {:.0f} B: "
@@ -868,7 +869,7 @@ Estimate cuda_graph_memory(const Era& era, const ModelConfig& c, int64_t layers,
   // fixed buffers (xvllm-068; the MoE figure gave 0.53 GiB), as the dense Qwen3.5-27B-FP8 on 0.30.0
   // implies ~0.22 (xvllm-060). INFERRED, n = 2.
   const bool gdn_as_attention = dense_hybrid || (linear_layers > 0 && model_runner_v2(era, c));
-  if (cost == GraphCost::ByKind && model_runner_v2(era, c) && era.version >= 2900 && era.graph_estimate_applied && linear_layers == 0)
+  if (cost == GraphCost::ByKind && model_runner_v2(era, c) && has(Rule::Mrv2CaptureAfterProfiling, era.version) && era.graph_estimate_applied && linear_layers == 0)
     return v2_capture_after_profiling(layers, piecewise + full);
   // A PIECEWISE capture costs 0.27 MiB per (graph x layer): the PIECEWISE-only releases (0.10.x,
   // 67 graphs) log 0.264 (Qwen2-7B, A100, xvllm-095/096), 0.282 (Qwen3-8B-FP8, xvllm-110), and the
@@ -887,7 +888,7 @@ Estimate cuda_graph_memory(const Era& era, const ModelConfig& c, int64_t layers,
     e.high = static_cast<int64_t>(static_cast<double>(e.central) * 2.5);
     e.basis += "; range x0.6 .. x2.5: the p10 .. p90 of 42 logged captures over this forecast";
   }
-  if (dense_hybrid && era.version >= 2600 && full > 0 && max_num_batched_tokens > 4096) {
+  if (dense_hybrid && has(Rule::HybridFullWarmupTransient, era.version) && full > 0 && max_num_batched_tokens > 4096) {
     const double t = 0.11 * GiB * static_cast<double>(max_num_batched_tokens - 4096) / 1024.0 * static_cast<double>(linear_layers) / 48.0;
     e.central += static_cast<int64_t>(t);
     e.low += static_cast<int64_t>(t * 0.5);
@@ -932,7 +933,7 @@ Estimate nccl_graph_capture(const Era& era, const ModelConfig& c, int tp, Fabric
   // xvllm-031) left the KV its estimate allows without the term. The cut is placed after the last
   // release that shows it, 0.19.0 (INFERRED; what changed in 0.20 .. 0.26 was not read).
   Estimate e;
-  if (era.v0 || era.version >= 2000 || tp <= 1 || model_runner_v2(era, c) || layers <= 0 || graphs <= 0) return e;
+  if (era.v0 || !has(Rule::NcclInCapturedGraphs, era.version) || tp <= 1 || model_runner_v2(era, c) || layers <= 0 || graphs <= 0) return e;
   if (!(across_nodes || (fabric == Fabric::Pcie && tp > 2))) return e;
   const double central = 0.28 * MiB * static_cast<double>(graphs) * static_cast<double>(layers);
   return range(central, 0.7, 1.6,
@@ -992,7 +993,7 @@ Estimate cuda_graph_estimate(const Era& era, const ModelConfig& c, const Estimat
                                              second_size, c.hidden_size));
   }
   Estimate e;
-  if (era.version < 2800) {
+  if (has(Rule::Mrv2GraphEstimateZero, era.version)) {
     // Model Runner V2 until 0.27.x: "def profile_cudagraph_memory(self) -> int: # NOTE(woosuk):
     // It is TBD whether we keep this API or not. return 0" (vllm/v1/worker/gpu/model_runner.py,
     // PR #36520 "[Model Runner V2] Add dummy profile_cudagraph_memory API"; public-code

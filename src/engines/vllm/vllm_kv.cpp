@@ -11,6 +11,7 @@
 
 #include "engines/vllm/vllm_kv.h"
 #include "engines/vllm/vllm_kv_dsv4_legacy.h"
+#include "engines/vllm/vllm_rule_table.h"
 #include "engines/vllm/vllm_rules.h"
 #include "engines/vllm/vllm_settings.h"
 #include "headroom/error.h"
@@ -33,11 +34,8 @@ KvDtype resolve_kv_dtype(const Era& era, const std::string& flag, DType model_dt
   };
   if (f == "auto") {
     model();
-    // ModelOpt checkpoints that quantize the KV cache (kv_cache_quant_algo FP8, or config.json's
-    // kv_cache_scheme, which vLLM reads before hf_quant_config.json): vLLM loads the k/v scales
-    // and, since the 2025 quant-config plumbing, runs an fp8 cache when the dtype is left at auto
-    // (INFERRED from logs; older builds kept the model dtype).
-    if (era.version >= 1100 && q.kv_cache_quant_hf_loaders() == "FP8") {
+    // A ModelOpt checkpoint with an FP8 KV scheme: fp8 cache at auto (docs/engines/vllm.md vllm.modelopt_kv_fp8_auto).
+    if (has(Rule::ModeloptKvFp8Auto, era.version) && q.kv_cache_quant_hf_loaders() == "FP8") {
       k.name = "fp8_e4m3";
       k.elem_bytes = 1;
     }
@@ -53,20 +51,20 @@ KvDtype resolve_kv_dtype(const Era& era, const std::string& flag, DType model_dt
     k.elem_bytes = 1;
     return k;
   }
-  if (f == "fp8_ds_mla" && era.version >= 1100) {
+  if (f == "fp8_ds_mla" && has(Rule::KvDtypeFp8DsMla, era.version)) {
     if (!mla) fail_input("vllm", "--kv-cache-dtype", "fp8_ds_mla is only supported for MLA models (DeepSeek-V3.2 sparse MLA)");
     k.name = f;
     k.elem_bytes = 1;
     k.ds_mla = true;
     return k;
   }
-  if (f == "nvfp4" && era.version >= 2000) {
+  if (f == "nvfp4" && has(Rule::KvDtypeNvfp4, era.version)) {
     k.name = f;
     k.elem_bytes = 0.5;
     k.nvfp4 = true;
     return k;
   }
-  if ((f == "fp8_per_token_head" || f == "int8_per_token_head") && era.version >= 2400) {
+  if ((f == "fp8_per_token_head" || f == "int8_per_token_head") && has(Rule::KvDtypePerTokenHead, era.version)) {
     k.name = f;
     k.elem_bytes = 1;
     k.per_token_head_scales = true;
@@ -409,7 +407,7 @@ KvLayout dsv4_layout(const std::vector<LayerSpec>& specs, int64_t block_size, bo
   l.num_groups = static_cast<int64_t>(l.v4.size());
   for (const auto& g : l.v4)
     l.groups.push_back({g.full ? SpecKind::Mla : SpecKind::Sliding, g.block, g.window, g.layers, g.layers});
-  return era.version < kDsv4PackedVersion ? dsv4_legacy_layout(std::move(l), era) : l;
+  return has(Rule::Dsv4Packed, era.version) ? l : dsv4_legacy_layout(std::move(l), era);
 }
 
 // UniformTypeKVCacheSpecs.max_memory_usage_pages of one V4 group at max_model_len L.
@@ -426,11 +424,8 @@ KvLayout kv_layout(const std::vector<LayerSpec>& specs, int64_t block_size, bool
   // max_concurrent_batches with vLLM's defaults (async scheduling on, one pipeline stage); the
   // deployment's own value comes from in_flight_batches() (kv_sizing, plan).
   l.in_flight_batches = era.swa_in_flight ? 2 : 1;
-  // 2025 (bbf906a8) check_enough_kv_cache_memory summed max_memory_usage_bytes over the layer
-  // specs; the 2026 planner (_max_memory_usage_bytes_from_groups, "correctly accounts for
-  // padding in hybrid models") sums over the padded groups. Boundary INFERRED: the 2026 code
-  // (same bracket as the group_size rule below).
-  l.needed_counts_padding = era.version >= 1400;
+  // The one-request check over the padded groups (2026) or the layer specs (2025): vllm.needed_counts_padding.
+  l.needed_counts_padding = has(Rule::NeededCountsPadding, era.version);
   if (specs.empty()) {
     l.attention_free = true;
     l.tensors = 0;
@@ -454,15 +449,8 @@ KvLayout kv_layout(const std::vector<LayerSpec>& specs, int64_t block_size, bool
     // model_executor/models/config.py HybridAttentionMambaModelConfig: raise the attention
     // block size so one attention page >= the mamba page (kernel alignment 16), then pad the
     // mamba page to exactly attn_block * attn_bytes_per_token.
-    // Kernel alignment 16 (the attention backends' smallest kernel block); in mamba_cache_mode
-    // "all" the block is a multiple of lcm(mamba chunk size, alignment) instead. From PR #37467
-    // (merged 2026-03-18, which moved the alignment into vllm/platforms/interface.py
-    // _align_hybrid_block_size; first release INFERRED 0.19) the alignment is
-    // max(the backend's smallest kernel block, cache_config.block_size), so a --block-size given
-    // below the mamba page becomes the alignment: 128 x cdiv(2,146,304, 128 x 2,048) = 1,152 for
-    // Qwen3.6-35B-A3B in bf16 where 16 gives 1,056 (xvllm-068, 0.29.0: 4.9 GiB = 222 blocks,
-    // 222 / (29 + 3 x 2) x 32,768 = 207,842 tokens exactly as logged).
-    int64_t align = era.version >= 1900 && block_size_given ? std::max<int64_t>(16, block_size) : 16;
+    // Alignment 16 (a given --block-size from PR #37467: vllm.hybrid_align_block_size); mode "all": lcm(chunk, alignment).
+    int64_t align = has(Rule::HybridAlignBlockSize, era.version) && block_size_given ? std::max<int64_t>(16, block_size) : 16;
     int64_t need = align * cdiv(mamba_page, align * attn_bpt);
     bool all_mode = std::any_of(specs.begin(), specs.end(), [](const LayerSpec& s) { return s.kind == SpecKind::Mamba && s.mamba_mode == MambaCache::All; });
     if (all_mode && mamba_chunk > 0) {
@@ -540,10 +528,9 @@ KvLayout kv_layout(const std::vector<LayerSpec>& specs, int64_t block_size, bool
     l.groups.push_back({buckets[0].first.kind, *std::min_element(blk.begin(), blk.end()), buckets[0].first.window, l.tensors, l.tensors});
     return l;
   }
-  // Hybrid: _get_kv_cache_groups_uniform_page_size. group_size = min layer count per type;
-  // 2026 code uses the max count when max < 1.5 * min (less padding).
+  // Hybrid: _get_kv_cache_groups_uniform_page_size, group_size = min layer count per type (vllm.hybrid_group_size_max).
   int64_t group_size = min_count;
-  if (era.version >= 1400 && static_cast<double>(max_count) < 1.5 * static_cast<double>(min_count)) group_size = max_count;
+  if (has(Rule::HybridGroupSizeMax, era.version) && static_cast<double>(max_count) < 1.5 * static_cast<double>(min_count)) group_size = max_count;
   l.uniform = false;
   l.tensors = group_size;
   int64_t groups = 0;
@@ -694,17 +681,12 @@ MambaCache mamba_cache_for(const Deployment& d, const Settings& s) {
     else fail_input("vllm serve", "--mamba-cache-mode", fmt::format("argument --mamba-cache-mode: invalid choice: '{}' (choose from none, all, align)", *v));
     return m;
   }
-  // Prefix caching for hybrid models: opt-in from PR #23716 (2025-08) until PR #50991
-  // (merged 2026-08-04: "enable prefix cache for hybrid model by default and change the default
-  // mode to align"), first in 0.28.0 (INFERRED: vllm-metal's support matrix for 0.28.0 says so;
-  // vllm-085 / vllm-087 on 0.30.0 replay only with "align").
-  bool prefix = s.era.version >= 2800 ? !on("--no-enable-prefix-caching") : on("--enable-prefix-caching") && !on("--no-enable-prefix-caching");
+  // Prefix caching for hybrid models: opt-in until PR #50991 (vllm.hybrid_prefix_caching_default).
+  bool prefix = has(Rule::HybridPrefixCachingDefault, s.era.version) ? !on("--no-enable-prefix-caching") : on("--enable-prefix-caching") && !on("--no-enable-prefix-caching");
   if (!prefix) return m;
-  // Before the flip, enabled prefix caching chose "all" for models that implement
-  // SupportsMambaPrefixCaching (the Mamba2 families) and "align" for the others (Gated DeltaNet),
-  // and "align" with speculative decoding (PR #40454); after it the default is "align".
+  // Before the flip: "all" for SupportsMambaPrefixCaching (Mamba2), "align" for GDN and speculation (PR #40454).
   bool gdn = c.linear_num_value_heads > 0;
-  m.mode = s.era.version >= 2800 || gdn || m.spec_tokens > 0 ? MambaCache::Align : MambaCache::All;
+  m.mode = has(Rule::HybridPrefixCachingDefault, s.era.version) || gdn || m.spec_tokens > 0 ? MambaCache::Align : MambaCache::All;
   return m;
 }
 

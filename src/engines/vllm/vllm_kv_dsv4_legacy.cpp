@@ -43,18 +43,19 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "engines/vllm/vllm_rule_table.h"
 #include "headroom/error.h"
 
 namespace headroom::vllm {
 
 KvLayout dsv4_legacy_layout(KvLayout l, const Era& era) {
-  if (era.version < kDsv4FirstVersion)
+  if (!has(Rule::Dsv4Support, era.version))
     // vllm/model_executor/models/registry.py: an architecture the build does not know.
     fail_input("vllm", "--model",
                fmt::format("ValueError: Model architectures ['DeepseekV4ForCausalLM'] are not supported for now "
                            "(DeepSeek-V4 arrived in vLLM 0.20.0, PR #40860; rules of {})",
                            era.label));
-  if (era.version >= kDsv4BucketedBlockVersion || l.v4.empty()) return l;  // 0.23: the bucketed block (see above)
+  if (has(Rule::Dsv4BucketedBlock, era.version) || l.v4.empty()) return l;  // 0.23: the bucketed block (see above)
   // 0.20-0.22: every tuple slot holds one page of each MLA page size.
   int64_t tuples = 0;
   for (const auto& g : l.v4) tuples = std::max(tuples, g.tuples);

@@ -7,10 +7,8 @@
 
 namespace headroom::vllm {
 
-// Releases that changed DeepSeek-V4's KV allocation (major*10000 + minor*100 + patch).
-inline constexpr int kDsv4FirstVersion = 2000;        // 0.20.0: V4 support (PR #40860)
-inline constexpr int kDsv4BucketedBlockVersion = 2300; // 0.23.0: per-page-size slot counts (PR #44454)
-inline constexpr int kDsv4PackedVersion = 2400;        // 0.24.0: one packed allocation (PR #44577)
+// The releases that changed DeepSeek-V4's KV allocation are rows of vllm_rule_table.cpp:
+// vllm.dsv4_support (0.20), vllm.dsv4_bucketed_block (0.23), vllm.dsv4_packed (0.24).
 
 // `grouped`: dsv4_layout's groups, pages and 0.24+ packed block for one pipeline stage. Returns
 // the layout as `era` allocated it (0.20-0.23). Throws InputError before 0.20, which has no

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "engines/vllm/vllm_rule_table.h"
 #include "headroom/units.h"
 
 namespace headroom::vllm {
@@ -98,21 +99,17 @@ OnlineFp8 online_fp8(const RankWeights& w, int vllm_version, int layers_on_rank)
   // quant method), the embeddings, norms and the vision tower keep the model dtype. "Model loading
   // took" is allocated memory after that processing (DeviceMemoryProfiler), so it holds the FP8
   // weights: the attention, MLP and expert components at half their 16-bit bytes.
-  // At the load's peak: until PR #31914 ("fix memory for online fp8 quantization with streaming
-  // weight load", merged 2026-01-07, first release 0.14) the 16-bit weights were all created and
-  // loaded before any was quantized -- the docs' warning "we load the model at original precision
-  // before quantizing down to 8-bits, so you need enough memory to load the whole model"; vllm#7200
-  // is such an OOM. From 0.14 the weights are created on the meta device and quantized layer by
-  // layer as they load: about one layer's 16-bit linears on top (INFERRED from the PR text).
+  // At the load's peak: the whole 16-bit linears, or one layer's from PR #31914 (vllm.online_fp8_streaming).
   OnlineFp8 o;
   const int64_t linear = w.component_bytes(kLinearComponents);
   o.saved = linear / 2;
-  o.load_transient = vllm_version < 1400 ? linear - o.saved : linear / std::max(1, layers_on_rank);
+  const bool streaming = has(Rule::OnlineFp8Streaming, vllm_version);
+  o.load_transient = streaming ? linear / std::max(1, layers_on_rank) : linear - o.saved;
   o.what = fmt::format("--quantization fp8 on a 16-bit checkpoint: online dynamic FP8 (quantization/fp8.py): the attention, MLP and expert "
                        "weights load at 1 B per element ({} per rank less); lm_head, embeddings, norms and any vision tower stay 16-bit. "
                        "While loading: {} of 16-bit weights on top, freed by the end of load_model ({})",
                        human_bytes(o.saved), human_bytes(o.load_transient),
-                       vllm_version < 1400 ? "before 0.14 the whole 16-bit model loads before quantization, PR #31914"
+                       !streaming ? "before 0.14 the whole 16-bit model loads before quantization, PR #31914"
                                            : "from 0.14 quantized layer by layer as it loads, PR #31914: one layer's linears, INFERRED");
   return o;
 }

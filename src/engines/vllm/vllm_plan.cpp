@@ -12,6 +12,7 @@
 #include "engines/layout_cache.h"
 #include "engines/plan_memo.h"
 #include "engines/vllm/vllm_kv.h"
+#include "engines/vllm/vllm_rule_table.h"
 #include "engines/vllm/vllm_rules.h"
 #include "engines/vllm/vllm_settings.h"
 #include "headroom/engine.h"
@@ -305,7 +306,7 @@ double mxfp4_expert_ratio(const Era& era, const Deployment& d, const ModelConfig
   const double hd = static_cast<double>(h), imd = static_cast<double>(im);
   if (d.gpu.sm == 90 && fi_sm90.value_or(false))
     return static_cast<double>(up(h, 128) * up(im, 128)) / (hd * imd);
-  if (d.gpu.sm == 90 && era.version >= 1100 && !marlin_env.value_or(false)) {
+  if (d.gpu.sm == 90 && has(Rule::Mxfp4TritonSm90, era.version) && !marlin_env.value_or(false)) {
     const double imp = static_cast<double>(up(im, 64));
     const double raw = 1.5 * hd * imd + 3.0 * hd * imd / 32 + (2 * imd + hd) * 2;
     const double loaded = 1.5 * hd * imp + 3.0 * hd * imp / 32 +
@@ -408,7 +409,7 @@ std::optional<VisionProfile> vision_profile_peak(const Deployment& d, const Mode
 // INFERRED, n = 1 at TP > 1.
 std::optional<Estimate> qwen3_vl_video_profile(const Era& era, const ModelConfig& c, int tp) {
   const VisionTower& v = c.vision;
-  if (era.version < 1100 || era.version >= 1800 || (c.model_type != "qwen3_vl" && c.model_type != "qwen3_vl_moe")) return std::nullopt;
+  if (!has(Rule::Qwen3VlVideoProfile, era.version) || (c.model_type != "qwen3_vl" && c.model_type != "qwen3_vl_moe")) return std::nullopt;
   constexpr double kBudget = 153600;
   const double merge = static_cast<double>(std::max<int64_t>(1, v.spatial_merge_size));
   const double pixel_fp32 = merge * merge * patch_values(v) * 4;
@@ -474,7 +475,7 @@ void prepare(Prepared& P, const Deployment& d) {
   }
 
   P.whole_model_check.reset();
-  if (pp > 1 && !era.v0 && era.version >= 1400 && era.version < 1600) {
+  if (pp > 1 && !era.v0 && has(Rule::PpWholeModelKvCheck, era.version)) {
     Deployment one = d;
     one.par.pp = 1;
     KvLayout whole = stage_kv_layout(one, s, 0);
@@ -532,7 +533,7 @@ void prepare(Prepared& P, const Deployment& d) {
       t.fp8_transient = o.load_transient;
       if (P.ranks.empty()) P.notes.push_back(o.what);
     }
-    if (s.cpu_offload_bytes > 0 && model_runner_v2(era, c) && era.version < 2800) {
+    if (s.cpu_offload_bytes > 0 && model_runner_v2(era, c) && has(Rule::Mrv2CpuOffloadNoop, era.version)) {
       // Model Runner V2 never installed the offloader (set_offloader was called by the V1 runner
       // only): vllm#51396 (2026-08-07, "cpu_offload_gb silently no-ops on Model Runner V2"). PR
       // #51413 "added MRV2 weight offloading by reusing the MRV1 offloader" (vLLM blog of
@@ -692,7 +693,7 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
   // and 0.8.2 loading the model; INFERRED boundary 0.8.2 (0.8.0 / 0.8.1 not seen).
   if (d.model->config.family == "nemotron_nas") {
     const Era e = era_for_version(d.engine_version);
-    if (e.version > 0 && e.version < 802)
+    if (has(Rule::NemotronNasUnsupported, e.version))
       fail_input("vllm serve", "--model",
                  fmt::format("AttributeError: 'DeciLMConfig' object has no attribute 'num_key_value_heads_per_layer' (vLLM {} predates "
                              "nemotron_nas.py, 0.8.2)", d.engine_version));
@@ -750,7 +751,7 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
   std::string refusal_stage;
   int64_t F0c = T - r0.st->ctx.central - others;
   if (!era.whole_gpu && F0c < R) {
-    std::string dev = era.version >= 1400 ? " cuda:0" : "";
+    std::string dev = has(Rule::StartupErrorNamesDevice, era.version) ? " cuda:0" : "";
     refusal = Failure{"init", 0, R, F0c,
                       fmt::format("ValueError: Free memory on device{} ({}/{} GiB) on startup is less than desired GPU memory utilization ({}, {} GiB). "
                                   "Decrease GPU memory utilization or reduce GPU memory used by other processes.",
@@ -815,7 +816,7 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
       if (a <= 0 && !t.st->layout.attention_free) {
         refusal = Failure{"kv_pool", t.rank, 0, a,
                           std::string("ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.") +
-                              (era.version >= 1200 ? conserving() : "")};
+                              (has(Rule::ConservingMemoryHint, era.version) ? conserving() : "")};
         refusal_rank = t.rank;
         break;
       }
@@ -831,7 +832,7 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
                           fmt::format("ValueError: To serve at least one request with the {} max seq len ({}), ({} GiB KV cache is needed, which is larger "
                                       "than the available KV cache memory ({} GiB). {}Try increasing `gpu_memory_utilization` or decreasing `max_model_len` "
                                       "when initializing the engine.{}",
-                                      era.models_typo ? "models's" : "model's", L, g_need, g_av, est, era.version >= 1200 ? conserving() : "")};
+                                      era.models_typo ? "models's" : "model's", L, g_need, g_av, est, has(Rule::ConservingMemoryHint, era.version) ? conserving() : "")};
         refusal_rank = t.rank;
         f.notes.push_back(fmt::format("estimated maximum model length M = {} (binary search over max_model_len as vLLM's estimate_max_model_len)", M));
       }
@@ -881,7 +882,7 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
     if (!stop) {
       sim.begin_stage("weights");
       // Online FP8's 16-bit weights while loading: exact before 0.14, one layer's linears after (INFERRED).
-      const int64_t tr = t.fp8_transient, tr_lo = era.version < 1400 ? tr : 0, tr_hi = era.version < 1400 ? tr : 2 * tr;
+      const int64_t tr = t.fp8_transient, tr_lo = has(Rule::OnlineFp8Streaming, era.version) ? 0 : tr, tr_hi = has(Rule::OnlineFp8Streaming, era.version) ? 2 * tr : tr;
       const char* tr_what = "16-bit weights during online FP8 quantization";
       if (tr > 0) sim.alloc_estimated(tr_what, tr, tr_lo, tr_hi);
       sim.alloc(t.padded ? "model weights (incl. MXFP4 expert padding)" : "model weights (Model loading took)", t.weights - t.lora - t.marlin - t.draft - t.mtp);
@@ -937,7 +938,7 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
         oom->stage = "warmup";
         profile_oom = true;
       }
-      if (oom->stage == "weights" && era.version >= 1200)
+      if (oom->stage == "weights" && has(Rule::ConservingMemoryHint, era.version))
         oom->message = "Failed to load model - not enough GPU memory. Try lowering --gpu-memory-utilization to free memory for weights, increasing "
                        "--tensor-parallel-size, or using --quantization. See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more tips. (" +
                        oom->message + ")";

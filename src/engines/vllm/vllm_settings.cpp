@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "engines/vllm/vllm_rule_table.h"
 #include "headroom/cli.h"
 #include "headroom/engine.h"
 #include "headroom/error.h"
@@ -287,7 +288,7 @@ std::string fmt_len(double x) {
       "User-specified max_model_len ({}) is greater than the derived max_model_len ({}={} or "
       "model_max_length=None in model's config.json).",
       L, key, fmt_len(derived));
-  if (era.version < 1100)
+  if (!has(Rule::PydanticMaxModelLen, era.version))
     fail_input("vllm serve", "--max-model-len",
                fmt::format("ValueError: {} This may lead to incorrect model outputs or CUDA errors. To allow overriding this maximum, "
                            "set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1",
@@ -551,7 +552,7 @@ Settings resolve_settings(const Deployment& d) {
   s.max_model_len = derived >= 1 ? static_cast<int64_t>(std::min(derived, static_cast<double>(flag_ceiling("--max-model-len")))) : 2048;
   if (auto v = get("--max-model-len")) {
     if (*v == "auto" || *v == "-1") {
-      if (era.version < 2000)
+      if (!has(Rule::MaxModelLenAuto, era.version))
         fail_input("vllm serve", "--max-model-len", fmt::format("argument --max-model-len: invalid human_readable_int value: '{}'", *v));
       s.max_model_len_auto = true;
     } else {
@@ -724,20 +725,15 @@ Settings resolve_settings(const Deployment& d) {
   // --compilation-config JSON keys cudagraph_capture_sizes, max_cudagraph_capture_size (older
   // max_capture_size) and cudagraph_mode.
   GraphFlags gf = graph_flags(d);
-  // gpt-oss raises the largest captured size to 1024, "Overriding max cuda graph capture size to
-  // 1024 for performance." (GptOssForCausalLMConfig.verify_and_update_config,
-  // vllm/model_executor/models/config.py, with the model from 0.10.1; its NOTE: 67 -> 83 graphs).
-  // 0.10.x replaces a single cuda_graph_sizes value below 1024 by [1, 2, 4] + range(8, 256, 8) +
-  // range(256, 1025, 16); 0.11+ sets max_cudagraph_capture_size = 1024 when neither a capture list
-  // nor a maximum was given. Logged: gpt-oss-120b TP4 on 0.10.1.1, 83 graphs (extra xvllm-094).
-  if (!era.v0 && era.version >= 1001 && d.model->config.family == "gpt_oss" && gf.sizes.empty()) {
-    if (era.version < 1100 && gf.max_capture_size < 1024) {
+  // gpt-oss raises the largest captured size to 1024 (vllm.gpt_oss_capture_1024 in docs/engines/vllm.md).
+  if (!era.v0 && has(Rule::GptOssCapture1024, era.version) && d.model->config.family == "gpt_oss" && gf.sizes.empty()) {
+    if (!has(Rule::CompilationCaptureSizes, era.version) && gf.max_capture_size < 1024) {
       gf.sizes = {1, 2, 4};
       for (int64_t x = 8; x < 256; x += 8) gf.sizes.push_back(x);
       for (int64_t x = 256; x <= 1024; x += 16) gf.sizes.push_back(x);
       gf.max_capture_size = 0;
       s.notes.push_back("Overriding max cuda graph capture size to 1024 for performance. (gpt-oss: 83 capture sizes)");
-    } else if (era.version >= 1100 && gf.max_capture_size <= 0) {
+    } else if (has(Rule::CompilationCaptureSizes, era.version) && gf.max_capture_size <= 0) {
       gf.max_capture_size = 1024;
       s.notes.push_back("Overriding max cuda graph capture size to 1024 for performance. (gpt-oss)");
     }
@@ -750,10 +746,8 @@ Settings resolve_settings(const Deployment& d) {
     s.full_graphs = full_graph_count(era, s.capture, s.max_num_seqs, dql);
     s.piecewise_graphs = static_cast<int64_t>(s.capture.size());
     apply_cudagraph_mode(gf.mode, s);
-    // CompilationConfig.cudagraph_specialize_lora (default True; printed in 0.11.1 logs of
-    // 2025-11, e.g. public-code 57101392759): the dispatcher keys graphs on has_lora, so with
-    // --enable-lora every size is captured twice (INFERRED cut at 0.11.1).
-    if (s.lora.enabled && !era.v0 && era.version >= 1101) s.graph_copies = 2;
+    // cudagraph_specialize_lora: with --enable-lora every size is captured twice (vllm.cudagraph_specialize_lora).
+    if (s.lora.enabled && !era.v0 && has(Rule::CudagraphSpecializeLora, era.version)) s.graph_copies = 2;
   }
   s.graph_estimate_on = estimate && s.cuda_graphs();
 
