@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "headroom/calibration.h"
 #include "headroom/cli.h"
 #include "headroom/gpu.h"
 #include "headroom/model.h"
@@ -35,6 +36,9 @@ struct Deployment {
   // torch_compile_cache): cold on a first start or in a fresh container, warm on a restart that kept
   // it. Empty = not said (each engine model states what it assumes).
   std::string compile_cache;
+  // --profile NAME / HEADROOM_PROFILE: the host's calibrated terms (attach_profile, calibrate.h);
+  // every plan of this deployment (and of the copies tune, fit and compare make) uses them.
+  std::shared_ptr<const Calibration> calibration;
 
   const std::string* flag(std::string_view name) const;   // last value given, or nullptr
   const std::string* env_value(std::string_view name) const;  // last --env value given, or nullptr

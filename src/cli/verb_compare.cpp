@@ -11,6 +11,7 @@
 
 #include "cli/verbs.h"
 #include "headroom/advise.h"
+#include "headroom/calibrate.h"
 #include "headroom/deployment.h"
 #include "headroom/engine.h"
 #include "headroom/error.h"
@@ -162,6 +163,9 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
     if (std::find(common.begin(), common.end(), k) != common.end()) shared.emplace_back(k, v);
     else engine_flags.emplace_back(k, v);
   }
+  // A host profile calibrates the engine it was fitted on; the others keep their estimates.
+  const std::string profile = profile_name_from(args);
+  const std::string profile_engine = profile.empty() ? "" : load_profile(profile).terms.engine;
   std::vector<Row> rows;
   for (const auto& spec : specs) {
     auto [kind, version] = parse_engine_spec(spec);
@@ -194,6 +198,7 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
     }
     r.spec = spec;
     r.d = parse_deployment(Args::parse(argv));
+    if (!profile.empty() && engine_kind_name(r.d.engine) == profile_engine) attach_profile(args, r.d);
     if (r.d.engine == EngineKind::LlamaCpp)
       fail_input("--engine", "llamacpp", "compare covers sglang, vllm and trtllm; plan llama.cpp on its own (headroom plan --engine llamacpp)");
     try {
@@ -215,6 +220,8 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
     if (const std::string* v = r.f.setting(kn.flag)) r.knob_value = *v;
     rows.push_back(std::move(r));
   }
+  if (!profile.empty() && std::none_of(rows.begin(), rows.end(), [](const Row& r) { return r.d.calibration != nullptr; }))
+    fail_input("--profile", profile, fmt::format("fitted on {} logs, and no compared engine is {}", profile_engine, profile_engine));
   for (const auto& [k, v] : engine_flags) {
     const bool anyone = std::any_of(rows.begin(), rows.end(), [&, &k = k](const Row& r) {
       return accepts(r.d.engine, k) || std::any_of(r.carried.begin(), r.carried.end(), [&](const Row::Carried& c) { return c.given == k; });

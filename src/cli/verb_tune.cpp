@@ -5,6 +5,7 @@
 
 #include "cli/verbs.h"
 #include "headroom/advise.h"
+#include "headroom/calibrate.h"
 #include "headroom/deployment.h"
 #include "headroom/error.h"
 
@@ -27,6 +28,7 @@ int verb_tune(const Args& args, std::ostream& out, std::ostream& err) {
   if (!args.positionals().empty()) fail_input("command line", args.positionals().front(), "unexpected argument for 'headroom tune'");
   TuneGoal goal = parse_tune_goal(args);
   Deployment d = parse_deployment(strip_options(args));
+  attach_profile(args, d);
   TuneResult r = tune(d, goal);
   if (args.has("--json")) out << tune_json(r).dump(2) << "\n";
   else print_tune(out, r);

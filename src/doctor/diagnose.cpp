@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "doctor/doctor_internal.h"
+#include "headroom/calibrate.h"
 #include "headroom/deployment.h"
 #include "headroom/engine.h"
 #include "headroom/error.h"
@@ -176,6 +177,7 @@ Diagnosis diagnose(const LogScan& scan, const Args& args) {
       dx.gaps.push_back(std::string("could not rebuild the deployment: ") + e.what());
     }
   }
+  if (dep) attach_profile(args, *dep);  // --profile / HEADROOM_PROFILE: the forecasts use the host's terms (exit 2 on a mismatch)
 
   // SGLang's fraction neither given nor printed: the value whose forecast reproduces the free
   // memory the log printed (the planner would otherwise assume the engine's default).

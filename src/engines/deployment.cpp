@@ -66,7 +66,7 @@ constexpr Alias kParallelFlags[] = {
 };
 constexpr std::string_view kHeadroomOptions[] = {"--engine", "--model", "--model-path", "--gpu", "--gpu-memory",
                                                  "--gpus", "--json", "--enable-dp-attention", "--env",
-                                                 "--interconnect", "--compile-cache", "--brief"};
+                                                 "--interconnect", "--compile-cache", "--brief", "--profile"};
 }  // namespace
 
 const std::vector<std::string_view>& common_deployment_options() {

@@ -7,7 +7,7 @@
 namespace headroom {
 
 #if defined(__GLIBCXX__) && defined(__x86_64__)
-static_assert(sizeof(Deployment) == 488, "Deployment changed: compare the new field in same_but_budget()");
+static_assert(sizeof(Deployment) == 504, "Deployment changed: compare the new field in same_but_budget()");
 static_assert(sizeof(GpuSpec) == 256, "GpuSpec changed: compare the new field in same_gpu()");
 static_assert(sizeof(Parallel) == 20, "Parallel changed: compare the new field in same_but_budget()");
 #endif
@@ -27,6 +27,8 @@ bool same_but_budget(const Deployment& a, const Deployment& b, std::span<const s
   if (a.par.tp != b.par.tp || a.par.pp != b.par.pp || a.par.ep != b.par.ep || a.par.dp != b.par.dp || a.par.dp_attention != b.par.dp_attention)
     return false;
   if (a.env != b.env || a.compile_cache != b.compile_cache) return false;
+  // a.calibration: not compared. The engines apply a host profile after the terms kept here
+  // (vllm_plan.cpp calibrated_ranks works on copies), so the kept terms hold with or without one.
   if (a.flags.size() != b.flags.size() || a.engine_version != b.engine_version || a.model_spec != b.model_spec) return false;
   for (size_t i = 0; i < a.flags.size(); ++i) {
     if (a.flags[i].first != b.flags[i].first) return false;
