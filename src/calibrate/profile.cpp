@@ -7,6 +7,7 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <type_traits>
 
 #include "headroom/calibrate.h"
 #include "headroom/error.h"
@@ -40,8 +41,11 @@ std::optional<T> opt_num(const nlohmann::json& o, const char* key, const std::st
   if (!o.contains(key) || o[key].is_null()) return std::nullopt;
   if (!o[key].is_number()) fail_input(source, key, "must be a number");
   const T v = o[key].get<T>();
-  if constexpr (std::is_floating_point_v<T>)
+  if constexpr (std::is_floating_point_v<T>) {
     if (!(v > 0.0 && v < 100.0)) fail_input(source, key, fmt::format("scale {} is not a ratio between 0 and 100", v));
+  } else {
+    if (v < -(int64_t{1} << 40) || v > (int64_t{1} << 40)) fail_input(source, key, fmt::format("{} bytes is not a GPU's memory term", v));
+  }
   return v;
 }
 
@@ -113,6 +117,7 @@ HostProfile profile_from_json(const nlohmann::json& j, const std::string& source
       if (!v.is_object()) fail_input(source, "terms.per_tp." + k, "must be an object");
       CalibrationAtTp at;
       at.init_bytes = opt_num<int64_t>(v, "init_bytes", source);
+      if (at.init_bytes && *at.init_bytes < 0) fail_input(source, "init_bytes", "memory before weights cannot be negative");
       at.after_load_extra_bytes = opt_num<int64_t>(v, "after_load_extra_bytes", source);
       at.before_capture_extra_bytes = opt_num<int64_t>(v, "before_capture_extra_bytes", source);
       at.non_torch_bytes = opt_num<int64_t>(v, "non_torch_bytes", source);

@@ -76,7 +76,14 @@ int verb_fit(const Args& args, std::ostream& out, std::ostream& err) {
       std::find(req.gpu_names.begin(), req.gpu_names.end(), req.base.calibration->gpu) == req.gpu_names.end())
     fail_input("--profile", req.base.calibration->host, fmt::format("fitted on {}, which is not among the GPUs asked for", req.base.calibration->gpu));
   FitResult r = fit(req);
-  if (fa.has("--json")) out << fit_json(r).dump(2) << "\n";
+  if (req.base.calibration)
+    r.notes.push_back(fmt::format("calibrated (host {}): the candidates on {} use the host's terms, the others the estimates",
+                                  req.base.calibration->host, req.base.calibration->gpu));
+  if (fa.has("--json")) {
+    auto j = fit_json(r);
+    if (req.base.calibration) j["calibrated_host"] = req.base.calibration->host;
+    out << j.dump(2) << "\n";
+  }
   else print_fit(out, r, args.has("--all"));
   return r.candidates.empty() ? kExitFails : kExitOk;
 }

@@ -14,13 +14,12 @@
 namespace headroom {
 
 // The profile, when it was fitted on this deployment's GPU and engine (else nullptr: a fit over
-// several GPUs plans the others with the estimates).
+// several GPUs plans the others with the estimates). The capacity is not compared: attach_profile
+// gives the deployment the host's (fit's candidates keep the catalog's).
 inline const Calibration* calibration_for(const PlanOptions& opt, const Deployment& d) {
   if (!opt.calibration) return nullptr;
   const Calibration& c = *opt.calibration;
-  if (c.engine != engine_kind_name(d.engine)) return nullptr;
-  const bool same_gpu = c.gpu == d.gpu.name && (c.capacity_bytes <= 0 || std::llabs(c.capacity_bytes - d.capacity_bytes) <= 64 * MiB);
-  return same_gpu ? &c : nullptr;
+  return c.engine == engine_kind_name(d.engine) && c.gpu == d.gpu.name ? &c : nullptr;
 }
 
 // A signed calibrated term on the timeline: allocated when positive, given back when negative
