@@ -201,3 +201,31 @@ TEST_F(Calibrate, SameHostSeriesMedianKvErrorFalls) {
   EXPECT_LT(with[1], without[1]);
   EXPECT_LT(with[1], 0.5);
 }
+
+// tune, fit, compare and doctor take the profile as plan does, and say so in their JSON.
+TEST_F(Calibrate, EveryVerbTakesTheProfile) {
+  std::string out, err;
+  ASSERT_EQ(run(cat({"calibrate", data("sglang-rtx4090-llama31-8b.log"), "--name", "box"}, kSglang), out, err), 0) << err;
+  ASSERT_EQ(run(cat({"tune", "--profile", "box", "--json"}, kSglang), out, err), 0) << err;
+  EXPECT_EQ(J::parse(out)["calibrated_host"], "box");
+  ASSERT_EQ(run({"fit", "--engine", "sglang@docker@2025-07-14", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "rtx-4090", "--gpu", "h100",
+                 "--max-model-len", "8192", "--profile", "box", "--json"},
+                out, err),
+            0)
+      << err;
+  EXPECT_EQ(J::parse(out)["calibrated_host"], "box");
+  // compare: the SGLang row is calibrated, the vLLM row keeps its estimates.
+  ASSERT_EQ(run({"compare", "--engines", "sglang@docker@2025-07-14,vllm", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "rtx-4090",
+                 "--max-model-len", "8192", "--profile", "box", "--json"},
+                out, err),
+            0)
+      << err;
+  const J c = J::parse(out);
+  EXPECT_EQ(c["engines"][0]["calibrated_host"], "box");
+  EXPECT_FALSE(c["engines"][1].contains("calibrated_host"));
+  // doctor on the log the profile came from: its forecast is calibrated.
+  run(cat({"doctor", data("sglang-rtx4090-llama31-8b.log"), "--profile", "box", "--json"}, kSglang), out, err);
+  const J d = J::parse(out);
+  ASSERT_TRUE(d["forecast_after_fix"].is_object()) << out;
+  EXPECT_EQ(d["forecast_after_fix"]["calibrated_host"], "box");
+}

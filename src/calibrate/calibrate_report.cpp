@@ -1,5 +1,6 @@
 // What `headroom calibrate` prints: per log, the default and the calibrated forecast against the
 // log (KV tokens, free memory at capture begin), answer first; then each term, fitted or fixed.
+#include <cmath>
 #include <fmt/format.h>
 #include <ostream>
 
@@ -20,7 +21,8 @@ J term_json(const FittedTerm& t) {
 }
 std::string term_text(const FittedTerm& t) {
   if (!t.value) return fmt::format("{}: {} ({})", t.name, t.source, t.how);
-  const std::string v = t.name.find("scale") != std::string::npos ? fmt::format("x {:.3f}", *t.value) : fmt::format("{:+.2f} GiB", *t.value / GiB);
+  const double g = std::abs(*t.value) < GiB / 200.0 ? 0.0 : *t.value / GiB;  // no "-0.00"
+  const std::string v = t.name.find("scale") != std::string::npos ? fmt::format("x {:.3f}", *t.value) : fmt::format("{:+.2f} GiB", g);
   return fmt::format("{} {}: {} ({})", t.name, v, t.source, t.how);
 }
 std::string cap_text(const std::optional<double>& e) { return e ? fmt::format("{:+.2f} GiB", *e) : std::string("n/a"); }

@@ -295,12 +295,15 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
       if (!r.same_note.empty()) e["note"] = r.same_note;
       if (r.f.failure) e["failure"] = r.f.failure->message;
       if (!r.carried.empty()) e["carried_flags"] = r.carried_texts();
+      if (!r.f.calibrated_host.empty()) e["calibrated_host"] = r.f.calibrated_host;
       e["weights_per_gpu_bytes"] = weights_per_gpu(r.f);
       e["launch_command"] = launch_command(r.d, r.d.flags);
       j["engines"].push_back(e);
     }
     out << j.dump(2) << "\n";
   } else {
+    for (const auto& r : rows)
+      if (!r.f.calibrated_host.empty()) out << engine_kind_name(r.d.engine) << ": calibrated (host " << r.f.calibrated_host << ")\n";
     std::string rules;
     bool newest = false;
     for (const auto& r : rows) {

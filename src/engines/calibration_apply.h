@@ -2,6 +2,7 @@
 // hold for a deployment (same GPU and engine; the TP-keyed ones at its TP size), signed
 // timeline items, and the note that names the host.
 #pragma once
+#include <cmath>
 #include <cstdlib>
 #include <string>
 
@@ -29,11 +30,14 @@ inline void sim_signed(RankSim& sim, const std::string& what, int64_t bytes) {
   else if (bytes < 0) sim.release(what + " (less than estimated)", -bytes);
 }
 
-inline std::string calibration_gib(int64_t b) { return fmt::format("{:.2f} GiB", static_cast<double>(b) / static_cast<double>(GiB)); }
+inline std::string calibration_gib(int64_t b) {
+  const double g = static_cast<double>(b) / static_cast<double>(GiB);
+  return fmt::format("{:.2f} GiB", std::abs(g) < 0.005 ? 0.0 : g);  // no "-0.00"
+}
 
 // "calibrated (host NAME): ..." and, when the profile has no terms at this TP size, which are left.
 inline std::string calibration_note(const Calibration& c, const CalibrationAtTp* at, int tp, const std::string& terms) {
-  std::string n = fmt::format("calibrated (host {}): {}; capacity {:.2f} GiB as the host's logs print it", c.host,
+  std::string n = fmt::format("calibrated (host {}): {}; at the profile's capacity {:.2f} GiB", c.host,
                               terms.empty() ? "no term of the profile applies here" : terms,
                               static_cast<double>(c.capacity_bytes) / static_cast<double>(GiB));
   if (!at) n += fmt::format("; the profile has no log at TP {}: its per-TP terms (CUDA context, NCCL, non-torch) stay estimated", tp);
