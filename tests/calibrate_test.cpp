@@ -223,8 +223,9 @@ TEST_F(Calibrate, EveryVerbTakesTheProfile) {
   const J c = J::parse(out);
   EXPECT_EQ(c["engines"][0]["calibrated_host"], "box");
   EXPECT_FALSE(c["engines"][1].contains("calibrated_host"));
-  // doctor on the log the profile came from: its forecast is calibrated.
-  run(cat({"doctor", data("sglang-rtx4090-llama31-8b.log"), "--profile", "box", "--json"}, kSglang), out, err);
+  // doctor on the log the profile came from, the profile named by the environment: its forecast is calibrated.
+  setenv("HEADROOM_PROFILE", "box", 1);
+  run(cat({"doctor", data("sglang-rtx4090-llama31-8b.log"), "--json"}, kSglang), out, err);
   const J d = J::parse(out);
   ASSERT_TRUE(d["forecast_after_fix"].is_object()) << out;
   EXPECT_EQ(d["forecast_after_fix"]["calibrated_host"], "box");
