@@ -158,6 +158,9 @@ TEST_F(Calibrate, BadInputIsOneLineExitTwo) {
   EXPECT_EQ(run(cat({"calibrate", (dir_ / "cut.log").string()}, kVllm8b), out, err), 2);
   EXPECT_NE(err.find("no KV cache size"), std::string::npos) << err;
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  // A capacity below the free memory the log printed (22.39 GB before the weights): refused, not a negative context.
+  EXPECT_EQ(run(cat({"calibrate", data("sglang-rtx4090-llama31-8b.log"), "--gpu-memory", "20GiB"}, kSglang), out, err), 2);
+  EXPECT_NE(err.find("more than the capacity"), std::string::npos) << err;
   // A TensorRT-LLM deployment: not calibrated yet, said so.
   EXPECT_EQ(run({"calibrate", data("sglang-rtx4090-llama31-8b.log"), "--engine", "trtllm", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu",
                  "rtx-4090"},

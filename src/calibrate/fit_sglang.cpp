@@ -54,6 +54,8 @@ void fit_sglang(const LogScan& scan, LogFit& fit) {
     p_how = fmt::format("'Load weight end' avail mem + mem usage = {} (line {})", gib(*p), s.post_weights_avail->line);
   }
   if (!p) fail_input(fit.path, "Load weight begin", "the log prints no free memory before the weights ('Load weight begin ... avail mem=X GB'): nothing to calibrate");
+  if (*p > cap) fail_input(fit.path, "--gpu-memory", fmt::format("the log has {} free before the weights, more than the capacity {}: give --gpu-memory as "
+                                                                "the host reports its total (PyTorch's total_memory)", gib(*p), gib(cap)));
   fit.at_tp.init_bytes = cap - *p;
   term(fit, "init_bytes", "logged", fmt::format("capacity {} - {}", gib(cap), p_how), static_cast<double>(cap - *p));
 

@@ -61,6 +61,9 @@ void fit_non_torch(const LogScan& scan, LogFit& fit) {
 void fit_vllm(const LogScan& scan, LogFit& fit) {
   const auto& s = scan.summary;
   const int64_t cap = fit.deployment.capacity_bytes;
+  if (s.init_avail && s.init_avail->value > cap)
+    fail_input(fit.path, "--gpu-memory", fmt::format("the log has {} free at startup, more than the capacity {}: give --gpu-memory as the host "
+                                                     "reports its total (the log's 'F/T GiB')", gib(s.init_avail->value), gib(cap)));
   if (s.init_avail) {
     fit.at_tp.init_bytes = cap - s.init_avail->value;
     term(fit, "init_bytes", "logged", fmt::format("capacity {} - free at startup {} (line {})", gib(cap), gib(s.init_avail->value), s.init_avail->line),
