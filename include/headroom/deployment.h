@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "headroom/calibration.h"
 #include "headroom/cli.h"
 #include "headroom/gpu.h"
 #include "headroom/model.h"
@@ -39,6 +40,9 @@ struct Deployment {
   // (device order, after CUDA_VISIBLE_DEVICES); empty = nothing else on the GPUs.
   std::vector<int64_t> held_by_others;
   std::string host_state_source;  // where that was read ("hosts.csv", "NVML", "server chat")
+  // --profile NAME / HEADROOM_PROFILE: the host's calibrated terms (attach_profile, calibrate.h);
+  // every plan of this deployment (and of the copies tune, fit and compare make) uses them.
+  std::shared_ptr<const Calibration> calibration;
 
   const std::string* flag(std::string_view name) const;   // last value given, or nullptr
   const std::string* env_value(std::string_view name) const;  // last --env value given, or nullptr

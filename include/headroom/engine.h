@@ -1,6 +1,7 @@
 // Engine models: turn a Deployment into a Forecast by playing that engine's startup
 // sequence, for the engine version asked for, on each rank.
 #pragma once
+#include "headroom/calibration.h"
 #include "headroom/deployment.h"
 #include "headroom/forecast.h"
 #include <optional>
@@ -17,6 +18,9 @@ struct PlanOptions {
   // beyond what the model explains, and the least memory capture was seen to need.
   int64_t extra_before_capture_bytes = 0;
   int64_t graph_floor_bytes = 0;
+  // A host profile's terms (headroom calibrate, --profile); unset: the models' estimates.
+  // plan() fills it from Deployment::calibration when the caller left it unset.
+  std::optional<Calibration> calibration;
 };
 
 // Dispatches on deployment.engine. Throws InputError for flags the engine would reject,

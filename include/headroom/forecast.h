@@ -78,6 +78,8 @@ struct Forecast {
   std::vector<RankForecast> ranks;
   std::vector<DeviceMemory> devices;  // llama.cpp: every GPU, then the host
   std::vector<std::string> log;    // lines the engine would print, in its format
+  // The host profile whose terms replaced the estimates ("" when none): JSON "calibrated_host".
+  std::string calibrated_host;
   std::vector<std::string> notes;  // assumptions, estimates, warnings
 
   const std::string* setting(std::string_view key) const;

@@ -12,6 +12,7 @@
 
 #include "cli/verbs.h"
 #include "headroom/advise.h"
+#include "headroom/calibrate.h"
 #include "headroom/deployment.h"
 #include "headroom/engine.h"
 #include "headroom/error.h"
@@ -195,6 +196,9 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
     if (std::find(common.begin(), common.end(), k) != common.end()) shared.emplace_back(k, v);
     else engine_flags.emplace_back(k, v);
   }
+  // A host profile calibrates the engine it was fitted on; the others keep their estimates.
+  const std::string profile = profile_name_from(args);
+  const std::string profile_engine = profile.empty() ? "" : load_profile(profile).terms.engine;
   std::vector<Row> rows;
   for (const auto& spec : specs) {
     auto [kind, version] = parse_engine_spec(spec);
@@ -227,6 +231,7 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
     }
     r.spec = spec;
     r.d = parse_deployment(Args::parse(argv));
+    if (!profile.empty() && engine_kind_name(r.d.engine) == profile_engine) attach_profile(args, r.d);
     try {
       r.f = plan(r.d);
     } catch (const InputError& e) {
@@ -246,6 +251,8 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
     if (const std::string* v = r.f.setting(kn.flag)) r.knob_value = *v;
     rows.push_back(std::move(r));
   }
+  if (!profile.empty() && std::none_of(rows.begin(), rows.end(), [](const Row& r) { return r.d.calibration != nullptr; }))
+    fail_input("--profile", profile, fmt::format("fitted on {} logs, and no compared engine is {}", profile_engine, profile_engine));
   for (const auto& [k, v] : engine_flags) {
     const bool anyone = std::any_of(rows.begin(), rows.end(), [&, &k = k](const Row& r) {
       return accepts(r.d.engine, k) || std::any_of(r.carried.begin(), r.carried.end(), [&](const Row::Carried& c) { return c.given == k; });
@@ -325,12 +332,15 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
       if (!r.same_note.empty()) e["note"] = r.same_note;
       if (r.f.failure) e["failure"] = r.f.failure->message;
       if (!r.carried.empty()) e["carried_flags"] = r.carried_texts();
+      if (!r.f.calibrated_host.empty()) e["calibrated_host"] = r.f.calibrated_host;
       e["weights_per_gpu_bytes"] = weights_per_gpu(r.f);
       e["launch_command"] = launch_command(r.d, r.d.flags);
       j["engines"].push_back(e);
     }
     out << j.dump(2) << "\n";
   } else {
+    for (const auto& r : rows)
+      if (!r.f.calibrated_host.empty()) out << engine_kind_name(r.d.engine) << ": calibrated (host " << r.f.calibrated_host << ")\n";
     std::string rules;
     bool newest = false;
     for (const auto& r : rows) {

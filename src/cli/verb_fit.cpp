@@ -2,10 +2,13 @@
 // [--gpu NAME ...] [--max-gpus N] [--kv-cache-dtype X[,Y] ...] [--rank-by gpus|kv|headroom] [--nodes N]
 // [--margin BYTES] [--keep-free BYTES] [--json]`: which GPUs, how many and which parallelism
 // serve the workload, ranked, and why the others do not.
+#include <algorithm>
+#include <fmt/format.h>
 #include <ostream>
 
 #include "cli/verbs.h"
 #include "headroom/advise.h"
+#include "headroom/calibrate.h"
 #include "headroom/deployment.h"
 #include "headroom/error.h"
 #include "headroom/gpu.h"
@@ -65,8 +68,20 @@ int verb_fit(const Args& args, std::ostream& out, std::ostream& err) {
 
   std::string first_gpu = req.gpu_names.empty() ? gpu_catalog().front().name : req.gpu_names.front();
   req.base = parse_deployment(strip_options(fa, {"--gpu", "--max-gpus", "--kv-cache-dtype", "--sort", "--rank-by", "--nodes"}), {}, first_gpu);
+  // A host profile holds for its own GPU: the candidates on it are calibrated, the others not.
+  attach_profile(fa, req.base, false);
+  if (req.base.calibration && !req.gpu_names.empty() &&
+      std::find(req.gpu_names.begin(), req.gpu_names.end(), req.base.calibration->gpu) == req.gpu_names.end())
+    fail_input("--profile", req.base.calibration->host, fmt::format("fitted on {}, which is not among the GPUs asked for", req.base.calibration->gpu));
   FitResult r = fit(req);
-  if (fa.has("--json")) out << fit_json(r).dump(2) << "\n";
+  if (req.base.calibration)
+    r.notes.push_back(fmt::format("calibrated (host {}): the candidates on {} use the host's terms, the others the estimates",
+                                  req.base.calibration->host, req.base.calibration->gpu));
+  if (fa.has("--json")) {
+    auto j = fit_json(r);
+    if (req.base.calibration) j["calibrated_host"] = req.base.calibration->host;
+    out << j.dump(2) << "\n";
+  }
   else print_fit(out, r, args.has("--all"));
   return r.candidates.empty() ? kExitFails : kExitOk;
 }

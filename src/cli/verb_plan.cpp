@@ -4,6 +4,7 @@
 
 #include "cli/verbs.h"
 #include "headroom/advise.h"
+#include "headroom/calibrate.h"
 #include "headroom/deployment.h"
 #include "headroom/engine.h"
 #include "headroom/error.h"
@@ -52,6 +53,7 @@ int verb_plan(const Args& args, std::ostream& out, std::ostream& err) {
   const Args& a = args;
   if (!a.positionals().empty()) fail_input("command line", a.positionals().front(), "unexpected argument for 'headroom plan'");
   Deployment d = parse_deployment(a);
+  attach_profile(a, d);
   Forecast f = plan(d);
   if (a.has("--json")) {
     auto j = forecast_json(f);

@@ -15,6 +15,7 @@ const std::vector<VerbInfo>& verb_table() {
       {"tune", "the engine flags with the most KV cache that keep every stage safe, the trade-offs, the launch command", verb_tune},
       {"fit", "which GPUs, how many and which parallelism serve a model at a target context and concurrency", verb_fit},
       {"doctor", "read a crash or startup log: where the memory went, the fix and its forecast", verb_doctor},
+      {"calibrate", "fit this host's terms from its own SGLang / vLLM startup logs into a profile (--profile NAME)", verb_calibrate},
       {"validate", "measure the forecasts against a corpus of real engine logs", verb_validate},
       {"gpus", "list the GPU catalog (capacity as PyTorch and nvidia-smi report it)", verb_gpus},
       {"serve", "serve the web page and its JSON API on a local port", verb_serve},

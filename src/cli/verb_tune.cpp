@@ -5,6 +5,7 @@
 
 #include "cli/verbs.h"
 #include "headroom/advise.h"
+#include "headroom/calibrate.h"
 #include "headroom/deployment.h"
 #include "headroom/error.h"
 #include "headroom/host_plan.h"
@@ -40,9 +41,16 @@ int verb_tune(const Args& args, std::ostream& out, std::ostream& err) {
   }
   TuneGoal goal = parse_tune_goal(args);
   Deployment d = parse_deployment(strip_options(args));
+  attach_profile(args, d);
   TuneResult r = tune(d, goal);
-  if (args.has("--json")) out << tune_json(r).dump(2) << "\n";
-  else print_tune(out, r);
+  if (args.has("--json")) {
+    auto j = tune_json(r);
+    if (d.calibration) j["calibrated_host"] = d.calibration->host;
+    out << j.dump(2) << "\n";
+  } else {
+    if (d.calibration) out << "calibrated (host " << d.calibration->host << "): the host's terms replace the estimates (docs/calibrate.md)\n";
+    print_tune(out, r);
+  }
   return r.feasible ? kExitOk : kExitFails;
 }
 

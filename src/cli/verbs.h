@@ -18,5 +18,6 @@ int verb_rules(const Args& args, std::ostream& out, std::ostream& err);
 int verb_model(const Args& args, std::ostream& out, std::ostream& err);
 int verb_tune(const Args& args, std::ostream& out, std::ostream& err);
 int verb_fit(const Args& args, std::ostream& out, std::ostream& err);
+int verb_calibrate(const Args& args, std::ostream& out, std::ostream& err);
 
 }  // namespace headroom

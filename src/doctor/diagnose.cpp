@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "doctor/doctor_internal.h"
+#include "headroom/calibrate.h"
 #include "headroom/deployment.h"
 #include "headroom/engine.h"
 #include "headroom/error.h"
@@ -180,6 +181,9 @@ Diagnosis diagnose(const LogScan& scan, const Args& args) {
       dx.gaps.push_back(std::string("could not rebuild the deployment: ") + e.what());
     }
   }
+  // --profile: the forecasts use the host's terms (exit 2 on a mismatch). Only when given: validate
+  // diagnoses corpus logs, which no user's HEADROOM_PROFILE describes (verb_doctor turns it into --profile).
+  if (dep && args.has("--profile")) attach_profile(args, *dep);
 
   // SGLang's fraction neither given nor printed: the value whose forecast reproduces the free
   // memory the log printed (the planner would otherwise assume the engine's default).

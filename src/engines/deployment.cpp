@@ -67,7 +67,7 @@ constexpr Alias kParallelFlags[] = {
 };
 constexpr std::string_view kHeadroomOptions[] = {"--engine", "--model", "--model-path", "--gpu", "--gpu-memory",
                                                  "--gpus", "--json", "--enable-dp-attention", "--env",
-                                                 "--interconnect", "--compile-cache", "--brief", "--host-state"};
+                                                 "--interconnect", "--compile-cache", "--brief", "--host-state", "--profile"};
 }  // namespace
 
 const std::vector<std::string_view>& common_deployment_options() {

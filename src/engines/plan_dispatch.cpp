@@ -38,6 +38,11 @@ Forecast plan_engine(const Deployment& d, const PlanOptions& opt) {
 }  // namespace
 
 Forecast plan(const Deployment& d, const PlanOptions& opt) {
+  if (!opt.calibration && d.calibration) {  // a --profile on the deployment: every plan of it is calibrated
+    PlanOptions o = opt;
+    o.calibration = *d.calibration;
+    return with_model_note(with_env_notes(plan_engine(d, o), d, o), d, o);
+  }
   return with_model_note(with_env_notes(plan_engine(d, opt), d, opt), d, opt);
 }
 

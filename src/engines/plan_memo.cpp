@@ -7,7 +7,7 @@
 namespace headroom {
 
 #if defined(__GLIBCXX__) && defined(__x86_64__)
-static_assert(sizeof(Deployment) == 544, "Deployment changed: compare the new field in same_but_budget()");
+static_assert(sizeof(Deployment) == 560, "Deployment changed: compare the new field in same_but_budget()");
 static_assert(sizeof(GpuSpec) == 256, "GpuSpec changed: compare the new field in same_gpu()");
 static_assert(sizeof(Parallel) == 20, "Parallel changed: compare the new field in same_but_budget()");
 #endif
@@ -28,6 +28,8 @@ bool same_but_budget(const Deployment& a, const Deployment& b, std::span<const s
     return false;
   if (a.env != b.env || a.compile_cache != b.compile_cache) return false;
   if (a.held_by_others != b.held_by_others || a.host_state_source != b.host_state_source) return false;
+  // a.calibration: not compared. The engines apply a host profile after the terms kept here
+  // (vllm_plan.cpp calibrated_ranks works on copies), so the kept terms hold with or without one.
   if (a.flags.size() != b.flags.size() || a.engine_version != b.engine_version || a.model_spec != b.model_spec) return false;
   for (size_t i = 0; i < a.flags.size(); ++i) {
     if (a.flags[i].first != b.flags[i].first) return false;

@@ -40,6 +40,7 @@ nlohmann::ordered_json forecast_json(const Forecast& f) {
            {"ranks", std::move(ranks)},
            {"log", f.log},
            {"notes", f.notes}};
+  if (!f.calibrated_host.empty()) out["calibrated_host"] = f.calibrated_host;
   if (!f.devices.empty()) {
     J devices = J::array();
     for (const auto& d : f.devices)

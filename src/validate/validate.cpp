@@ -47,6 +47,8 @@ std::vector<std::string> env_from_notes(const J& c) {
   return out;
 }
 
+}  // namespace
+
 // What a vLLM log states about the environment it ran in, which no flag of the case carries:
 // FlashInfer's top-p/top-k sampler in use (topk_topp_sampler.py logs "Using FlashInfer for top-p &
 // top-k sampling", so the install had FlashInfer: VLLM_USE_FLASHINFER_SAMPLER=1 plans that path)
@@ -85,6 +87,8 @@ std::vector<std::string> vllm_environment_from_log(const std::string& raw, const
     out.insert(out.end(), {"--env", "VLLM_USE_V2_MODEL_RUNNER=0"});
   return out;
 }
+
+namespace {
 
 // A record whose engine_version names no release (null, "unknown", "unknown@2024", "latest@..."):
 // the version the log prints ("Initializing a V1 LLM engine (v0.10.1.1)", "vLLM API server version

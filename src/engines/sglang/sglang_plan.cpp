@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "engines/calibration_apply.h"
 #include "engines/layout_cache.h"
 #include "engines/sglang/sglang_dsv4.h"
 #include "engines/sglang/sglang_estimates.h"
@@ -428,10 +429,18 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
     full_cell = static_cast<int64_t>(static_cast<double>(full_cell) * (1.0 + static_cast<double>(draft_layers) / static_cast<double>(attn_layers)));
 
   // --- P, A: MIN over ranks ----------------------------------------------------------------
-  const Estimate init = init_overhead(d.gpu, par.tp * par.pp);
+  Estimate init = init_overhead(d.gpu, par.tp * par.pp);
   // SGLang sizes everything from free memory (get_available_gpu_memory, the min over ranks):
   // what other processes hold (--host-state) is gone from P and A alike.
   const int64_t others = d.held_by_others_max(), card = d.capacity_bytes - others;
+  // A host profile (--profile): its measured memory before weights, after weights and at capture
+  // begin replace the estimates (calibration_apply.h).
+  const Calibration* cal = calibration_for(opt, d);
+  const CalibrationAtTp* cal_tp = cal ? cal->at_tp(par.tp) : nullptr;
+  if (cal_tp && cal_tp->init_bytes)
+    init = Estimate{*cal_tp->init_bytes, *cal_tp->init_bytes, *cal_tp->init_bytes, "CUDA context + NCCL calibrated (host " + cal->host + ")"};
+  const int64_t cal_after_load = cal_tp && cal_tp->after_load_extra_bytes ? *cal_tp->after_load_extra_bytes : 0;
+  const int64_t cal_before_capture = cal_tp && cal_tp->before_capture_extra_bytes ? *cal_tp->before_capture_extra_bytes : 0;
   int64_t w_max = 0;
   for (const auto& r : rank_weights) w_max = std::max(w_max, r.bytes);
   const bool draft_in_a = era.era == Era::Y2026;  // V-2026b: A measured after draft weights
@@ -452,7 +461,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   auto tokens_for = [&](int64_t init_bytes, int64_t* rest_out, int64_t* mamba_k, int64_t* mamba_inter) {
     const double P = opt.pre_load_free_bytes ? to_gib(*opt.pre_load_free_bytes) : to_gib(card - init_bytes);
     const double A = opt.post_load_free_bytes ? to_gib(*opt.post_load_free_bytes)
-                                              : to_gib(card - init_bytes - w_max - (draft_in_a ? draft_weights : 0));
+                                              : to_gib(card - init_bytes - w_max - (draft_in_a ? draft_weights : 0) - cal_after_load);
     double rest = A - P * (1.0 - f);
     int64_t rest_b = gib_to_bytes(rest);
     *mamba_k = 0;
@@ -496,7 +505,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   const int64_t tokens_worst = tokens_for(init.high, &rest_tmp, &mk_tmp, &mi_tmp);
   const int64_t swa_tokens = hybrid_swa ? static_cast<int64_t>(static_cast<double>(tokens) * swa_ratio) / page * page : 0;
   const double P_gib = to_gib(card - init.central);
-  const double A_gib = to_gib(card - init.central - w_max - (draft_in_a ? draft_weights : 0));
+  const double A_gib = to_gib(card - init.central - w_max - (draft_in_a ? draft_weights : 0) - cal_after_load);
 
   // --- settings in force -------------------------------------------------------------------
   auto set = [&](std::string k, std::string v) { out.settings.emplace_back(std::move(k), std::move(v)); };
@@ -603,6 +612,12 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
     graph.low += pg.low;
     graph.high += pg.high;
   }
+  if (cal && cal->graph_scale) {  // the host's capture over the estimate, from its logs
+    graph.central = static_cast<int64_t>(static_cast<double>(graph.central) * *cal->graph_scale);
+    graph.low = static_cast<int64_t>(static_cast<double>(graph.low) * *cal->graph_scale);
+    graph.high = static_cast<int64_t>(static_cast<double>(graph.high) * *cal->graph_scale);
+    graph.basis += fmt::format(" x {:.3f} calibrated (host {})", *cal->graph_scale, cal->host);
+  }
   if (opt.graph_floor_bytes > 0) {  // capture was seen to need at least this much (doctor)
     const int64_t floor = opt.graph_floor_bytes - metadata - logits;
     graph.central = std::max(graph.central, floor);
@@ -641,6 +656,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
     sim.alloc("model weights", rw.bytes);
     if (tr > 0 && !sim.failed()) sim.release("16-bit weights during online FP8 quantization", tr);
     if (draft_weights > 0 && draft_in_a) sim.alloc("draft (MTP) weights", rw.mtp_bytes > 0 ? rw.mtp_bytes : draft_weights);
+    if (cal_after_load != 0) sim_signed(sim, "in use after weights beyond the model, calibrated (host " + cal->host + ")", cal_after_load);
     const int64_t after_weights = sim.free();
     if (tokens > 0) {
       sim.begin_stage("kv_pool");
@@ -668,6 +684,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
         sim.alloc_estimated("FP4 MoE autotune / warm-up residue (cached, unusable by capture)", moe_residue.central, moe_residue.low, moe_residue.high);
       if (opt.extra_before_capture_bytes > 0)
         sim.alloc("in use before capture beyond the model (from the log)", opt.extra_before_capture_bytes);
+      if (cal_before_capture != 0) sim_signed(sim, "in use at capture begin beyond the model, calibrated (host " + cal->host + ")", cal_before_capture);
       const int64_t begin = sim.free();
       if (any_graph) {
         sim.begin_stage("cuda_graph");
@@ -728,6 +745,15 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
     }
   }
 
+  if (cal) {
+    std::vector<std::string> t;
+    if (cal_tp && cal_tp->init_bytes) t.push_back("CUDA context + NCCL " + calibration_gib(*cal_tp->init_bytes));
+    if (cal_after_load != 0) t.push_back("after weights " + calibration_gib(cal_after_load));
+    if (cal_before_capture != 0) t.push_back("at capture begin " + calibration_gib(cal_before_capture));
+    if (cal->graph_scale) t.push_back(fmt::format("CUDA graphs x {:.3f}", *cal->graph_scale));
+    out.notes.push_back(calibration_note(*cal, cal_tp, par.tp, fmt::format("{}", fmt::join(t, ", "))));
+    out.calibrated_host = cal->host;
+  }
   if (tokens > 0 && graph.central > 0 && any_graph)
     out.notes.push_back("estimated: " + init.basis + "; " + ws.basis + (moe_residue.central > 0 ? "; " + moe_residue.basis : "") + "; " +
                         graph.basis + "; " + act.basis + "; " + slack.basis);

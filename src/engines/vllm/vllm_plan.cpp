@@ -5,10 +5,14 @@
 // version era, the refusals in vLLM's words and the log lines it would print.
 #include <algorithm>
 #include <cmath>
+#include <deque>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "engines/calibration_apply.h"
 #include "engines/layout_cache.h"
 #include "engines/plan_memo.h"
 #include "engines/vllm/vllm_kv.h"
@@ -681,6 +685,59 @@ void prepare(Prepared& P, const Deployment& d) {
   P.valid = true;
 }
 
+// A host profile's terms (--profile) on copies of the cached per-stage terms (the cache keeps the
+// estimates): the CUDA context and non-torch growth measured at this TP size replace the
+// estimates; the activation peak and graph memory are scaled by the host's logged / estimated.
+struct CalibratedRanks {
+  std::vector<RankTerms> ranks;
+  std::deque<StageTerms> terms;
+  std::string note;
+};
+void calibrate_terms(StageTerms& st, const Calibration& c, const CalibrationAtTp* at) {
+  auto exact = [](Estimate& e, int64_t v) { e.central = e.low = e.high = v; };
+  auto scale = [](Estimate& e, double k) {
+    e.central = std::llround(static_cast<double>(e.central) * k);
+    e.low = std::llround(static_cast<double>(e.low) * k);
+    e.high = std::llround(static_cast<double>(e.high) * k);
+  };
+  if (at && at->init_bytes) exact(st.ctx, *at->init_bytes);
+  if (at && at->non_torch_bytes) exact(st.nt, *at->non_torch_bytes);
+  if (c.activation_scale) {
+    scale(st.act, *c.activation_scale);
+    st.act.central = std::max(st.act.central, st.v4_workspace.central);
+    st.act.low = std::max(st.act.low, st.v4_workspace.low);
+    st.act.high = std::max(st.act.high, st.v4_workspace.high);
+  }
+  if (c.graph_estimate_scale) scale(st.gest, *c.graph_estimate_scale);
+  if (c.graph_scale) {
+    scale(st.gact, *c.graph_scale);
+    scale(st.gdraft, *c.graph_scale);
+  }
+}
+std::vector<RankTerms>& calibrated_ranks(std::vector<RankTerms>& cached, const Calibration* c, int tp, CalibratedRanks& out) {
+  if (!c) return cached;
+  const CalibrationAtTp* at = c->at_tp(tp);
+  out.ranks = cached;
+  std::map<const StageTerms*, const StageTerms*> done;
+  for (auto& t : out.ranks) {
+    auto it = done.find(t.st);
+    if (it == done.end()) {
+      out.terms.push_back(*t.st);
+      calibrate_terms(out.terms.back(), *c, at);
+      it = done.emplace(t.st, &out.terms.back()).first;
+    }
+    t.st = it->second;
+  }
+  std::vector<std::string> terms;
+  if (at && at->init_bytes) terms.push_back("CUDA context " + calibration_gib(*at->init_bytes));
+  if (at && at->non_torch_bytes) terms.push_back("non-torch growth " + calibration_gib(*at->non_torch_bytes));
+  if (c->activation_scale) terms.push_back(fmt::format("activation peak x {:.3f}", *c->activation_scale));
+  if (c->graph_estimate_scale) terms.push_back(fmt::format("CUDA-graph estimate x {:.3f}", *c->graph_estimate_scale));
+  if (c->graph_scale) terms.push_back(fmt::format("CUDA graphs x {:.3f}", *c->graph_scale));
+  out.note = calibration_note(*c, at, tp, fmt::format("{}", fmt::join(terms, ", ")));
+  return out.ranks;
+}
+
 }  // namespace
 
 Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
@@ -709,7 +766,9 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
   else prepare(P, d);
   const Settings& s = P.s;
   const Era& era = s.era;
-  std::vector<RankTerms>& ranks = P.ranks;
+  const Calibration* cal = calibration_for(opt, d);
+  CalibratedRanks cal_ranks;
+  std::vector<RankTerms>& ranks = calibrated_ranks(P.ranks, cal, std::max(1, d.par.tp), cal_ranks);
   Forecast f;
   f.engine = "vllm";
   f.version = d.engine_version.empty() ? "newest" : d.engine_version;
@@ -1001,6 +1060,10 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
   // ---- notes: what is estimated and how (with detail: the search loops of tune and fit never
   // read them, and building them cost more than the forecast itself)
   if (opt.detail) notes(f, d, s, t0, T, R, u);
+  if (cal) {
+    f.calibrated_host = cal->host;
+    if (opt.detail) f.notes.push_back(cal_ranks.note);
+  }
   if (!opt.detail) f.log.clear();  // items stay: validate and tune read the stage sums
   return f;
 }
