@@ -503,3 +503,31 @@ TEST(WebHost, NoHostOrHostStatePathsOverHttp) {
   const web::Reply rep = web::api_run("plan", body.dump());
   EXPECT_EQ(rep.status, 400) << rep.body;
 }
+
+// The profile selector's API (issue 29 item 4): the host profiles `headroom calibrate` saved are
+// listed, and a plan request naming one is calibrated; a name that is a path is refused.
+TEST(WebHost, ProfilesAreListedAndAPlanUsesOne) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("headroom-web-profiles-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  setenv("XDG_CONFIG_HOME", dir.c_str(), 1);
+  const std::vector<std::string> dep = {"--engine", "sglang@docker@2025-07-14", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "rtx-4090"};
+  std::vector<std::string> cal = {"calibrate", HEADROOM_TEST_DATA "/calibrate/sglang-rtx4090-llama31-8b.log", "--name", "box"};
+  cal.insert(cal.end(), dep.begin(), dep.end());
+  auto [rc, out] = cli(cal);
+  ASSERT_EQ(rc, 0) << out;
+  const auto list = nlohmann::json::parse(web::api_profiles().body);
+  ASSERT_EQ(list["profiles"].size(), 1u);
+  EXPECT_EQ(list["profiles"][0]["name"], "box");
+  EXPECT_EQ(list["profiles"][0]["gpu"], "rtx-4090");
+  EXPECT_EQ(list["profiles"][0]["engine"], "sglang");
+  nlohmann::json body = {{"args", dep}};
+  body["args"].push_back("--profile");
+  body["args"].push_back("box");
+  const web::Reply plan = web::api_run("plan", body.dump());
+  EXPECT_EQ(plan.status, 200) << plan.body;
+  EXPECT_EQ(nlohmann::json::parse(plan.body)["calibrated_host"], "box");
+  EXPECT_THROW(web::parse_api_request("plan", R"({"args": ["--profile", "../box"]})"), InputError);
+  unsetenv("XDG_CONFIG_HOME");
+  fs::remove_all(dir);
+}

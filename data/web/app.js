@@ -148,7 +148,7 @@ function readForm() {
     model: $('model').value.trim(), gpu: $('gpu').value, mem: $('gpu-memory').value.trim(),
     gpus: $('gpus').value.trim(), tp: $('tp').value.trim(), pp: $('pp').value.trim(),
     ep: $('ep').value.trim(), dp: $('dp').value.trim(), dpa: $('dp-attention').checked,
-    extra: $('extra').value.trim(), flags: {},
+    extra: $('extra').value.trim(), flags: {}, profile: $('profile').value,
   };
   for (const inp of $('flags').querySelectorAll('input')) {
     if (inp.type === 'checkbox') { if (inp.checked) f.flags[inp.dataset.flag] = true; }
@@ -160,6 +160,7 @@ function readForm() {
 // The CLI's arguments for the deployment on the form (without the verb and --json).
 function deploymentArgs(f, { withModel = true } = {}) {
   const a = ['--engine', f.engine + (f.ver ? '@' + f.ver : '')];
+  if (f.profile) a.push('--profile', f.profile);  // the host's calibrated terms (headroom calibrate)
   if (withModel && f.source === 'catalog' && f.model) a.push('--model', f.model);
   if (f.gpu) a.push('--gpu', f.gpu);
   if (f.mem) a.push('--gpu-memory', f.mem);
@@ -196,6 +197,7 @@ function writeUrl(f) {
   p.set('tab', state.tab);
   p.set('engine', f.engine);
   if (f.ver) p.set('ver', f.ver);
+  if (f.profile) p.set('profile', f.profile);
   if (f.source === 'catalog' && f.model) p.set('model', f.model);
   if (f.gpu) p.set('gpu', f.gpu);
   if (f.mem) p.set('gpu-memory', f.mem);
@@ -231,6 +233,7 @@ function readUrl() {
     else inp.value = v;
   }
   state.hostFromUrl = p.get('hostfile') || '';
+  state.profileFromUrl = p.get('profile') || '';
   const tab = p.get('tab');
   if (TABS.includes(tab)) state.tab = tab;
 }
@@ -325,7 +328,7 @@ function setVerdict(box, j) {
 function renderPlan(j) {
   setVerdict($('verdict'), j);
   const era = j.engine ? `${j.engine.name} ${j.engine.version || ''}` + (j.engine.era ? ` — ${j.engine.era}` : '') : '';
-  $('engine-era').textContent = era ? 'Rules used: ' + era : '';
+  $('engine-era').textContent = (era ? 'Rules used: ' + era : '') + (j.calibrated_host ? ` · calibrated (host ${j.calibrated_host})` : '');
 
   // Stats
   const st = $('stats');
@@ -974,6 +977,20 @@ function wire() {
   });
 }
 
+// The host profiles saved on this machine (headroom calibrate): the selector shows when there are any.
+async function fillProfiles() {
+  let list = [];
+  try { list = (await api('/api/profiles')).profiles || []; } catch (err) { return; }
+  const sel = $('profile');
+  for (const p of list) {
+    if (p.error) continue;
+    const what = `${p.name} (${p.engine}${p.engine_version ? ' ' + p.engine_version : ''} on ${p.gpu}, ${p.logs} log${p.logs === 1 ? '' : 's'})`;
+    sel.append(el('option', { value: p.name, text: what }));
+  }
+  if (sel.options.length > 1) $('profile-box').hidden = false;
+  if (state.profileFromUrl && [...sel.options].some((o) => o.value === state.profileFromUrl)) sel.value = state.profileFromUrl;
+}
+
 async function init() {
   readUrl();
   wire();
@@ -990,6 +1007,7 @@ async function init() {
   }
   fillGpus();
   fillModels();
+  await fillProfiles();
   document.body.dataset.ready = '1';
   runPlan();
 }

@@ -6,6 +6,10 @@
 #include <optional>
 #include <sstream>
 
+#include <algorithm>
+#include <filesystem>
+
+#include "headroom/calibrate.h"
 #include "headroom/cli.h"
 #include "headroom/error.h"
 #include "headroom/file_reach.h"
@@ -125,6 +129,30 @@ Reply api_run(std::string_view verb, std::string_view body) {
 }
 
 Reply api_gpus() { return from_cli(run({"gpus", "--json"})); }
+
+Reply api_profiles() {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  std::error_code ec;
+  std::string dir;
+  try {
+    dir = profile_dir();
+  } catch (const InputError&) {
+    return json_reply(200, nlohmann::ordered_json{{"profiles", list}});  // no HOME: no profiles
+  }
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    if (e.path().extension() == ".json" && names.size() < 256) names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  for (const auto& n : names) {
+    try {
+      const HostProfile p = load_profile(n);
+      list.push_back({{"name", n}, {"gpu", p.terms.gpu}, {"engine", p.terms.engine}, {"engine_version", p.engine_version}, {"logs", p.logs.size()}});
+    } catch (const InputError& e) {
+      list.push_back({{"name", n}, {"error", e.what()}});
+    }
+  }
+  return json_reply(200, nlohmann::ordered_json{{"profiles", list}});
+}
 
 Reply api_models() {
   return json_reply(200, nlohmann::ordered_json{{"models", catalog_model_ids()}});

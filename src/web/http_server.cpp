@@ -33,8 +33,9 @@ struct Route {
   std::string_view path;
   std::string_view method;  // the one method the path answers
 };
-constexpr std::array<Route, 6> kApiRoutes{{{"/api/plan", "POST"}, {"/api/tune", "POST"}, {"/api/doctor", "POST"},
-                                           {"/api/gpus", "GET"}, {"/api/models", "GET"}, {"/api/meta", "GET"}}};
+constexpr std::array<Route, 7> kApiRoutes{{{"/api/plan", "POST"}, {"/api/tune", "POST"}, {"/api/doctor", "POST"},
+                                           {"/api/gpus", "GET"}, {"/api/models", "GET"}, {"/api/meta", "GET"},
+                                           {"/api/profiles", "GET"}}};
 
 // Set by a handler that leaves bytes of the request unread (refused body): the connection loop
 // closes the connection after the answer instead of reading those bytes as a next request.
@@ -208,6 +209,7 @@ HttpServer::HttpServer(ServerOptions opt) : impl_(std::make_unique<Impl>()) {
   svr.Get("/api/gpus", [](const httplib::Request&, httplib::Response& res) { send(res, api_gpus()); });
   svr.Get("/api/models", [](const httplib::Request&, httplib::Response& res) { send(res, api_models()); });
   svr.Get("/api/meta", [](const httplib::Request&, httplib::Response& res) { send(res, api_meta()); });
+  svr.Get("/api/profiles", [](const httplib::Request&, httplib::Response& res) { send(res, api_profiles()); });
   svr.Get(R"(/[^?#]*)", [](const httplib::Request& req, httplib::Response& res) {
     if (auto r = static_asset(req.path)) send(res, *r);
     else send(res, error_reply(404, "no such page or endpoint: " + req.path));

@@ -55,6 +55,9 @@ Reply api_run(std::string_view verb, std::string_view body);
 // GET /api/meta: version and the verbs this build has.
 Reply api_gpus();
 Reply api_models();
+// GET /api/profiles: the host profiles `headroom calibrate` saved on this machine
+// ({"profiles": [{name, gpu, engine, engine_version, logs}]}, malformed ones with their error).
+Reply api_profiles();
 Reply api_meta();
 
 // GET of an embedded page asset ("/" -> web/index.html); nullopt when there is none.
