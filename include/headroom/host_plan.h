@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "headroom/cli.h"
 #include "headroom/deployment.h"
 #include "headroom/forecast.h"
 #include "headroom/gpu.h"
@@ -31,6 +32,9 @@ struct HostSpec {
   std::optional<HostState> state;  // --host-state: memory in use before the first server
 };
 
+// `plan --host` / `tune --host`: the host file, and --host-state beside it; any other option is
+// refused (it belongs in a server's command).
+HostSpec host_spec_from_args(const Args& args);
 // Reads HOST.yaml; InputError (file, key path, problem) on anything it cannot use.
 HostSpec read_host_spec(const std::string& path);
 HostSpec parse_host_spec(const std::string& yaml_text, const std::string& source);

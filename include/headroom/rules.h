@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "headroom/parallel.h"
 
 namespace headroom {
@@ -44,5 +46,7 @@ struct EngineRuleSet {
 EngineRuleSet engine_rules(EngineKind engine, const std::string& version);
 // "0.9.1", "2025-06-10", "0.9.1 / 2025-06-10" (llama.cpp: "b6895"), "" for an open end.
 std::string rule_point_text(const RulePoint& p, EngineKind engine);
+// {id, since, until, what, source} as `headroom rules` and `headroom diff` print a row.
+nlohmann::ordered_json rule_json(const EngineRule& r, EngineKind engine);
 
 }  // namespace headroom

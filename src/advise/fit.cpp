@@ -53,6 +53,20 @@ int gpus_of(EngineKind e, const Parallel& p) {
 
 int64_t kv_total(const FitCandidate& c) { return c.kv_tokens * c.groups; }
 
+// A candidate's answer: what tune found for its deployment.
+void take_tune(FitCandidate& c, const TuneResult& t) {
+  c.feasible = t.feasible;
+  c.reason = t.reason;
+  c.verdict = t.forecast.verdict;
+  c.primary_knob = t.primary_knob;
+  c.primary_value = t.recommended.empty() ? "" : t.recommended.front().second;
+  c.kv_tokens = t.kv_tokens;
+  c.concurrency = t.concurrency;
+  c.min_free_worst = t.min_free_worst;
+  c.recommended = t.recommended;
+  c.launch_command = t.launch_command;
+}
+
 // llama.cpp on n GPUs of one kind, layers split over them: every layer on the GPUs unless the
 // user placed them (-ngl, --cpu-moe, -ot), a target concurrency as that many slots (--parallel,
 // each slot its share of --ctx-size), tuned by tune_llamacpp.
@@ -74,17 +88,8 @@ FitCandidate fit_llamacpp(const Deployment& base, const GpuSpec& g, int n, TuneG
     goal.target_concurrency.reset();
   }
   try {
-    TuneResult t = tune(d, goal);
-    c.feasible = t.feasible;
-    c.reason = t.feasible ? "" : "every layer on " + std::to_string(n) + " GPU(s) does not keep the margin";
-    c.verdict = t.forecast.verdict;
-    c.primary_knob = t.primary_knob;
-    c.primary_value = t.recommended.empty() ? "" : t.recommended.front().second;
-    c.kv_tokens = t.kv_tokens;
-    c.concurrency = t.concurrency;
-    c.min_free_worst = t.min_free_worst;
-    c.recommended = t.recommended;
-    c.launch_command = t.launch_command;
+    take_tune(c, tune(d, goal));
+    if (!c.feasible) c.reason = "every layer on " + std::to_string(n) + " GPU(s) does not keep the margin";
   } catch (const InputError& e) {
     if (e.kind() == InputError::Kind::UnknownOption) throw;
     c.reason = "llama.cpp rejects this: " + e.problem();
@@ -186,17 +191,8 @@ static FitResult fit_once(const FitRequest& req) {
             TuneResult t = tune(d, goal);
             ++kv_planned[ki];
             res.plans += t.plans;
-            c.feasible = t.feasible;
-            c.reason = t.reason;
-            c.verdict = t.forecast.verdict;
-            c.primary_knob = t.primary_knob;
-            c.primary_value = t.recommended.empty() ? "" : t.recommended.front().second;
-            c.kv_tokens = t.kv_tokens;
+            take_tune(c, t);
             if (res.context_len == 0) res.context_len = t.context_len;
-            c.concurrency = t.concurrency;
-            c.min_free_worst = t.min_free_worst;
-            c.recommended = t.recommended;
-            c.launch_command = t.launch_command;
           } catch (const InputError& e) {
             // An option the engine does not know is wrong in every layout: bad input, once.
             if (e.kind() == InputError::Kind::UnknownOption) throw;

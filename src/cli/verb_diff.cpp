@@ -30,8 +30,7 @@ std::vector<const EngineRule*> only_in(const EngineRuleSet& a, const EngineRuleS
 
 J rules_json(const std::vector<const EngineRule*>& rules, EngineKind e) {
   J out = J::array();
-  for (const EngineRule* r : rules)
-    out.push_back({{"id", r->id}, {"since", rule_point_text(r->since, e)}, {"until", rule_point_text(r->until, e)}, {"what", r->what}, {"source", r->source}});
+  for (const EngineRule* r : rules) out.push_back(rule_json(*r, e));
   return out;
 }
 

@@ -16,11 +16,7 @@ namespace headroom {
 namespace {
 // `plan --host HOST.yaml [--host-state FILE] [--json]`: several servers on one host, in start order.
 int plan_host_file(const Args& a, std::ostream& out) {
-  for (const auto& [k, v] : a.options())
-    if (k != "--host" && k != "--host-state" && k != "--json")
-      fail_input("command line", k, "goes in the host file's server commands with --host (only --host-state and --json go beside it)");
-  HostSpec spec = read_host_spec(*a.get("--host"));
-  if (auto hs = a.get("--host-state")) spec.state = read_host_state(*hs);
+  const HostSpec spec = host_spec_from_args(a);
   const HostPlan p = plan_host(spec);
   if (a.has("--json")) out << host_plan_json(p).dump(2) << "\n";
   else print_host_plan(out, p, spec.source);

@@ -12,10 +12,10 @@
 namespace headroom {
 
 namespace {
-nlohmann::ordered_json rule_json(const RuleStatus& s, EngineKind e) {
-  const EngineRule& r = *s.rule;
-  return {{"id", r.id}, {"since", rule_point_text(r.since, e)}, {"until", rule_point_text(r.until, e)}, {"what", r.what}, {"source", r.source},
-          {"in_force", s.in_force}};
+nlohmann::ordered_json status_json(const RuleStatus& s, EngineKind e) {
+  nlohmann::ordered_json j = rule_json(*s.rule, e);
+  j["in_force"] = s.in_force;
+  return j;
 }
 }  // namespace
 
@@ -40,7 +40,7 @@ int verb_rules(const Args& args, std::ostream& out, std::ostream& /*err*/) {
     nlohmann::ordered_json j{{"engine", set.engine}, {"version", set.version}, {"label", set.label}, {"reason", set.reason}};
     j["rules"] = nlohmann::ordered_json::array();
     for (const auto& s : set.rules)
-      if (s.in_force || all) j["rules"].push_back(rule_json(s, kind));
+      if (s.in_force || all) j["rules"].push_back(status_json(s, kind));
     out << j.dump(2) << "\n";
     return kExitOk;
   }

@@ -29,11 +29,7 @@ int verb_tune(const Args& args, std::ostream& out, std::ostream& err) {
   }
   if (!args.positionals().empty()) fail_input("command line", args.positionals().front(), "unexpected argument for 'headroom tune'");
   if (args.has("--host")) {  // several servers on one host: the shares that let all of them start
-    for (const auto& [k, v] : args.options())
-      if (k != "--host" && k != "--host-state" && k != "--json")
-        fail_input("command line", k, "goes in the host file's server commands with --host (only --host-state and --json go beside it)");
-    HostSpec spec = read_host_spec(*args.get("--host"));
-    if (auto hs = args.get("--host-state")) spec.state = read_host_state(*hs);
+    const HostSpec spec = host_spec_from_args(args);
     const HostTuneResult r = tune_host(spec);
     if (args.has("--json")) out << host_tune_json(r).dump(2) << "\n";
     else print_host_tune(out, r, spec.source);

@@ -18,6 +18,8 @@ namespace headroom {
 namespace {
 
 constexpr int64_t kMargin = 1024 * MiB;  // llama.cpp's own --fit target per device (common/fit.cpp)
+// GUESS: what a fix moving memory off the failing device adds to the shortfall it covers.
+constexpr int64_t kShortfallSlack = 256 * MiB;
 
 std::string mib(int64_t b) { return fmt::format("{:.2f} MiB", static_cast<double>(b) / static_cast<double>(MiB)); }
 
@@ -79,7 +81,7 @@ void tensor_split_fix(const LlamaLogFacts& L, const Need& n, Diagnosis& dx) {
     total += b;
     if (d.name == n.dev) mine = b;
   }
-  const int64_t need = n.short_by > 0 ? n.short_by + 256 * MiB : n.request;
+  const int64_t need = n.short_by > 0 ? n.short_by + kShortfallSlack : n.request;
   if (mine <= need || total <= mine || need <= 0) return;
   const double my_share = static_cast<double>(mine - need) / static_cast<double>(total);
   std::string split, shares;
@@ -177,7 +179,7 @@ void compute_fixes(const LogScan& s, const Need& n, Diagnosis& dx) {
   if (accelerators(L) > 1) tensor_split_fix(L, n, dx);
   else if (n.model > 0 && L.layers_offloaded > 0) {
     const int64_t per_layer = (n.model + n.kv) / std::max(1, L.layers_offloaded);
-    const int64_t need = n.short_by > 0 ? n.short_by + 256 * MiB : n.request;
+    const int64_t need = n.short_by > 0 ? n.short_by + kShortfallSlack : n.request;
     const int64_t k = per_layer > 0 ? static_cast<int64_t>(std::ceil(static_cast<double>(need) / static_cast<double>(per_layer))) : 0;
     if (need > 0 && per_layer > 0 && k < L.layers_offloaded)
       dx.fixes.push_back({"--n-gpu-layers", std::to_string(L.layers_offloaded - k),

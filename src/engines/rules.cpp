@@ -51,6 +51,10 @@ std::string rule_point_text(const RulePoint& p, EngineKind engine) {
   return "";
 }
 
+nlohmann::ordered_json rule_json(const EngineRule& r, EngineKind engine) {
+  return {{"id", r.id}, {"since", rule_point_text(r.since, engine)}, {"until", rule_point_text(r.until, engine)}, {"what", r.what}, {"source", r.source}};
+}
+
 EngineRuleSet engine_rules(EngineKind engine, const std::string& version) {
   EngineRuleSet s;
   switch (engine) {

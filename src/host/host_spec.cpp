@@ -101,6 +101,15 @@ HostSpec parse_host_spec(const std::string& text, const std::string& source) {
   return spec;
 }
 
+HostSpec host_spec_from_args(const Args& args) {
+  for (const auto& [k, v] : args.options())
+    if (k != "--host" && k != "--host-state" && k != "--json")
+      fail_input("command line", k, "goes in the host file's server commands with --host (only --host-state and --json go beside it)");
+  HostSpec spec = read_host_spec(*args.get("--host"));
+  if (auto hs = args.get("--host-state")) spec.state = read_host_state(*hs);
+  return spec;
+}
+
 HostSpec read_host_spec(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) fail_input(path, "--host", "cannot be opened");

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <fmt/format.h>
 
+#include "advise/search.h"
 #include "headroom/host_plan.h"
 
 namespace headroom {
@@ -17,13 +18,12 @@ using Flags = std::vector<std::vector<std::pair<std::string, std::string>>>;
 
 // The engine's share-of-memory flag (its spelling), or "" where it has none (llama.cpp sizes by context).
 std::string knob_of(const Deployment& d) {
-  switch (d.engine) {
-    case EngineKind::VLLM: return d.flag("--kv-cache-memory-bytes") ? "" : "--gpu-memory-utilization";
-    case EngineKind::SGLang: return "--mem-fraction-static";
-    case EngineKind::TRTLLM: return d.flag("--free_gpu_memory_fraction") ? "--free_gpu_memory_fraction" : "--kv_cache_free_gpu_memory_fraction";
-    case EngineKind::LlamaCpp: return "";
-  }
-  return "";
+  if (d.engine == EngineKind::LlamaCpp) return "";
+  const advise::EngineKnobs& k = advise::knobs_for(d.engine);
+  if (!k.kv_bytes.empty() && d.flag(k.kv_bytes)) return "";  // an absolute KV budget: no share to move
+  // TensorRT-LLM takes either spelling: the one the command used is the one to change.
+  if (d.engine == EngineKind::TRTLLM && d.flag("--free_gpu_memory_fraction")) return "--free_gpu_memory_fraction";
+  return k.fraction;
 }
 
 std::string two(double v) { return fmt::format("{:.2f}", v); }
@@ -86,7 +86,7 @@ HostTuneResult tune_host(const HostSpec& spec, bool strict) {
       continue;
     }
     const std::string* now = given.servers[i].forecast.setting(knob);
-    int own = 90;  // the engines' usual default where the forecast does not list it
+    int own = 90;  // GUESS where the forecast does not list the value in force: 0.9, the engines' usual default
     try {
       if (now) own = std::clamp(static_cast<int>(std::lround(std::stod(*now) * 100)), 1, 99);
     } catch (const std::exception&) {
