@@ -116,7 +116,9 @@ HostState parse_rocm(std::string_view text, std::string_view source) {
   h.source = std::string(source);
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) fail_input(source, "rocm-smi JSON", "is not a JSON object");
-  for (const auto& [card, v] : j.items()) {
+  for (const auto& item : j.items()) {
+    const std::string& card = item.key();  // not a structured binding: clang 14 cannot capture one
+    const nlohmann::json& v = item.value();
     if (card.rfind("card", 0) != 0 || !v.is_object()) continue;
     auto bytes = [&](const char* k) -> int64_t {
       if (!v.contains(k) || !v[k].is_string()) fail_input(source, card + "." + k, "is missing (rocm-smi --showmeminfo vram --json)");
