@@ -45,12 +45,12 @@ TEST(TrtllmEngineTerms, ExecutionContextCoversTheLoggedAllocations) {
   // "[MemUsageChange] Allocated 928.77 MiB for execution context memory." (Llama-2-7B FP8 engine,
   // max_num_tokens 8192, trtllm-bench README, xtrt-018) and 1134.01 MiB (docs memory.md, xtrt-013,
   // the 8192 default): 32 x 4096 x 8192 B = 1024 MiB, range 870 .. 1229 MiB holds both.
-  vllm::Estimate e = trtllm::trt_execution_context(llama2_7b_like(), 8192);
+  Estimate e = trtllm::trt_execution_context(llama2_7b_like(), 8192);
   EXPECT_EQ(e.central, 32LL * 4096 * 8192);
   EXPECT_LE(static_cast<double>(e.low), 928.77 * MiBd);
   EXPECT_GE(static_cast<double>(e.high), 1134.01 * MiBd);
   // tensorrtllm_backend#576: 480.04 MiB at max_num_tokens 4096 (Llama-3-8B, hidden 4096).
-  vllm::Estimate half = trtllm::trt_execution_context(llama2_7b_like(), 4096);
+  Estimate half = trtllm::trt_execution_context(llama2_7b_like(), 4096);
   EXPECT_LE(static_cast<double>(half.low), 480.04 * MiBd);
   EXPECT_GE(static_cast<double>(half.high), 480.04 * MiBd);
 }
@@ -60,16 +60,16 @@ TEST(TrtllmEngineTerms, RuntimeBuffersAndDecoderScaleWithBatchAndVocab) {
   // leaves after the FP8 engine, its context and the CUDA context.
   ModelConfig l3 = llama2_7b_like();
   l3.vocab_size = 128256;
-  vllm::Estimate later = trtllm::trt_runtime_buffers(l3, 2048);
+  Estimate later = trtllm::trt_runtime_buffers(l3, 2048);
   EXPECT_EQ(later.central, 20LL * 128256 * 2048);
   // tensorrtllm_backend#576 (0.13.0.dev): "Allocated 3.44 MB ... runtime buffers." + "15.05 MB ...
   // decoder." at max_batch_size 8: inside the range.
-  vllm::Estimate small = trtllm::trt_runtime_buffers(l3, 8);
+  Estimate small = trtllm::trt_runtime_buffers(l3, 8);
   EXPECT_LE(static_cast<double>(small.low), (3.44 + 15.05) * MiBd);
   EXPECT_GE(static_cast<double>(small.high), (3.44 + 15.05) * MiBd);
   // xtrt-018 (0.12.0.dev): "Allocated 1.14 GB ... runtime buffers." + "4.35 GB ... decoder." at
   // max_batch_size 4096, vocab 32000: 5.49 GiB, the range's unfavourable end (5.62 GiB).
-  vllm::Estimate old = trtllm::trt_runtime_buffers(llama2_7b_like(), 4096);
+  Estimate old = trtllm::trt_runtime_buffers(llama2_7b_like(), 4096);
   EXPECT_LT(static_cast<double>(old.central) / G, 2.5);
   EXPECT_GE(static_cast<double>(old.high) / G, 1.14 + 4.35);
 }

@@ -108,9 +108,9 @@ TEST(VllmExtraCalibration, UnifiedMemoryWidensTheNonTorchRange) {
   // ~1.4. The host growth is an ESTIMATE from the four DGX Spark logs (1.85 .. 8.55 GiB over
   // xvllm-018, -020, -021, -041): the central gains 1.9 GiB (what each of them shows at least), the
   // unfavourable end 8.6 GiB, the favourable end stays the discrete figure.
-  EXPECT_TRUE(vllm::shared_sysmem_device(121));
-  EXPECT_TRUE(vllm::shared_sysmem_device(87));
-  EXPECT_FALSE(vllm::shared_sysmem_device(120));  // RTX 5090 / RTX PRO 6000: discrete memory
+  EXPECT_TRUE(unified_memory_device(121));
+  EXPECT_TRUE(unified_memory_device(87));
+  EXPECT_FALSE(unified_memory_device(120));  // RTX 5090 / RTX PRO 6000: discrete memory
   vllm::Estimate nt;
   nt.central = 150 * MiB;
   nt.low = 15 * MiB;

@@ -324,12 +324,12 @@ TEST(VllmEstimates, GraphMemoryPerGraphAndLayer) {
   // Qwen3-Next TP2, 0.10.2, 67 piecewise graphs, 12 attention + 36 GDN layers:
   // 67 x 12 x 0.19 + 67 x 36 x 0.94 + 16 = 152.76 + 2,267.28 + 16 = 2,436.04 MiB = 2.38 GiB (logged "took 2.37 GiB", vllm-048).
   ModelConfig c = qwen3_next();
-  EXPECT_NEAR(to_gib(cuda_graph_memory(c, 48, 36, 67, 0, 2).central), 2.379, 0.001);
+  EXPECT_NEAR(to_gib(layer_graph_memory(c, 48, 36, 67, 0, 2, false, GraphUnit{0.19, 0.19}).central), 2.379, 0.001);
   // Qwen3.5-35B-A3B TP4, 51 + 35 graphs, 10 + 30 layers: 86 x 10 x 0.19 + 86 x 30 x 0.47 + 16 = 1,392.0 MiB
   // = 1.36 GiB (logged 1.34, vllm-071).
-  EXPECT_NEAR(to_gib(cuda_graph_memory(c, 40, 30, 51, 35, 4).central), 1.359, 0.001);
+  EXPECT_NEAR(to_gib(layer_graph_memory(c, 40, 30, 51, 35, 4, false, GraphUnit{0.19, 0.19}).central), 1.359, 0.001);
   // Qwen3-8B, 86 graphs x 36 layers: 604.2 MiB = 0.59 GiB (the 0.21 estimator logged 0.52, vllm-029: +13%).
-  Estimate q = cuda_graph_memory(c, 36, 0, 51, 35, 1);
+  Estimate q = layer_graph_memory(c, 36, 0, 51, 35, 1, false, GraphUnit{0.19, 0.19});
   EXPECT_NEAR(to_gib(q.central), 0.590, 0.001);
   EXPECT_LT(q.low, static_cast<int64_t>(0.52 * GiB));  // the logged figure lies inside the range
   EXPECT_GT(q.high, static_cast<int64_t>(0.52 * GiB));

@@ -6,15 +6,13 @@
 #include <cstdint>
 #include <string>
 
+#include "engines/shared/estimate.h"
 #include "headroom/gpu.h"
 #include "headroom/model.h"
 
 namespace headroom::sglang {
 
-struct Estimate {
-  int64_t central = 0, low = 0, high = 0;
-  std::string basis;  // one phrase: what the figure rests on
-};
+using headroom::Estimate;  // engines/shared/estimate.h: central, low, high and what it rests on
 
 // Free memory taken before weights: CUDA context + NCCL/custom all-reduce for tp x pp ranks.
 Estimate init_overhead(const GpuSpec& gpu, int world_size);

@@ -14,7 +14,7 @@
 #include "engines/sglang/sglang_dsv4.h"
 #include "engines/sglang/sglang_estimates.h"
 #include "engines/sglang/sglang_rules.h"
-#include "engines/vllm/vllm_load_extras.h"
+#include "engines/shared/cpu_offload.h"
 #include "headroom/engine.h"
 #include "headroom/cli.h"
 #include "headroom/error.h"
@@ -396,11 +396,11 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   }
   // --cpu-offload-gb: server_args sets the offloader's budget to int(gb x 1024^3) and make_layers
   // moves the first decoder layers' parameters to pinned CPU memory one by one until it is spent
-  // (srt/utils offloader, the same scheme as vLLM's; vllm_load_extras.cpp cpu_offload).
+  // (srt/utils offloader, the same scheme as vLLM's; engines/shared/cpu_offload.cpp).
   if (auto gb = fl.num("--cpu-offload-gb", 0, 1e6); gb && *gb > 0) {
     const int64_t budget = static_cast<int64_t>(*gb * 1073741824.0);
     for (size_t i = 0; i < rank_weights.size(); ++i) {
-      const vllm::LoadExtra off = vllm::cpu_offload(rank_weights[i], budget, fp8_saved[i]);
+      const CpuOffload off = cpu_offload(rank_weights[i], budget, fp8_saved[i]);
       rank_weights[i].bytes -= off.bytes;
       if (i == 0) out.notes.push_back(off.what);
     }

@@ -9,9 +9,8 @@
 
 namespace headroom::trtllm {
 
-using vllm::range;
 
-vllm::Estimate trt_execution_context(const ModelConfig& c, int64_t max_num_tokens) {
+Estimate trt_execution_context(const ModelConfig& c, int64_t max_num_tokens) {
   // TllmRuntime (cpp/tensorrt_llm/runtime/tllmRuntime.cpp) allocates getDeviceMemorySizeV2() of
   // the engine and logs "[MemUsageChange] Allocated %.2f MiB for execution context memory." The
   // size is TensorRT's plan for the engine's largest shapes; with remove_input_padding (the
@@ -32,7 +31,7 @@ vllm::Estimate trt_execution_context(const ModelConfig& c, int64_t max_num_token
                            max_num_tokens));
 }
 
-vllm::Estimate trt_runtime_buffers(const ModelConfig& c, int64_t max_batch_size) {
+Estimate trt_runtime_buffers(const ModelConfig& c, int64_t max_batch_size) {
   // TrtGptModelInflightBatching (cpp/tensorrt_llm/batch_manager/trtGptModelInflightBatching.cpp)
   // logs "[MemUsageChange] Allocated %s GPU memory for runtime buffers." (createBuffers) and
   // "... for decoder." (createDecoder); both hold per-sequence logits / sampling buffers of the
@@ -110,7 +109,7 @@ int64_t engine_quant_weights(const ModelConfig& c, const RankWeights& w, const E
   return static_cast<int64_t>(bytes);
 }
 
-vllm::Estimate pytorch_executor_overhead() {
+Estimate pytorch_executor_overhead() {
   // KvCacheCreator.configure_kv_cache_capacity (tensorrt_llm/_torch/pyexecutor/_util.py, 2025 and
   // 2026 copies) sizes the pool from peak = torch "allocated_bytes.all.peak" over the dummy
   // requests + (device used - torch allocated after empty_cache()): everything the estimation

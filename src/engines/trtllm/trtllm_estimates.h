@@ -11,7 +11,7 @@
 #include <string>
 
 #include "engines/trtllm/trtllm_rules.h"
-#include "engines/vllm/vllm_rules.h"
+#include "engines/shared/estimate.h"
 #include "headroom/layout.h"
 #include "headroom/model.h"
 
@@ -19,10 +19,10 @@ namespace headroom::trtllm {
 
 // "[MemUsageChange] Allocated X MiB for execution context memory." of an engine built for
 // max_num_tokens (ESTIMATE, n = 3 logs: bytes per max_num_tokens token ~ 32 x hidden_size).
-vllm::Estimate trt_execution_context(const ModelConfig& c, int64_t max_num_tokens);
+Estimate trt_execution_context(const ModelConfig& c, int64_t max_num_tokens);
 // "Allocated X GPU memory for runtime buffers." + "... for decoder." for max_batch_size
 // sequences (ESTIMATE, n = 3 logs: 20 B per sequence per vocabulary entry, 18..45 B logged).
-vllm::Estimate trt_runtime_buffers(const ModelConfig& c, int64_t max_batch_size);
+Estimate trt_runtime_buffers(const ModelConfig& c, int64_t max_batch_size);
 // The engine quantization of an upper-case QuantAlgo name (trtllm_rules.h EngineQuant); nullopt for
 // an algorithm headroom does not model.
 std::optional<EngineQuant> engine_quant(const std::string& algo_upper);
@@ -34,8 +34,8 @@ std::string engine_quant_names();
 int64_t engine_quant_weights(const ModelConfig& c, const RankWeights& w, const EngineQuant& q);
 // PyTorch backend: the part of KvCacheCreator's profiled peak (torch peak + memory outside torch,
 // tensorrt_llm/_torch/pyexecutor/_util.py) that the CUDA-context, activation, non-torch-growth and
-// CUDA-graph terms shared with vLLM's model leave out, per rank (ESTIMATE, n = 3 logs: 0.49 ..
+// CUDA-graph terms shared with vLLM's model (engines/shared/process_terms.h) leave out, per rank (ESTIMATE, n = 3 logs: 0.49 ..
 // 1.34 GiB; trtllm_estimates.cpp lists them).
-vllm::Estimate pytorch_executor_overhead();
+Estimate pytorch_executor_overhead();
 
 }  // namespace headroom::trtllm

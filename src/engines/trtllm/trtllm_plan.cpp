@@ -14,7 +14,8 @@
 #include "engines/trtllm/trtllm_estimates.h"
 #include "engines/trtllm/trtllm_rule_table.h"
 #include "engines/trtllm/trtllm_rules.h"
-#include "engines/vllm/vllm_rules.h"
+#include "engines/shared/capture_terms.h"
+#include "engines/shared/process_terms.h"
 #include "headroom/engine.h"
 #include "headroom/error.h"
 #include "headroom/kv.h"
@@ -31,18 +32,22 @@ struct Terms {
   int rank = 0, pp_rank = 0;
   int64_t weights = 0, bpt = 0, state = 0;
   int64_t bpt_sizing = 0;  // KvCacheCreator's get_cache_size_per_token (differs from bpt for Nemotron-NAS)
-  vllm::Estimate ctx, act, other, graphs;
-  vllm::Estimate exec;            // PyTorch backend: executor overhead beyond vLLM's terms (trtllm_estimates.h)
+  Estimate ctx, act, other, graphs;
+  Estimate exec;            // PyTorch backend: executor overhead beyond vLLM's terms (trtllm_estimates.h)
   int64_t mtp = 0;                // of weights: the MTP module(s) loaded for --speculative_config MTP
   int64_t draft_bpt = 0;          // of bpt: the drafter's KV layers (get_num_spec_layers)
-  vllm::Estimate draft_graphs;    // of graphs: drafter layer passes inside the captured graphs
+  Estimate draft_graphs;    // of graphs: drafter layer passes inside the captured graphs
   int64_t peak[3] = {0, 0, 0};    // profiled peak: central, best, worst
   int64_t budget[3] = {0, 0, 0};  // central, best, worst (per plan: depends on the fraction)
   // Index of an earlier rank with the same terms (same weights, same pipeline stage), or -1: it
   // plays the same timeline, so it is simulated once (and copied into the report with detail).
   int same_as = -1;
 };
-int64_t pick(const vllm::Estimate& e, int sc) { return sc == 0 ? e.central : sc == 1 ? e.low : e.high; }
+// PyTorch-backend CUDA graphs: every graph at the 0.19 MiB per (graph x layer) that vLLM's
+// 86-graph mixes average (engines/shared/capture_terms.h; not refitted for TensorRT-LLM).
+constexpr GraphUnit kTorchGraphUnit{0.19, 0.19};
+
+int64_t pick(const Estimate& e, int sc) { return sc == 0 ? e.central : sc == 1 ? e.low : e.high; }
 
 // The one-model drafter (MTP, Eagle3) on the last pipeline stage: its KV layers join the pool at
 // the size of one of the target's attention layers (the KV manager's num_layers + spec layers),
@@ -54,7 +59,7 @@ void add_drafter(Terms& t, const trtllm::SpecDecoding& sp, int64_t attn_layers, 
     t.bpt_sizing += t.draft_bpt;
   }
   if (sp.graph_layer_runs > 0 && graphs > 0) {
-    t.draft_graphs = vllm::drafter_graph_memory(graphs, sp.graph_layer_runs, kernels_per_layer);
+    t.draft_graphs = drafter_graph_memory(graphs, sp.graph_layer_runs, kernels_per_layer);
     t.graphs.central += t.draft_graphs.central;
     t.graphs.low += t.draft_graphs.low;
     t.graphs.high += t.draft_graphs.high;
@@ -94,7 +99,9 @@ void prepare(Prepared& P, const Deployment& d) {
   // Dummy context requests of min(max_num_tokens, max_seq_len) tokens fill max_num_tokens:
   // their last-token logits are what the sampler sees.
   int64_t reqs = std::max<int64_t>(1, s.max_num_tokens / std::max<int64_t>(1, std::min(s.max_num_tokens, s.max_seq_len)));
-  static const vllm::Era act_era = vllm::era_for_version("0.21.0");  // forward-temporary model shared with vLLM's profile run (ESTIMATED)
+  // The profile step's sampler: vLLM's top-k/top-p figure of 2026 (14 B per logit, 6..24 B logged), not
+  // re-derived for TensorRT-LLM's sampler (ESTIMATE).
+  const SamplerBytes sampler{14, 6, 24, "sampler 14 B/logit (vLLM's top-k/top-p figure, 6..24 B; not re-derived for TensorRT-LLM: ESTIMATE)"};
   P.graph_sizes = trtllm::cuda_graph_batch_sizes(s);
 
   P.terms.clear();
@@ -132,8 +139,8 @@ void prepare(Prepared& P, const Deployment& d) {
         KvPerToken k = vllm_kv_per_token(c, par, "auto", d.gpu.sm, w.pp_rank);
         t.state = k.state_bytes_per_request * s.max_batch_size;  // Mamba cache manager: one state slot per request
       }
-      t.ctx = vllm::cuda_context(s.tp, s.pp, d.gpu.vendor == "amd");
-      if (vllm::shared_sysmem_device(d.gpu.sm)) {
+      t.ctx = context_and_nccl(s.tp, s.pp, d.gpu.vendor == "amd");
+      if (unified_memory_device(d.gpu.sm)) {
         // Unified memory (Jetson Orin / Thor, DGX Spark GB10): torch.cuda.mem_get_info() sees what
         // the host OS, page cache and other processes take from the same LPDDR, and KvCacheCreator
         // charges it all as memory outside torch (_util.py configure_kv_cache_capacity: extra_cost
@@ -145,9 +152,9 @@ void prepare(Prepared& P, const Deployment& d) {
         t.ctx.basis += "; unified memory: what the host OS / page cache holds counts as memory outside torch (unfavourable end + 0.42 x "
                        "device, GUESS from one DGX Spark log where it was 49.78 of 119.70 GiB)";
       }
-      t.act = vllm::activation_peak(act_era, c, par, s.max_num_tokens, reqs, w.pp_rank == s.pp - 1, layers);
-      t.other = vllm::non_torch_increase(s.tp * s.pp);
-      t.graphs = P.graph_sizes.empty() ? vllm::Estimate{} : vllm::cuda_graph_memory(c, layers, linear, static_cast<int64_t>(P.graph_sizes.size()), 0, s.tp);
+      t.act = profile_peak(c, par, s.max_num_tokens, reqs, w.pp_rank == s.pp - 1, sampler);
+      t.other = non_torch_growth(s.tp * s.pp);
+      t.graphs = P.graph_sizes.empty() ? Estimate{} : layer_graph_memory(c, layers, linear, static_cast<int64_t>(P.graph_sizes.size()), 0, s.tp, false, kTorchGraphUnit);
       if (s.spec && w.pp_rank == s.pp - 1) add_drafter(t, *s.spec, layers - linear, static_cast<int64_t>(P.graph_sizes.size()), decode_kernels_per_layer(c));
       if (s.backend == "pytorch") t.exec = trtllm::pytorch_executor_overhead();
       if (s.backend == "trt" && !s.era.trt_lazy_context) {
@@ -164,8 +171,8 @@ void prepare(Prepared& P, const Deployment& d) {
         // +0" and then "Allocate 7952400384 bytes for k/v cache" = 0.9 x (23.56 GiB - 15,316 MiB
         // engine - ~0.37 GiB context) on an RTX 3090 (tests/data/extra xtrt-015), although the
         // build logged 1.69 GiB of activation memory. GUESS (era boundary): 0.9.
-        t.act = vllm::Estimate{0, 0, 0, "TensorRT execution context: none before the KV pool is sized (GptSession, TensorRT-LLM < 0.9)"};
-        t.other = vllm::Estimate{0, 0, 0, "runtime buffers + decoder: none before the KV pool is sized (TensorRT-LLM < 0.9)"};
+        t.act = Estimate{0, 0, 0, "TensorRT execution context: none before the KV pool is sized (GptSession, TensorRT-LLM < 0.9)"};
+        t.other = Estimate{0, 0, 0, "runtime buffers + decoder: none before the KV pool is sized (TensorRT-LLM < 0.9)"};
       }
     }
     for (int sc = 0; sc < 3; ++sc)
@@ -244,7 +251,7 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
       if (pytorch) {
         sim.alloc_estimated("NCCL / cuBLAS / autotuner workspaces (outside torch)", t.other.central, t.other.low, t.other.high);
         sim.alloc_estimated("executor overhead: sampler, runtime buffers, kernel modules (fitted)", t.exec.central, t.exec.low, t.exec.high);
-        const vllm::Estimate& dg = t.draft_graphs;
+        const Estimate& dg = t.draft_graphs;
         if (t.graphs.central > 0)
           sim.alloc_estimated(fmt::format("CUDA graphs ({} batch sizes)", graph_sizes.size()), t.graphs.central - dg.central, t.graphs.low - dg.low,
                               t.graphs.high - dg.high);

@@ -12,28 +12,12 @@
 #include "engines/vllm/vllm_rules.h"
 #include "headroom/error.h"
 #include "engines/graph_nodes.h"
+#include "engines/shared/capture_terms.h"
+#include "engines/shared/process_terms.h"
 #include "headroom/units.h"
 
 namespace headroom::vllm {
 
-Estimate range(double central, double lo_factor, double hi_factor, std::string basis) {
-  Estimate e;
-  e.central = static_cast<int64_t>(central);
-  e.low = static_cast<int64_t>(central * lo_factor);
-  e.high = static_cast<int64_t>(central * hi_factor);
-  e.basis = std::move(basis);
-  return e;
-}
-
-Estimate cuda_context(int tp, int pp, bool amd) {
-  // Era-blind (TRT-LLM's plan uses it; vLLM's multi-GPU plan takes the era form below).
-  // Free memory before the budget check, logged as "Free memory on device (F/T GiB)":
-  // T - F = 0.49 (1 GPU, vllm-019), 0.51 (vllm-054), 0.56 (vllm-082); 0.60 (TP2, vllm-048),
-  // 0.96 (TP4, vllm-052), 1.55 (TP4, vllm-071). vllm-009 started at u=0.98 of 22.36 GiB, so
-  // the single-GPU context can be <= 0.45 GiB.
-  if (tp * pp <= 1) return range((amd ? 0.55 : 0.45) * GiB, 0.7, 1.35, "CUDA context (1 GPU), fitted to logged free memory at start");
-  return range(0.8 * GiB, 0.6, 2.0, "CUDA context + NCCL communicators (multi-GPU), fitted to logged free memory at start");
-}
 
 // KV connectors (--kv-transfer-config, e.g. LMCacheConnectorV1): vLLM's budget is NOT changed by
 // them. The connector is built in init_worker_distributed_environment (after the init snapshot,
@@ -53,18 +37,6 @@ Estimate cuda_context(int tp, int pp, bool amd) {
 // their buffers to the budget, ~0.65 GiB per rank (non_torch_increase by era; vllm-001 is one of
 // the two figures that fit it, so its agreement is in-sample); vllm-029 (LMCache CPU offload, u = 0.9764) started and
 // then ran out of memory during inference, the runtime buffers above.
-Estimate non_torch_increase(int world) {
-  // Era-blind (TRT-LLM's plan uses it). Its multi-GPU figure mixes the eras split below: the
-  // 0.10.2 figure holds NCCL's buffers, the 2026 ones do not.
-  // "non-torch forward increase memory" / non-torch memory in the logs: 0.02 (vllm-019),
-  // 0.03 (vllm-017), 0.30 (consumed - weights, vllm-053) on one GPU; 1.38 (TP2, vllm-048),
-  // 0.13 (TP4, vllm-071), 1.70 (TP4 consumed - weights, vllm-052) with NCCL / custom all-reduce.
-  if (world <= 1) return range(0.15 * GiB, 0.1, 2.5, "non-torch growth in profile_run (cuBLAS workspaces), 1 GPU");
-  // n = 4 multi-GPU figures: 0.13 .. 1.70 logged, and ~2.5 GiB implied by vllm-001 (TP4 H100,
-  // 2025: 71.27 requested - 55.12 weights - 8.11 available - ~5.5 sampler peak), so the
-  // unfavourable end is 2.6 GiB (2.0x).
-  return range(1.3 * GiB, 0.1, 2.0, "non-torch growth in profile_run (NCCL / custom all-reduce buffers), multi-GPU (logged 0.13 .. 1.70 GiB, ~2.5 implied)");
-}
 
 // ---- Where NCCL sits relative to the budget, by era (multi-GPU only; one GPU has no NCCL).
 // vllm/v1/worker/gpu_worker.py init_device / determine_available_memory, read in three eras:
@@ -136,7 +108,7 @@ Fabric fabric_of(const GpuSpec& g) {
 // Not fitted: NCCL collectives captured in CUDA graphs on PCIe (vllm PR #45517: 8.76 GiB on the
 // last stage of TP2 x PP2 on 24 GB cards) -- graph-stage memory, outside these terms.
 Estimate cuda_context(const Era& era, int tp, int pp, bool amd, Fabric fabric) {
-  if (tp * pp <= 1) return cuda_context(tp, pp, amd);
+  if (tp * pp <= 1) return context_and_nccl(tp, pp, amd);
   if (!era.whole_gpu && !era.nccl_before_snapshot) {
     // Era B: the startup check's free memory is before NCCL. T - F logged "Free memory on device
     // (139.21/139.81 GiB)" = 0.60 GiB (vllm-048, 0.10.2, H200 TP2), as one GPU's context (0.49 ..
@@ -162,8 +134,6 @@ Estimate cuda_context(const Era& era, int tp, int pp, bool amd, Fabric fabric) {
                era.whole_gpu ? "CUDA context + NCCL communicators (charged to the whole-GPU budget before 0.9.1), fitted on 0.11+ startup free memory"
                              : "CUDA context + NCCL communicators before the startup snapshot (PR #25359, 0.11+: outside the budget), fitted on logged free memory at start");
 }
-
-bool shared_sysmem_device(int sm) { return sm == 87 || sm == 110 || sm == 121; }
 
 Estimate uma_non_torch(const Estimate& nt) {
   // vllm/utils/mem_utils.py MemorySnapshot.measure (public copy idx:375835840): on CUDA devices of
@@ -202,7 +172,7 @@ Estimate budget_context(const Era& era, int tp, int pp, bool amd, Fabric fabric)
   // card, xvllm-015), 0.03 (RTX 4060, vllm-017) -- against ~0.45 of context the earlier rule
   // charged. The multi-GPU remainder (context + NCCL minus one context) is not re-fitted (V0 PCIe
   // logs: 0.20-0.25 GiB, vllm_estimates non_torch_increase era B).
-  Estimate one = cuda_context(1, 1, amd);
+  Estimate one = context_and_nccl(1, 1, amd);
   Estimate e;
   e.central = std::max<int64_t>(0, all.central - one.central);
   e.low = std::max<int64_t>(0, all.low - one.low);
@@ -276,7 +246,7 @@ Estimate non_torch_increase(const Era& era, int tp, int pp, Fabric fabric) {
     return range(0.385 * GiB, 0.65, 1.5,
                  "consumed - weights (total_consumed accounting, 0.26.1+), 1 GPU: logged 0.26 .. 0.56 GiB, median 0.385 (ESTIMATE, n=4)");
   }
-  if (world <= 1) return non_torch_increase(world);
+  if (world <= 1) return non_torch_growth(world);
   if (fabric == Fabric::Pcie && !era.total_consumed) {
     // PCIe figures: see "PCIe hosts" above cuda_context.
     if (!era.whole_gpu && !era.nccl_before_snapshot)
@@ -580,79 +550,15 @@ Dsv4ProfileBuffers dsv4_profile_buffers(const ModelConfig& c, int64_t L, int64_t
 Estimate activation_peak(const Era& era, const ModelConfig& c, const Parallel& par, int64_t N, int64_t S,
                          bool last_pp_rank, int64_t layers_on_rank, const Dsv4ProfileBuffers* v4, FlashInferSampler fi) {
   // profile_run = _dummy_run(max_num_batched_tokens) + _dummy_sampler_run(min(S, N) requests)
-  // (vllm/v1/worker/gpu_model_runner.py). The torch peak is the larger of:
-  //  forward: residual + hidden (2 x N x h x 2 B) + the largest layer temporary:
-  //    attention qkv + output, dense MLP gate_up + act, or fused-MoE caches
-  //    (router logits N x E x 4, cache1 N*k*2I/tp*2, cache2 N*k*I/tp*2, cache3 N*k*h*2)
-  //  sampler: min(S, N) requests x vocab x the bytes per logit of the top-k/top-p path that
-  //    runs (sampler_path above), + the forward's hidden_states [N, h].
-  // Checks: Qwen3-235B-FP8 TP4 N=8192 S=32 -> 0.77 GiB vs logged 0.76 (vllm-052);
-  const double b = 2;  // bf16 activations
-  int tp = std::max(1, par.tp);
-  double n = static_cast<double>(N), h = static_cast<double>(c.hidden_size);
-  double heads = static_cast<double>(std::max<int64_t>(1, c.num_attention_heads));
-  double d = static_cast<double>(c.head_dim > 0 ? c.head_dim : (c.hidden_size / std::max<int64_t>(1, c.num_attention_heads)));
-  double kvh = static_cast<double>(std::max<int64_t>(1, (c.num_kv_heads > 0 ? c.num_kv_heads : c.num_attention_heads) / tp));
-  double resident = 2 * n * h * b;
-  double attn = n * (heads / tp + 2 * kvh) * d * b + n * (heads / tp) * d * b;
-  if (c.mla) attn = n * (heads / tp) * static_cast<double>(c.qk_nope_head_dim + c.qk_rope_head_dim + c.qk_nope_head_dim + 128) * b;
-  double mlp = 0;
-  if (c.intermediate_size > 0) mlp = n * 3.0 * static_cast<double>(c.intermediate_size) / tp * b;
-  double moe = 0;
-  if (c.is_moe()) {
-    // fused_moe caches are sized for all N x top_k token-expert pairs (expert parallel keeps
-    // the full intermediate per expert; TP shards it): cache1 2I, cache2 I, cache3 h.
-    // Checked on Qwen3-235B-FP8 TP4 EP (vllm-057/058): +4.83 GiB from N = 32,768 to 65,536,
-    // i.e. 158 KB/token = 8 x (3 x 1,536 + 4,096) x 2 B + residual.
-    double k = static_cast<double>(std::max<int64_t>(1, c.experts_per_token));
-    double im = static_cast<double>(c.moe_intermediate_size) / (par.ep > 1 ? 1 : tp);
-    moe = n * static_cast<double>(c.num_experts) * 4 + n * k * (3 * im + h) * b;
-  }
-  double gdn = 0;
-  if (c.has_linear_attention()) {
-    // Gated-DeltaNet layers in the profile run. profile_run's _dummy_run(is_profile=True) builds no
-    // attention metadata (gpu_model_runner.py: metadata only under force_attention or a FULL graph),
-    // and GatedDeltaNetAttention._forward_core returns when attn_metadata is None ("V1 profile run";
-    // layers/mamba/gdn_linear_attn.py, 2026, which first runs _warmup_prefill_kernels on T <= 64
-    // dummy tokens; models/qwen3_next.py Qwen3NextGatedDeltaNet before it), so the chunked
-    // gated-delta-rule kernels and their chunk states never see the N profile tokens. What the layer
-    // does hold (GatedDeltaNetAttention.forward): the in_proj_qkvz output [N, 2 x key_dim + 2 x
-    // value_dim] (q, k, v and z are views of it; Qwen3-Next's interleaved layout concatenates a
-    // [N, 2 x key_dim + value_dim] copy), core_attn_out = torch.zeros [N, value_dim] and the gated
-    // RMSNorm's output [N, value_dim], all / tp, bf16: one more layer temporary beside attention and
-    // the MLP. (Until 2026-12 a (N/64) x Hv x Dk x Dv fp32 x 2 chunk-state term was charged here.)
-    const double kd = static_cast<double>(c.linear_num_key_heads * c.linear_key_head_dim) / tp;
-    const double vd = static_cast<double>(c.linear_num_value_heads * c.linear_value_head_dim) / tp;
-    const bool interleaved = c.model_type == "qwen3_next";
-    gdn = n * (2 * kd + 2 * vd + (interleaved ? 2 * kd + vd : 0) + 2 * vd) * b;
-  }
-  double forward = resident + std::max({attn, mlp, moe, gdn});
-  // DeepSeek-V4: the indexer's logits reservation is alive with the layer's activations.
-  if (v4) forward += static_cast<double>(v4->logits + v4->hc_temporaries);
-  // Sampler term: R = min(S, N) dummy requests x vocab V x the bytes per logit entry that
-  // are alive together at the sampler's peak (sampler_bytes_per_logit), plus the forward's
-  // hidden_states [N, h] that profile_run still holds while _dummy_sampler_run runs.
-  const int64_t reqs = std::min(S, N);
-  const SamplerPath path = sampler_path(era, reqs, fi, model_runner_v2(era, c));
-  double sampler = 0;
-  if (last_pp_rank)
-    sampler = static_cast<double>(reqs) * static_cast<double>(c.vocab_size) * path.central_bytes + n * h * b;
-  double central = std::max(forward, sampler);
+  // (vllm/v1/worker/gpu_model_runner.py): the larger of the forward's temporaries and the
+  // sampler's logits at the bytes per logit of the top-k/top-p path that runs (sampler_path
+  // above) -- engines/shared/process_terms.cpp profile_peak.
+  // Checks: Qwen3-235B-FP8 TP4 N=8192 S=32 -> 0.77 GiB vs logged 0.76 (vllm-052).
   (void)layers_on_rank;
-  double lo = 0.6, hi = 1.6;
-  if (last_pp_rank && sampler > forward) {
-    // The sampler sets the peak: the ends are the other sampler paths of this version
-    // (sampler_path), not a fitted factor.
-    lo = std::max(forward, static_cast<double>(reqs) * static_cast<double>(c.vocab_size) * path.low_bytes + n * h * b) / central;
-    hi = std::max(forward, static_cast<double>(reqs) * static_cast<double>(c.vocab_size) * path.high_bytes + n * h * b) / central;
-    // At least 10% above the derived central for the allocator's block rounding and the
-    // small per-request tensors not counted (a GUESS); a little below it at the low end.
-    lo = std::min(lo, 0.95);
-    hi = std::max(hi, 1.1);
-  }
-  Estimate e = range(central, lo, hi,
-                     fmt::format("profile_run torch peak at max_num_batched_tokens={} (forward {:.2f} GiB, sampler {:.2f} GiB for {} requests: {})",
-                                 N, forward / GiB, sampler / GiB, reqs, path.what));
+  const SamplerPath path = sampler_path(era, std::min(S, N), fi, model_runner_v2(era, c));
+  // DeepSeek-V4: the indexer's logits reservation is alive with the layer's activations.
+  const double v4_forward = v4 ? static_cast<double>(v4->logits + v4->hc_temporaries) : 0.0;
+  Estimate e = profile_peak(c, par, N, S, last_pp_rank, SamplerBytes{path.central_bytes, path.low_bytes, path.high_bytes, path.what}, v4_forward);
   if (v4 && v4->workspace > 0) {
     // The workspace is held through the whole profile run (the sampler's peak included). Exact
     // by the code read; the low end is the prefill gather alone, for builds that size the
@@ -705,125 +611,6 @@ Estimate sampler_warmup(const Era& era, const ModelConfig& c, int64_t num_reqs, 
   return range(v, lo, hi, fmt::format("sampler warm-up with {} dummy requests ({})", num_reqs, path.what));
 }
 
-namespace {
-// The per-(graph x layer) costs: a PIECEWISE capture and a FULL one (see the era version below).
-struct GraphUnit {
-  double piecewise, full;
-};
-Estimate graph_memory(const ModelConfig& c, int64_t layers, int64_t linear_layers, int64_t piecewise, int64_t full, int tp,
-                      bool gdn_as_attention, GraphUnit unit) {
-  // ESTIMATE (INFERRED from logs; vLLM has no formula for it). What "Graph capturing finished ...
-  // took X GiB" measures (v1/worker/gpu_model_runner.py capture_model, every V1 release read):
-  // mem_get_info() free memory before the capture loop minus after it, so the graph pool (one
-  // pool shared by all sizes, captured largest first so the smaller ones reuse its blocks; FULL
-  // and PIECEWISE share it), everything allocated lazily during the warm-up runs before each
-  // capture and cached by the allocator, and the driver's graph objects. No term of it has a
-  // size vLLM fixes in advance, so it is modelled as captured graphs x decoder layers x a fitted
-  // cost, + 16 MiB of fixed buffers.
-  //
-  // The first fit, one cost for every graph (what vLLM's own estimate is still calibrated on; the
-  // capture now splits PIECEWISE from FULL, cuda_graph_memory below). Attention layers (and the
-  // Gated-DeltaNet layers of dense hybrids, below): 0.19 MiB per (graph x layer). Figures, ("took" or "Estimated CUDA graph memory") - 16 MiB over graphs x
-  // layers: Qwen3-8B 86 x 36 -> 0.167 MiB (0.21.0 estimate, vllm-029); Qwen3-235B TP4 18 x 94 ->
-  // 0.184 (vllm-052); Qwen3-235B TP4 54 x 94 -> 0.190 (0.20.0, vllm-058); Llama-3.1-8B 67 x 32 ->
-  // 0.241 (0.10.1.1, vllm-055); Llama-3.2-1B 67 x 16 -> 0.281 (vllm-019) -- the fit -- and,
-  // checked after it (tests/vllm_graph_era_test.cpp): Qwen3-0.6B-W4A16 0.19.1 on an A100-40GB
-  // (GPU INFERRED from its budget) 86 x 28 -> 0.189 (public-code 54187866445); the same model on
-  // a ~31 GiB card (RTX 5090, INFERRED) -> 0.108 (54318626907); Qwen2.5-7B-Instruct 0.22.0 54 x 28 -> 0.199 (67144197265); Qwen2.5-0.5B
-  // 0.27.1 86 x 24 -> 0.176 (xvllm-003). Median 0.19 MiB; no dependence on TP, capture size or
-  // hidden size across them.
-  // NOT an era effect, although the two 0.19.x extra logs miss by 3-4x (xvllm-010 Qwen3-8B on an
-  // A100-40GB 2.44 GiB -> 0.80 MiB per graph x layer; xvllm-017 Qwen2.5-72B TP4 on four PCIe L40S
-  // 2.62 -> 0.38): the 0.19.1 and 0.22 logs above, other models and GPUs in the same builds, hold
-  // the flat cost, and vLLM's own 0.19 estimator (profile_cudagraph_memory: the largest two
-  // graphs of each mode captured, the second one's delta extrapolated to the rest) agreed with the
-  // capture in both misses (2.35 vs 2.44, 2.73 vs 2.62 GiB), so their cost is per graph, not per
-  // captured token. xvllm-010 ran on the same host as xvllm-004 (0.9.2, 2.24 GiB); the
-  // per-size law of 0.9 .. 0.10.0 below was fitted on that host's log and on Qwen2-7B on an
-  // A100 vGPU slice, while a 0.9.2 L4 log keeps the flat cost. Whatever those hosts share (A100
-  // hosts, PCIe TP4 with NCCL collectives in the graphs; not in the deployment) is not modelled;
-  // the range's high end does not cover it.
-  // PCIe hosts past two GPUs (custom all-reduce off, NCCL collectives captured in every graph):
-  // xvllm-017 (4 x L40S, 0.19.0, nccl 2.27.5) takes 1.33 GiB above the flat cost, ~100 KiB per
-  // captured all-reduce (86 graphs x 161); xvllm-019 (8 x L40S, 0.10.2, nccl 2.27.3) 2.27 GiB,
-  // ~190 KiB each (67 x 189). NCCL's captured collectives are known to cost graph memory that depends
-  // on the NCCL version, its cuMem setting and the CUDA driver (vllm PR #5091: NCCL >= 2.19 turns
-  // NCCL_CUMEM_ENABLE on, which "costs memory during cudagraph capture"; vllm#5517: 3.8 vs 1.14 GiB
-  // on A10G/L4 with CUDA drivers before / from 12.4; NVIDIA/nccl#1234) -- none of which is in the
-  // deployment -- and corpus vllm-052 (4 x RTX PRO 6000 over PCIe, a 2026-08 build, 18 graphs x 94
-  // layers x 2 all-reduces) took 0.32 GiB, the flat cost. So no per-collective term (not modelled).
-  //
-  // Gated-DeltaNet layers. Dense hybrids (no routed experts) cost as attention layers: Qwen3.5-9B
-  // on an L40S, vLLM 0.19.0, 51 + 35 graphs x 32 layers (8 attention + 24 GDN), took 0.65 GiB ->
-  // 0.236 MiB (public-code 51781852921); Qwen3.5-4B, 0.22.0, 86 x 32, took 0.55 GiB -> 0.199 MiB
-  // (public-code 55770092662). The MoE hybrids cost far more per GDN layer, and their cost falls
-  // with TP: with 0.19 MiB for their attention layers, 1.886 MiB x (1/tp) (Qwen3-Next TP2, 67
-  // graphs, 12 + 36 layers, 2.37 GiB, 0.10.2, vllm-048) and 1.873 MiB x (1/tp) (Qwen3.5-35B-A3B
-  // TP4, 86 graphs, 10 + 30 layers, 1.34 GiB, vllm-071): 1.88 MiB / tp per (graph x GDN layer),
-  // n = 2, a GUESS for other widths. What the MoE adds is not established: 0.11.1+ (INFERRED
-  // from the merge dates) runs the shared expert on an auxiliary stream for batches <= 256 tokens (vllm PR #26440, #28406;
-  // fused_moe/runner/shared_experts.py should_run_shared_in_aux_stream, the input cloned and
-  // record_stream'ed), and the caching allocator does not reuse record_stream'ed blocks inside a
-  // capture (pytorch PR #158352, not merged), but vllm-048 is 0.10.2, older than that stream;
-  // MoE models without a shared expert (Qwen3-235B, Qwen3-30B-A3B) show no extra.
-  // Until 2026-11 both kinds took the MoE figure: 86 x 24 x 1.88 MiB = 3.8 GiB for the GDN layers
-  // of Qwen3.5-9B alone, where 0.65 GiB was captured.
-  // From 0.26 the hybrids' capture (and vLLM's estimate of it, which is charged to the KV budget)
-  // also holds a warm-up transient that grows with max_num_batched_tokens: vllm#50780 ("CUDA
-  // graph memory profiler charges an mnbt-linear profiling transient as graph memory -> KV cache
-  // pool -18-24% on hybrid GDN models since v0.26.0 (the real FULL graphs cost ~24 MiB each)";
-  // the profiler and the capture code are byte-identical between 0.23.1 and 0.26.1, the
-  // transient is in the model's decode-with-context path, ~128 KiB per context token of the
-  // warm-up sample, and "took" counts it because it is measured before the post-capture
-  // empty_cache()) and vllm#52872 ("max-num-batched-tokens also sizes the CUDA-graph pool").
-  // Its size per model is not known from the logs at hand (vllm-009: 3 graphs, 0.46 GiB at
-  // max_num_batched_tokens 2048; vllm-085: Qwen3.5-4B on a B200 at 8192 holds ~1.5 GiB less KV
-  // than the MoE figure's 3.9 GiB leaves), so 0.26+ dense hybrids kept the MoE figure until a
-  // 2026-12 log at 2048 tokens (xvllm-060) showed it 3x too high: they now take the flat cost plus
-  // a transient per batched token above 4096 (cuda_graph_memory below; vllm-085's record omits
-  // flags its run had, so it does not decide the rate).
-  // Logs read since (2026-12), checked against the MoE-figure rule, not fitted:
-  //  - The estimator (profile_cudagraph_memory, public-code 52016549297) is max over modes of the
-  //    first (largest) capture + the second one's delta x (graphs - 1), and the FULL warm-up of
-  //    the first capture decodes min(max_model_len, max_num_batched_tokens // size) tokens of
-  //    context per request, so a context transient lands in the estimate only when FULL graphs
-  //    are captured. PIECEWISE-only 27B hybrids (spec decode) keep the flat cost: Qwen3.6-27B
-  //    4 graphs 0.08 GiB (TP1), 5 graphs 0.13 (TP2), 7 graphs 0.17 (TP4) against 0.06 .. 0.10
-  //    forecast (noonghunna/club-3090 issues #617, #104, PR #44), and so does one with 3 + 2 FULL
-  //    graphs of at most 8 requests, 0.09 GiB at TP2 (issue #434; its max_num_batched_tokens is
-  //    not shown).
-  //  - With FULL graphs the first capture costs more than the flat figure: nvidia/Qwen3.6-27B-NVFP4
-  //    on a DGX Spark, 0.23.1rc1, 5 + 4 graphs at max_num_batched_tokens 65536, estimate 0.61 /
-  //    took 0.62 GiB where 9 x 64 x 0.19 + 16 = 0.12 (xvllm-020); Qwen3.8-27B, 0.27.1, DGX Spark,
-  //    86 graphs at 8192: estimate 1.56 GiB, flat 1.06, this rule's MoE figure 7.85 (public-code
-  //    61316607224; its checkpoint is not in the catalog); vllm#52872 (RTX 5090, a 64-layer hybrid):
-  //    0.52 GiB at max_num_batched_tokens 2048 .. 4096, 0.89 at 8192. Per context token of the
-  //    warm-up these are ~8 KiB (0.23) and ~60 .. 130 KiB (0.26+), while vllm-085 (Qwen3.5-4B, a
-  //    2026 build on a B200) needs ~7 GiB at 8192 if its activation peak is the ~1.6 GiB that its
-  //    sibling vllm-087 leaves. No one per-token rate fits both model sizes.
-  //  - MoE hybrids at TP1 (the 1/tp scaling is from TP2 and TP4 logs): Qwen3.5-35B-A3B-FP8 on a
-  //    DGX Spark, 0.18.1, 86 graphs at 2048, estimate 1.65 GiB against 5.0 forecast (xvllm-021);
-  //    RedHatAI/Qwen3.6-35B-A3B-NVFP4, 0.19.2rc1, 11 + 7 graphs, estimate 1.21 against 1.04
-  //    (public-code 52221836498). A first capture of ~1.1 GiB + ~7 MiB per further graph fits both;
-  //    the TP2/TP4 corpus logs (vllm-048, vllm-071) are what the 1/tp figure reproduces, so it
-  //    stays until a log gives the first/extra split at TP > 1.
-  const double per_linear_moe_tp1 = 1.88 * MiB;
-  const double pw = static_cast<double>(piecewise), fu = static_cast<double>(full);
-  const double per_layer = (pw * unit.piecewise + fu * unit.full) * MiB;  // one decoder layer over every graph
-  const double attn = static_cast<double>(layers - linear_layers), linear = static_cast<double>(linear_layers);
-  const double per_linear = per_linear_moe_tp1 / static_cast<double>(std::max(1, tp));  // per (graph x GDN layer), MoE hybrids
-  const double linear_cost = gdn_as_attention ? linear * per_layer : (pw + fu) * linear * per_linear;
-  double central = attn * per_layer + linear_cost + 16.0 * MiB;
-  std::string linear_what = linear_layers == 0 ? ""
-                            : !gdn_as_attention ? fmt::format(", 1.88/tp = {:.2f} MiB per GDN layer (MoE-hybrid figure, GUESS, n=2)", per_linear / MiB)
-                            : c.is_moe() ? ", GDN layers as attention layers (Model Runner V2, INFERRED n=2)"
-                                         : ", GDN layers of a dense hybrid as attention layers (n=2)";
-  return range(central, 0.7, 1.6,
-               fmt::format("CUDA graphs: {} piecewise + {} full captures over {} layers ({} linear-attention); fitted {:.2f} MiB per (piecewise "
-                           "graph x layer), {:.2f} per (full graph x layer){} (ESTIMATE, INFERRED from logs)",
-                           piecewise, full, layers, linear_layers, unit.piecewise, unit.full, linear_what));
-}
-}  // namespace
 
 // Model Runner V2 from 0.29, a dense model: the real capture follows the estimator's own capture
 // (two "Graph capturing finished" lines: Qwen3-14B on an L40S, 0.29.0, took 0.44 GiB profiling and
@@ -838,12 +625,6 @@ Estimate v2_capture_after_profiling(int64_t layers, int64_t graphs) {
                fmt::format("CUDA graphs: {} captures over {} layers after Model Runner V2's profiling capture (0.29+): 0.077 MiB per (graph x layer) "
                            "+ 16 MiB (ESTIMATE, n=2 logs)",
                            graphs, layers));
-}
-
-Estimate cuda_graph_memory(const ModelConfig& c, int64_t layers, int64_t linear_layers, int64_t piecewise, int64_t full, int tp) {
-  // Era-blind (TensorRT-LLM's plan uses it): every Gated-DeltaNet layer at the MoE-hybrid figure,
-  // every graph at the 0.19 MiB that vLLM's 86-graph mixes average (not refitted for TensorRT-LLM).
-  return graph_memory(c, layers, linear_layers, piecewise, full, tp, false, GraphUnit{0.19, 0.19});
 }
 
 Estimate cuda_graph_memory(const Era& era, const ModelConfig& c, int64_t layers, int64_t linear_layers, int64_t piecewise, int64_t full,
@@ -879,7 +660,7 @@ Estimate cuda_graph_memory(const Era& era, const ModelConfig& c, int64_t layers,
   // -111, -113, -118, -037, -024, vllm-019, -052, -058). Leave-one-out on the PIECEWISE three:
   // +3%, -6%. The single 0.19 this replaces was these mixes' average.
   const GraphUnit unit = cost == GraphCost::ByKind ? GraphUnit{0.27, 0.05} : GraphUnit{0.19, 0.19};
-  Estimate e = graph_memory(c, layers, linear_layers, piecewise, full, tp, gdn_as_attention, unit);
+  Estimate e = layer_graph_memory(c, layers, linear_layers, piecewise, full, tp, gdn_as_attention, unit);
   if (cost == GraphCost::ByKind) {
     // The range is the spread of the real captures against this forecast: observed / forecast
     // p10 0.59, p90 2.56 over the 42 logs validate reads (tests/data/extra + corpus, 2026-12-02;
@@ -899,19 +680,6 @@ Estimate cuda_graph_memory(const Era& era, const ModelConfig& c, int64_t layers,
   return e;
 }
 
-Estimate drafter_graph_memory(int64_t piecewise_graphs, int64_t drafter_layers, double kernels_per_layer) {
-  // gpu_model_runner.py _dummy_run ends with self.drafter.dummy_run(num_tokens) when the method uses
-  // the EAGLE proposer (eagle, eagle3, mtp; the draft-model proposer derives from it), and the
-  // drafter's model is compiled piecewise at the same sizes, so each captured size adds the
-  // drafter's graph objects (~3 KiB per kernel node, engines/graph_nodes.h). Its activations run
-  // after the target's in the same private pool and are smaller, so the pool does not grow
-  // (INFERRED). xvllm-063 (a 28-layer Qwen3-0.6B drafter, 0.29.0): +0.05 GiB this way, -10% against
-  // the log where the target's 0.19 MiB per (graph x layer) gave +18%.
-  const double central = kGraphNodeBytes * kernels_per_layer * static_cast<double>(piecewise_graphs) * static_cast<double>(drafter_layers);
-  return range(central, 0.5, 3.0,
-               fmt::format("drafter graphs: {} piecewise captures x {} drafter layers x {:.0f} kernels x 3 KiB (ESTIMATE)", piecewise_graphs,
-                           drafter_layers, kernels_per_layer));
-}
 
 Estimate nccl_graph_capture(const Era& era, const ModelConfig& c, int tp, Fabric fabric, bool across_nodes, int64_t graphs, int64_t layers) {
   // custom_all_reduce.py (CustomAllreduce.__init__) turns itself off for "more than two PCIe-only

@@ -43,7 +43,4 @@ struct OnlineFp8 {
 };
 OnlineFp8 online_fp8(const RankWeights& w, int vllm_version, int layers_on_rank);
 
-// --cpu-offload-gb: the bytes of this rank's decoder-layer weights moved to pinned CPU memory.
-LoadExtra cpu_offload(const RankWeights& w, int64_t offload_bytes, int64_t online_fp8_saved);
-
 }  // namespace headroom::vllm

@@ -15,6 +15,7 @@
 #include "engines/calibration_apply.h"
 #include "engines/layout_cache.h"
 #include "engines/plan_memo.h"
+#include "engines/shared/cpu_offload.h"
 #include "engines/vllm/vllm_kv.h"
 #include "engines/vllm/vllm_rule_table.h"
 #include "engines/vllm/vllm_rules.h"
@@ -548,7 +549,7 @@ void prepare(Prepared& P, const Deployment& d) {
                           "CPU offloader before vLLM PR #51413 (vllm#51396; 0.28.0 INFERRED as the first release with the fix), so every "
                           "weight stays on the GPU");
     } else if (s.cpu_offload_bytes > 0) {
-      const LoadExtra off = cpu_offload(w, s.cpu_offload_bytes, fp8_saved);
+      const CpuOffload off = cpu_offload(w, s.cpu_offload_bytes, fp8_saved);
       t.weights -= off.bytes;
       if (P.ranks.empty()) P.notes.push_back(off.what);
     }
@@ -576,7 +577,7 @@ void prepare(Prepared& P, const Deployment& d) {
       st.ctx = cuda_context(era, comm_tp, pp, amd, fabric);
       st.ctx_budget = budget_context(era, comm_tp, pp, amd, fabric);
       st.nt = non_torch_increase(era, comm_tp, pp, fabric);
-      if (d.gpu.vendor == "nvidia" && shared_sysmem_device(d.gpu.sm)) st.nt = uma_non_torch(st.nt);
+      if (d.gpu.vendor == "nvidia" && unified_memory_device(d.gpu.sm)) st.nt = uma_non_torch(st.nt);
       // Sparse-attention buffers the WorkspaceManager keeps through the profile run: DeepSeek-V4's,
       // or DeepSeek-V3.2 / GLM-5's indexer prefill buffer (vllm_estimates.cpp).
       std::optional<Dsv4ProfileBuffers> sparse;

@@ -14,6 +14,8 @@
 #include "headroom/deployment.h"
 #include "headroom/gpu.h"
 #include "headroom/model.h"
+#include "engines/shared/capture_terms.h"
+#include "engines/shared/process_terms.h"
 #include "headroom/parallel.h"
 
 namespace headroom::vllm {
@@ -204,23 +206,12 @@ int64_t kv_tokens(const Era& era, const KvLayout& l, int64_t blocks, int64_t max
                   int64_t max_num_batched_tokens);
 
 // ---------------------------------------------------------------- estimated terms (vllm_estimates.cpp)
-struct Estimate {
-  int64_t central = 0, low = 0, high = 0;
-  std::string basis;  // how it was computed (shown in notes)
-};
-// An estimate of `central` bytes whose ends are lo_factor x and hi_factor x it.
-Estimate range(double central, double lo_factor, double hi_factor, std::string basis);
-// Adds part's central, low and high bytes to e; the basis stays e's (callers say what was added).
-inline void add_bytes(Estimate& e, const Estimate& part) {
-  e.central += part.central;
-  e.low += part.low;
-  e.high += part.high;
-}
-// CUDA context + NCCL communicators, era-blind (fitted on logs of every era; TRT-LLM's plan uses
-// them). vLLM's plan takes the era forms below.
-Estimate cuda_context(int tp, int pp, bool amd);
-// Non-torch memory growth during the profile run (cuBLAS/NCCL/custom all-reduce workspaces), era-blind.
-Estimate non_torch_increase(int tp_pp_world);
+// Estimate, range, add_bytes and the process-level terms every engine shares live in
+// engines/shared/ (context_and_nccl, non_torch_growth, profile_peak, layer_graph_memory,
+// drafter_graph_memory, unified_memory_device); vLLM's era forms below refine them.
+using headroom::add_bytes;
+using headroom::Estimate;
+using headroom::range;
 // The fabric NCCL runs over, for the multi-GPU estimates below: Pcie for NVIDIA cards whose
 // interconnect (data/gpus.json, or --interconnect) is "pcie"; NvLink for NVSwitch boards, NVLink
 // bridge groups, AMD, network-joined and custom GPUs (the figures the estimates were first fitted on).
@@ -249,7 +240,6 @@ FlashInferSampler flashinfer_sampler_env(const Deployment& d, const Era& era, st
 // memory as psutil's available system memory, so host-memory growth during the profile counts as
 // non-torch growth. Widens the unfavourable end of `nt` (GUESS, see vllm_estimates.cpp).
 Estimate uma_non_torch(const Estimate& nt);
-bool shared_sysmem_device(int sm);
 // Torch peak increase of profile_run at max_num_batched_tokens (forward + sampler on the
 // last PP rank). Calibrated on the corpus activation figures (see vllm_estimates.cpp).
 // DeepSeek-V4 (0.24+): what the dummy forward of profile_run reserves beyond the generic
@@ -274,19 +264,14 @@ Estimate activation_peak(const Era& era, const ModelConfig& c, const Parallel& p
 Estimate sampler_warmup(const Era& era, const ModelConfig& c, int64_t num_reqs, FlashInferSampler fi = FlashInferSampler::Unset);
 // What a cold torch.compile cache adds to Model Runner V2's profiled peak (ESTIMATE; vllm_estimates.cpp).
 Estimate cold_compile_overhead();
-// CUDA-graph memory: the capture after the KV cache (L16) and the estimator (L8).
-Estimate cuda_graph_memory(const ModelConfig& c, int64_t layers_on_rank, int64_t linear_layers_on_rank,
-                           int64_t piecewise_graphs, int64_t full_graphs, int tp);
-// The same by era: dense hybrids' GDN layers cost as attention layers before 0.26 (vllm_estimates.cpp).
+// CUDA-graph memory by era (the capture after the KV cache, L16, and the estimator, L8): dense
+// hybrids' GDN layers cost as attention layers before 0.26 (vllm_estimates.cpp).
 // ByKind: a PIECEWISE and a FULL capture cost differently (the capture itself); PerGraph: one cost
 // per graph, the basis vLLM's own estimate was calibrated on (cuda_graph_estimate).
 enum class GraphCost { ByKind, PerGraph };
 Estimate cuda_graph_memory(const Era& era, const ModelConfig& c, int64_t layers_on_rank, int64_t linear_layers_on_rank,
                            int64_t piecewise_graphs, int64_t full_graphs, int tp, int64_t max_num_batched_tokens,
                            GraphCost cost = GraphCost::ByKind);
-// The drafter of speculative decoding (EAGLE / EAGLE3 / MTP / a draft model), run by every dummy
-// run of the capture loop: its piecewise graphs' objects.
-Estimate drafter_graph_memory(int64_t piecewise_graphs, int64_t drafter_layers, double kernels_per_layer);
 // What NCCL collectives captured inside the graphs add, where vLLM's custom all-reduce is off (more
 // than two PCIe GPUs, or a group across nodes) on the V1 runner: per (graph x decoder layer), an
 // ESTIMATE (vllm_estimates.cpp lists the logs). Zero where custom all-reduce takes the graphs.
