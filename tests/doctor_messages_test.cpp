@@ -22,8 +22,10 @@ Diagnosis doctor(const std::string& log, std::vector<std::string> args) {
 
 // `headroom doctor LOG --engine E` as a user runs it: the exit code.
 int cli_exit(const std::string& log, const std::string& engine) {
+  // Named by the test: ctest runs each test as its own process, in parallel, so a counter would collide.
   static int n = 0;
-  const auto path = std::filesystem::temp_directory_path() / ("headroom_doctor_messages_" + std::to_string(++n) + ".log");
+  const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  const auto path = std::filesystem::temp_directory_path() / ("headroom_doctor_messages_" + test + "_" + std::to_string(++n) + ".log");
   std::ofstream(path, std::ios::binary) << log;
   std::ostringstream out, err;
   int rc = run_cli({"doctor", path.string(), "--engine", engine}, out, err);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <regex>
 
+#include "headroom/engine_version.h"
 #include "headroom/error.h"
 #include "engines/llamacpp/llamacpp_rule_table.h"
 #include "headroom/llamacpp_plan.h"
@@ -148,11 +149,8 @@ const std::vector<std::string_view>& llamacpp_flags() {
 }
 
 int parse_build(const std::string& version) {
-  if (version.empty() || version == "latest" || version == "newest") return 0;
-  static const std::regex b(R"([bB]?(\d{1,6}))");
-  std::smatch m;
-  if (std::regex_match(version, m, b)) return std::stoi(m[1].str());
-  fail_input("--engine", "llamacpp@" + version, "a llama.cpp build is written bNNNN (e.g. llamacpp@b8157)");
+  const EngineVersion v = parse_engine_version(EngineKind::LlamaCpp, version);
+  return v.form == EngineVersion::Form::Build ? v.build : 0;  // 0: the newest build's defaults
 }
 
 // --mmproj FILE: the projector's type as its file name says (mmproj-BF16.gguf, mmproj-model-f16.gguf,

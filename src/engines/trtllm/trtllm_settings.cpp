@@ -14,6 +14,7 @@
 #include "headroom/deployment.h"
 #include "headroom/engine.h"
 #include "headroom/cli.h"
+#include "headroom/engine_version.h"
 #include "headroom/error.h"
 #include "headroom/units.h"
 
@@ -126,28 +127,22 @@ constexpr int kNewestTrtllm = 10300;  // the newest release seen in a log (1.3.0
 
 Era era_for_version(const std::string& version) {
   Era e;
-  int a = 1, b = 2, c = 0;
-  const auto at = version.find('@');
-  const std::optional<int> ymd = dated_build_ymd(version);
-  if (version.empty() || version == "latest" || version == "main" || version == "unknown" || version == "nightly" || version == "newest") {
-    e.version = kNewestTrtllm;
-    e.reason = "newest known rules (no version given)";
-  } else if (ymd) {
+  const EngineVersion v = parse_engine_version(EngineKind::TRTLLM, version);
+  if (v.form == EngineVersion::Form::Dated) {
     e.version = kDatedReleases[0].version;
     for (const auto& r : kDatedReleases)
-      if (*ymd >= r.ymd) e.version = r.version;
-    e.reason = fmt::format("build dated {}: the release line of that date (dates partly INFERRED)", version.substr(at + 1));
-  } else if (at != std::string::npos) {
-    return era_for_version(version.substr(0, at));  // "1.2.0rc2@2025-11": the number decides
-  } else if (std::sscanf(version.c_str(), "%d.%d.%d", &a, &b, &c) >= 2 && a >= 0 && a < 10 && b >= 0 && b < 100) {
-    e.version = a * 10000 + b * 100 + (c >= 0 && c < 100 ? c : 0);
+      if (v.date >= r.ymd) e.version = r.version;
+    e.reason = v.why + ": the release line of that date (dates partly INFERRED)";
+  } else if (v.form == EngineVersion::Form::Release) {
+    e.version = v.release;
     e.reason = "version " + version;
     if (e.version > kNewestTrtllm + 99) {  // a release after the newest line seen: its rules
       e.version = kNewestTrtllm;
       e.reason = "version " + version + " is newer than the releases headroom knows (0.7 .. 1.3): planned by 1.3's rules";
     }
   } else {
-    fail_input("--engine", "trtllm@" + version, "cannot read the version (use e.g. 1.0.0, 1.2.0rc2, 0.21.0)");
+    e.version = kNewestTrtllm;
+    e.reason = v.why;
   }
   // Every flag is a row of trtllm_rule_table.cpp.
   e.pytorch_default = has(Rule::PytorchDefault, e.version);

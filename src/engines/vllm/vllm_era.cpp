@@ -1,12 +1,10 @@
 // vLLM version string -> the era of its memory rules (research/vllm-trtllm-llamacpp-memory.md
 // §1.2, §2, §11.1). Boundaries are the PRs that changed the rules, mapped to releases.
-#include <cstdio>
 #include <fmt/format.h>
 
 #include "engines/vllm/vllm_rule_table.h"
 #include "engines/vllm/vllm_rules.h"
-#include "headroom/deployment.h"
-#include "headroom/error.h"
+#include "headroom/engine_version.h"
 
 namespace headroom::vllm {
 
@@ -71,30 +69,17 @@ Era make(int v, std::string reason) {
 }  // namespace
 
 Era era_for_version(const std::string& version) {
-  if (version.empty() || version == "latest" || version == "main" || version == "newest")
-    return make(kNewestVersion, "newest known rules (no version given)");
-  if (auto at = version.find('@'); at != std::string::npos) {
-    if (auto ymd = dated_build_ymd(version))
-      return make(version_for_date(*ymd), fmt::format("build dated {}: newest release by then (release dates partly INFERRED)", version.substr(at + 1)));
-    std::string head = version.substr(0, at);
-    if (head == "unknown" || head == "main" || head == "latest")
-      return make(kNewestVersion, "undated build: newest known rules");
-    return era_for_version(head);
+  const EngineVersion v = parse_engine_version(EngineKind::VLLM, version);
+  switch (v.form) {
+    case EngineVersion::Form::Dated:
+      return make(version_for_date(v.date), v.why + ": newest release by then (release dates partly INFERRED)");
+    case EngineVersion::Form::Release:
+      if (v.release > kNewestVersion)  // an unknown release: say so, and plan it by the newest rules
+        return make(kNewestVersion, fmt::format("version {} is newer than the releases headroom knows (0.6 .. 0.31.0): planned by 0.31.0's "
+                                                "rules", version));
+      return make(v.release, fmt::format("version {}", version));
+    default: return make(kNewestVersion, v.why);
   }
-  // "0.1.devN+g<sha>": a source build without a tag; the version cannot be told from it.
-  if (version.rfind("0.1.dev", 0) == 0)
-    return make(kNewestVersion, fmt::format("untagged source build {}: newest known rules (version unknown)", version));
-  int a = 0, b = 0, c = 0;
-  int n = std::sscanf(version.c_str(), "%d.%d.%d", &a, &b, &c);
-  if (n >= 2 && a >= 0 && a < 10 && b >= 0 && b < 100 && c >= 0 && c < 100) {
-    if (n < 3) c = 0;
-    int v = a * 10000 + b * 100 + c;
-    if (v > kNewestVersion)  // an unknown release: say so, and plan it by the newest rules
-      return make(kNewestVersion, fmt::format("version {} is newer than the releases headroom knows (0.6 .. 0.31.0): planned by 0.31.0's "
-                                              "rules", version));
-    return make(v, fmt::format("version {}", version));
-  }
-  fail_input("--engine", "vllm@" + version, "cannot read the version (use e.g. 0.10.2, 0.21.0, or main@2025-10-16)");
 }
 
 }  // namespace headroom::vllm
