@@ -32,6 +32,7 @@ EngineKnobs sglang_knobs() {
 EngineKnobs vllm_knobs() {
   EngineKnobs k;
   k.fraction = "--gpu-memory-utilization";  // (0, 1]: share of total memory for the whole instance
+  k.accept_hi = 1.0;
   k.kv_bytes = "--kv-cache-memory-bytes";
   k.context = "--max-model-len";
   k.max_running = "--max-num-seqs";

@@ -230,4 +230,39 @@ std::string shortfall(const Point& pt, const Deployment& d, const Primary& p, co
   return {};
 }
 
+namespace {
+Forecast plan_at(Deployment d, std::string_view flag, double value) {
+  set_flag(d, flag, fmt::format("{:.4f}", value));
+  PlanOptions o;
+  o.detail = false;
+  return plan(d, o);
+}
+}  // namespace
+
+KvReach least_fraction_for_kv(const Deployment& d, int64_t target) {
+  const EngineKnobs& k = knobs_for(d.engine);
+  KvReach r;
+  r.most_at = k.accept_hi;
+  double up = -1;
+  for (double v = k.accept_hi; v >= k.accept_lo - 1e-9; v -= k.step) {
+    const Forecast f = plan_at(d, k.fraction, v);
+    if (f.kv_tokens > r.most_tokens) r.most_tokens = f.kv_tokens, r.most_at = v;
+    if (f.kv_tokens >= target) {
+      up = v;
+      break;
+    }
+  }
+  if (up < 0) return r;
+  double lo = k.accept_lo;
+  for (int i = 0; i < 24 && up - lo > 1e-4; ++i) {
+    const double mid = (lo + up) / 2;
+    if (plan_at(d, k.fraction, mid).kv_tokens >= target) up = mid;
+    else lo = mid;
+  }
+  r.found = true;
+  r.value = up;
+  r.at = plan_at(d, k.fraction, up);
+  return r;
+}
+
 }  // namespace headroom::advise

@@ -18,6 +18,7 @@ namespace headroom::advise {
 struct EngineKnobs {
   std::string fraction;        // the primary knob: share of memory for the static pools / KV
   double lo = 0.05, hi = 0.99, step = 0.01;  // its search grid
+  double accept_lo = 0.01, accept_hi = 0.99;  // the values the engine accepts (compare's search)
   std::string kv_bytes;        // absolute KV budget (vLLM --kv-cache-memory-bytes)
   std::string context;         // context length
   std::string max_running;     // cap on running requests / batch size
@@ -95,5 +96,18 @@ PrimaryResult search_primary(Deployment& d, const Primary& p, int64_t margin, in
 // A context shorter than the target (TensorRT-LLM shrinks max_seq_len to what the pool holds)
 // misses the goal as well.
 std::string shortfall(const Point& pt, const Deployment& d, const Primary& p, const TuneGoal& g);
+
+// The least value of the engine's fraction knob whose plan holds at least `target` KV tokens
+// (compare's "same KV" column). The top of the accepted range can be refused outright (vLLM:
+// free memory at start below utilization x total), so it walks down from the top by the grid
+// step to the first value that holds the target, then bisects below it to 1e-4.
+struct KvReach {
+  bool found = false;
+  double value = 0;          // the least value found
+  Forecast at;               // the plan at that value
+  int64_t most_tokens = 0;   // not found: the most any value held, and at which value
+  double most_at = 0;
+};
+KvReach least_fraction_for_kv(const Deployment& d, int64_t target);
 
 }  // namespace headroom::advise

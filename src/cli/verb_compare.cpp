@@ -17,25 +17,16 @@
 #include "headroom/engine.h"
 #include "headroom/error.h"
 #include "headroom/llamacpp_plan.h"
+#include "advise/search.h"
 #include "headroom/units.h"
 
 namespace headroom {
 
 namespace {
 
-struct Knob {
-  std::string_view flag;
-  double lo, hi;  // search range, as each engine accepts the value
-};
-Knob knob_of(EngineKind k) {
-  switch (k) {
-    case EngineKind::SGLang: return {"--mem-fraction-static", 0.01, 0.99};
-    case EngineKind::VLLM: return {"--gpu-memory-utilization", 0.01, 1.0};
-    case EngineKind::TRTLLM: return {"--kv_cache_free_gpu_memory_fraction", 0.01, 0.99};
-    case EngineKind::LlamaCpp: return {"--ctx-size", 0, 0};  // no share of memory: the KV is its cells (same_ctx())
-  }
-  return {"", 0, 0};
-}
+// The knob compare turns per engine: the fraction of advise's knob table; llama.cpp has no share
+// of memory (its KV is --ctx-size cells, same_ctx()).
+std::string knob_flag(EngineKind k) { return k == EngineKind::LlamaCpp ? "--ctx-size" : advise::knobs_for(k).fraction; }
 const std::vector<std::string_view>& flags_of(EngineKind k) {
   switch (k) {
     case EngineKind::SGLang: return sglang_flags();
@@ -135,14 +126,6 @@ struct Row {
     return out;
   }
 };
-
-Forecast plan_with(Deployment d, std::string_view flag, double value) {
-  std::erase_if(d.flags, [&](const auto& p) { return p.first == flag; });
-  d.flags.emplace_back(std::string(flag), fmt::format("{:.4f}", value));
-  PlanOptions o;
-  o.detail = false;
-  return plan(d, o);
-}
 
 bool usable(const Forecast& f) { return f.verdict == Verdict::Fits || f.verdict == Verdict::AtRisk; }
 
@@ -246,9 +229,8 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
       r.unsupported = flag_of_this_engine ? e.field() + " " + e.problem() : e.problem();
       r.refused = flag_of_this_engine;
     }
-    Knob kn = knob_of(kind);
-    r.knob_flag = std::string(kn.flag);
-    if (const std::string* v = r.f.setting(kn.flag)) r.knob_value = *v;
+    r.knob_flag = knob_flag(kind);
+    if (const std::string* v = r.f.setting(r.knob_flag)) r.knob_value = *v;
     rows.push_back(std::move(r));
   }
   if (!profile.empty() && std::none_of(rows.begin(), rows.end(), [](const Row& r) { return r.d.calibration != nullptr; }))
@@ -275,35 +257,14 @@ int verb_compare(const Args& args, std::ostream& out, std::ostream& err) {
       same_ctx(r, target);
       continue;
     }
-    Knob kn = knob_of(r.d.engine);
-    // The top of the knob's range can be refused outright (vLLM: free memory at start below
-    // utilization x total), so walk down from it to the first value whose pool holds the target.
-    double up = -1;
-    int64_t best = 0;
-    double best_at = kn.hi;
-    for (double v = kn.hi; v >= kn.lo - 1e-9; v -= 0.01) {
-      Forecast f = plan_with(r.d, kn.flag, v);
-      if (f.kv_tokens > best) best = f.kv_tokens, best_at = v;
-      if (f.kv_tokens >= target) {
-        up = v;
-        break;
-      }
-    }
-    if (up < 0) {
-      r.same_note = fmt::format("not reachable: the most is {} tokens at {} {:.2f}", best, kn.flag, best_at);
+    const advise::KvReach reach = advise::least_fraction_for_kv(r.d, target);
+    if (!reach.found) {
+      r.same_note = fmt::format("not reachable: the most is {} tokens at {} {:.2f}", reach.most_tokens, knob_flag(r.d.engine), reach.most_at);
       continue;
     }
-    double lo = kn.lo;
-    for (int i = 0; i < 24 && up - lo > 1e-4; ++i) {
-      double mid = (lo + up) / 2;
-      Forecast m = plan_with(r.d, kn.flag, mid);
-      if (m.kv_tokens >= target) up = mid;
-      else lo = mid;
-    }
-    Forecast at = plan_with(r.d, kn.flag, up);
-    r.same_value = up;
-    r.same_tokens = at.kv_tokens;
-    if (!usable(at)) r.same_note = fmt::format("forecast at that value: {}", verdict_name(at.verdict));
+    r.same_value = reach.value;
+    r.same_tokens = reach.at.kv_tokens;
+    if (!usable(reach.at)) r.same_note = fmt::format("forecast at that value: {}", verdict_name(reach.at.verdict));
   }
 
   if (args.has("--json")) {
