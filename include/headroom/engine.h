@@ -21,6 +21,10 @@ struct PlanOptions {
   // A host profile's terms (headroom calibrate, --profile); unset: the models' estimates.
   // plan() fills it from Deployment::calibration when the caller left it unset.
   std::optional<Calibration> calibration;
+  // A log replayed on another machine (doctor, validate): files the log names that are not here
+  // (llama.cpp's -md draft GGUF) are said in the notes and cap the verdict at "at risk" instead of
+  // failing the plan; a user's own command line keeps them an error.
+  bool files_elsewhere = false;
 };
 
 // Dispatches on deployment.engine. Throws InputError for flags the engine would reject,

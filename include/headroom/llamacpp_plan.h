@@ -4,6 +4,7 @@
 // Derivations: docs/llamacpp-plan.md.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -114,5 +115,22 @@ struct LaidOut {
   Placement p;
 };
 LaidOut lay_out(const LlamaModel& m, const ServerSettings& s, const std::vector<int64_t>& free_bytes);
+
+// -md / --model-draft (draft_model.cpp): the draft's weights per device and ONE slot's draft
+// context (its KV cache and compute buffer in p); llama-server creates `slots` such contexts.
+struct DraftPlan {
+  std::shared_ptr<const LlamaModel> model;  // null: a log's draft file not on this machine (files_elsewhere)
+  ServerSettings s;
+  std::optional<KvCache> kv;
+  Placement p;
+  int slots = 1;
+  std::vector<std::string> notes;
+};
+// nullopt without --model-draft. free_after_target: each GPU's free memory once the target's
+// context exists (what the draft's default split reads).
+// files_elsewhere (PlanOptions): a draft .gguf that cannot be read gives a DraftPlan without a
+// model and a note instead of an InputError.
+std::optional<DraftPlan> plan_draft(const Deployment& d, const ServerSettings& target, const KvCache* target_kv,
+                                    const std::vector<int64_t>& free_after_target, bool files_elsewhere = false);
 
 }  // namespace headroom::llamacpp

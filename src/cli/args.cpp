@@ -73,6 +73,7 @@ constexpr std::pair<std::string_view, std::string_view> kShortAliases[] = {
     {"-ot", "--override-tensor"}, {"-t", "--threads"},         {"-tb", "--threads-batch"},  {"-md", "--model-draft"},
     {"-ngld", "--n-gpu-layers-draft"}, {"-dev", "--device"},   {"-n", "--n-predict"},       {"-p", "--prompt"},
     {"-v", "--verbose"},         {"-lv", "--log-verbosity"},    {"-no-cnv", "--no-conversation"}, {"-fit", "--fit"}, {"-fitt", "--fit-target"}, {"-fitc", "--fit-ctx"},
+    {"-cd", "--ctx-size-draft"}, {"-ctkd", "--cache-type-k-draft"}, {"-ctvd", "--cache-type-v-draft"}, {"-devd", "--device-draft"},
     {"-mm", "--mmproj"},         {"-s", "--seed"},              {"-cram", "--cache-ram"}};
 
 // Flags whose value is optional: llama-server's -fa was a bare switch before it took on|off|auto.

@@ -29,6 +29,7 @@ Deployment with(const Deployment& d, const std::string& flag, const std::string&
 std::optional<Forecast> fits(const Deployment& d) {
   try {
     PlanOptions o;
+    o.files_elsewhere = true;
     o.detail = false;
     Forecast f = plan(d, o);
     if (!f.failure && f.verdict == Verdict::Fits) return f;  // not "at risk": the estimates' bad end fits too
@@ -64,6 +65,7 @@ void llamacpp_plan_fixes(const LogScan& s, const LlamaFailure& f, const Deployme
   Forecast base;
   try {
     PlanOptions o;
+    o.files_elsewhere = true;
     o.detail = false;
     base = plan(dep, o);
   } catch (const InputError& e) {

@@ -231,6 +231,7 @@ J validate_llamacpp_case(const J& c, LlamacppMetrics& metrics) {
   Forecast f;
   try {
     PlanOptions opt;
+    opt.files_elsewhere = true;
     opt.detail = false;
     f = plan(parse_deployment(Args::parse(args)), opt);
   } catch (const InputError& e) {

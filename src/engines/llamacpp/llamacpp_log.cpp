@@ -44,6 +44,8 @@ std::string failure_line(const Failure& f, const std::string& backend) {
   if (f.stage == "weights") return alloc + fmt::format("; alloc_tensor_range: failed to allocate {} buffer of size {}", dev, f.request_bytes);
   if (f.stage == "kv_pool") return alloc + "; failed to allocate buffer for kv cache";
   if (f.stage == "mmproj") return alloc + "; clip_model_loader: failed to load the projector (--mmproj)";
+  if (f.stage == "draft_model") return alloc + "; failed to load draft model";
+  if (f.stage == "draft_contexts") return alloc + "; failed to create draft context";
   if (f.stage == "compute_buffer")
     return fmt::format("ggml_gallocr_reserve_n: failed to allocate {} buffer of size {} ({:.2f} MiB free); failed to allocate compute buffers",
                        dev, f.request_bytes, mib(f.free_bytes));

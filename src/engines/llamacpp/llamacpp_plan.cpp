@@ -95,9 +95,9 @@ std::vector<int64_t> capacities(const Deployment& d) {
 
 // Each GPU's start, stage by stage; llama.cpp's failure is the first stage (in its order) any device fails.
 std::vector<RankForecast> simulate(const Deployment& d, const Placement& p, const std::vector<int64_t>& cap, const std::string& backend,
-                                   const MmprojLoad& mm, std::optional<Failure>& failure) {
+                                   const MmprojLoad& mm, const std::optional<DraftPlan>& draft, std::optional<Failure>& failure) {
   std::vector<RankForecast> ranks;
-  static constexpr std::string_view kOrder[] = {"init", "weights", "kv_pool", "compute_buffer", "mmproj"};
+  static constexpr std::string_view kOrder[] = {"init", "weights", "kv_pool", "compute_buffer", "draft_model", "mmproj", "draft_contexts"};
   auto order = [](const std::string& s) { return std::find(std::begin(kOrder), std::end(kOrder), s) - std::begin(kOrder); };
   for (size_t g = 0; g < p.gpu.size(); ++g) {
     const DeviceBuffers& b = p.gpu[g];
@@ -114,6 +114,11 @@ std::vector<RankForecast> simulate(const Deployment& d, const Placement& p, cons
     if (b.recurrent > 0) sim.alloc(dev + " RS buffer (recurrent state)", b.recurrent);
     sim.begin_stage("compute_buffer");
     if (b.compute > 0) sim.alloc_estimated(dev + " compute buffer (estimate)", b.compute, b.compute_low, b.compute_high);
+    const DeviceBuffers* db = draft ? &draft->p.gpu[g] : nullptr;
+    if (db && db->model > 0) {  // server.cpp load_model: the draft loads after the target's context
+      sim.begin_stage("draft_model");
+      sim.alloc(dev + " draft model buffer", db->model);
+    }
     if (g == 0 && mm.bytes > 0) {  // clip's backend: the first GPU
       sim.begin_stage("mmproj");
       // Derived from the config in the file's type; llama.cpp keeps norms, biases and the patch
@@ -121,11 +126,35 @@ std::vector<RankForecast> simulate(const Deployment& d, const Placement& p, cons
       sim.alloc_estimated(dev + " " + mm.what, mm.bytes, mm.bytes, mm.bytes + mm.bytes / 20);
       sim.alloc_estimated(dev + " projector image compute buffer (estimate)", kMmprojCompute, kMmprojComputeLow, kMmprojComputeHigh);
     }
+    if (db && (db->kv > 0 || db->compute > 0)) {  // server init: one draft context per slot
+      sim.begin_stage("draft_contexts");
+      const int64_t n = draft->slots;
+      sim.alloc(fmt::format("{} draft KV buffers ({} slot{})", dev, n, n == 1 ? "" : "s"), db->kv * n);
+      if (db->compute > 0)
+        sim.alloc_estimated(fmt::format("{} draft compute buffers ({} slot{}, estimate)", dev, n, n == 1 ? "" : "s"), db->compute * n,
+                            db->compute_low * n, db->compute_high * n);
+    }
     if (sim.failure() && (!failure || order(sim.failure()->stage) < order(failure->stage))) failure = sim.failure();
     ranks.push_back(sim.finish());
   }
   if (failure) failure->message = failure_line(*failure, backend);
   return ranks;
+}
+
+// The draft's buffers join each device's (its weights to the model buffer, every slot's draft KV
+// and compute buffer to the KV and compute).
+void add_draft(Placement& p, const DraftPlan& dp) {
+  auto add = [&](DeviceBuffers& b, const DeviceBuffers& x) {
+    const int64_t n = dp.slots;
+    b.model += x.model;
+    b.kv += x.kv * n;
+    b.compute += x.compute * n;
+    b.compute_low += x.compute_low * n;
+    b.compute_high += x.compute_high * n;
+    b.output += x.output * n;
+  };
+  for (size_t g = 0; g < p.gpu.size(); ++g) add(p.gpu[g], dp.p.gpu[g]);
+  add(p.host, dp.p.host);
 }
 
 void add_devices(Forecast& f, const Placement& p, const std::vector<int64_t>& cap, const std::string& backend, bool mmap) {
@@ -180,8 +209,14 @@ Forecast plan_llamacpp(const Deployment& d, const PlanOptions& opt) {
   add_settings(f, s, kv, d.flag("--quant") ? *d.flag("--quant") : "");
   std::vector<std::string> mm_notes;
   const MmprojLoad mm = mmproj_load(d, s, mm_notes);
-  f.ranks = simulate(d, p, cap, backend, mm, f.failure);
+  std::vector<int64_t> free_after_target = free_at_start;
+  for (size_t g = 0; g < free_after_target.size(); ++g) free_after_target[g] -= p.gpu[g].model + p.gpu[g].kv + p.gpu[g].compute;
+  std::optional<DraftPlan> draft = plan_draft(d, s, kv ? &*kv : nullptr, free_after_target, opt.files_elsewhere);
+  std::vector<std::string> draft_notes;
+  if (draft && !draft->model) draft_notes = std::move(draft->notes), draft.reset();
+  f.ranks = simulate(d, p, cap, backend, mm, draft, f.failure);
   f.verdict = verdict_from_ranks(f.ranks, f.failure);
+  if (!draft_notes.empty() && f.verdict == Verdict::Fits) f.verdict = Verdict::AtRisk;  // a draft not counted
   if (kv) {
     f.kv_tokens = kv->n_ctx;
     f.context_len = kv->n_ctx_seq;
@@ -191,7 +226,9 @@ Forecast plan_llamacpp(const Deployment& d, const PlanOptions& opt) {
   int64_t least = INT64_MAX;
   for (const auto& r : f.ranks) least = std::min(least, r.stages.empty() ? r.capacity_bytes : r.stages.back().free_bytes_after);
   f.headroom_bytes = least == INT64_MAX ? 0 : least;
-  add_devices(f, p, cap, backend, !s.no_mmap);
+  Placement shown = p;
+  if (draft) add_draft(shown, *draft);
+  add_devices(f, shown, cap, backend, !s.no_mmap);
   if (!opt.detail) return f;
   for (auto& n : mm_notes) f.notes.push_back(std::move(n));
   note_host_state(f, d, "llama.cpp reads each device's free memory at start: the default split and --fit work from what is left");
@@ -207,6 +244,8 @@ Forecast plan_llamacpp(const Deployment& d, const PlanOptions& opt) {
                                   m.mla->index_dim > 0 && s.build != 0 && s.build < 8000 ? "; the DSA indexer cache of this build is not modelled" : ""));
   f.notes.insert(f.notes.end(), s.notes.begin(), s.notes.end());
   f.notes.insert(f.notes.end(), p.notes.begin(), p.notes.end());
+  if (draft) f.notes.insert(f.notes.end(), draft->notes.begin(), draft->notes.end());
+  f.notes.insert(f.notes.end(), draft_notes.begin(), draft_notes.end());
   f.notes.push_back("compute buffers are an ESTIMATE (the largest tensors of the worst-case ubatch graph; docs/llamacpp-plan.md), "
                     "shown with their range; model and KV buffers are exact from the tensor table");
   if (fit.ran)

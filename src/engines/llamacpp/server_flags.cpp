@@ -35,11 +35,8 @@ constexpr std::string_view kNoMemoryEffect[] = {
     "--draft-max", "--draft-min", "--draft-p-min", "--embedding", "--reranking", "--no-op-offload", "--no-repack"};
 // Flags accepted whose memory effect is not modelled: named in the notes with what they change.
 constexpr std::pair<std::string_view, std::string_view> kUnmodelled[] = {
-    {"--model-draft", "a draft model's weights, KV cache and compute buffer"},
-    {"--n-gpu-layers-draft", "where the draft model's layers go"},
     {"--device", "which devices are used (all GPUs of --gpus are assumed)"},
     {"--cache-ram", "host RAM for the prompt cache"},
-    {"--device-draft", "the draft model's device"},
 };
 // Every flag the model reads.
 constexpr std::string_view kModelled[] = {
@@ -47,7 +44,8 @@ constexpr std::string_view kModelled[] = {
     "--quant", "--n-gpu-layers", "--gpu-layers", "--split-mode", "--tensor-split", "--main-gpu", "--ctx-size", "--parallel",
     "--kv-unified", "--no-kv-unified", "--cache-type-k", "--cache-type-v", "--flash-attn", "--batch-size", "--ubatch-size",
     "--no-kv-offload", "--cpu-moe", "--n-cpu-moe", "--override-tensor", "--swa-full", "--no-mmap", "--fit", "--fit-target",
-    "--fit-ctx"};
+    "--fit-ctx", "--model-draft", "--n-gpu-layers-draft", "--ctx-size-draft", "--cache-type-k-draft", "--cache-type-v-draft",
+    "--device-draft"};
 
 int64_t int_flag(const Deployment& d, std::string_view flag, int64_t lo, int64_t hi) {
   const std::string* v = d.flag(flag);
