@@ -212,5 +212,25 @@ TEST(Rules, CliListsTheRulesInForceWithSinceAndSource) {
   EXPECT_NE(o3.str().find("since b6895"), std::string::npos) << o3.str();
 }
 
+TEST(Rules, CliListsTheEstimatedConstantsWithTheirEvidence) {
+  std::ostringstream out, err;
+  ASSERT_EQ(run_cli({"rules", "--engine", "sglang", "--estimates", "--json"}, out, err), 0) << err.str();
+  const auto j = nlohmann::json::parse(out.str());
+  bool fixed = false;
+  for (const auto& r : j["estimates"])
+    if (r["id"] == "sglang.graph.fixed") {
+      fixed = true;
+      EXPECT_DOUBLE_EQ(r["central"].get<double>(), 0.06);  // capture's fixed cost, xsgl-011 / xsgl-012
+      EXPECT_EQ(r["evidence"], "ESTIMATE");
+      EXPECT_EQ(r["cases"], "xsgl-011 xsgl-012");
+    }
+  EXPECT_TRUE(fixed) << out.str();
+  // vLLM lists the shared terms it calls (its own constants are not in a table yet, and says so).
+  std::ostringstream o2, e2;
+  ASSERT_EQ(run_cli({"rules", "--engine", "vllm@0.10.2", "--estimates"}, o2, e2), 0) << e2.str();
+  EXPECT_NE(o2.str().find("shared.context.multi_gpu"), std::string::npos) << o2.str();
+  EXPECT_NE(o2.str().find("not in a table yet"), std::string::npos) << o2.str();
+}
+
 }  // namespace
 }  // namespace headroom

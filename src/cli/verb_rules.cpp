@@ -1,5 +1,6 @@
-// `headroom rules --engine ENGINE[@VERSION] [--all] [--json]`: the memory rules in force for that
-// version (issue 27), each with when it started and its source; --all adds the ones not in force.
+// `headroom rules --engine ENGINE[@VERSION] [--all] [--estimates] [--json]`: the memory rules in
+// force for that version (issue 27), each with when it started and its source; --all adds the ones
+// not in force; --estimates the engine's estimated constants with their ranges and evidence.
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -7,6 +8,7 @@
 #include "cli/verbs.h"
 #include "headroom/deployment.h"
 #include "headroom/error.h"
+#include "headroom/estimates.h"
 #include "headroom/rules.h"
 
 namespace headroom {
@@ -17,21 +19,52 @@ nlohmann::ordered_json status_json(const RuleStatus& s, EngineKind e) {
   j["in_force"] = s.in_force;
   return j;
 }
+
+// The engine's own table, then the shared terms it calls (vLLM and TensorRT-LLM's PyTorch backend).
+std::vector<EstimatedConstant> constants_of(EngineKind e) {
+  std::vector<EstimatedConstant> rows;
+  for (const auto& r : estimated_constants(e)) rows.push_back(r);
+  if (e == EngineKind::VLLM || e == EngineKind::TRTLLM)
+    for (const auto& r : shared_estimated_constants()) rows.push_back(r);
+  return rows;
+}
+
+int print_estimates(EngineKind e, bool json, std::ostream& out) {
+  const std::vector<EstimatedConstant> rows = constants_of(e);
+  if (json) {
+    nlohmann::ordered_json j{{"engine", std::string(engine_kind_name(e))}, {"estimates", nlohmann::ordered_json::array()}};
+    for (const auto& r : rows)
+      j["estimates"].push_back({{"id", r.id}, {"central", r.central}, {"low", r.low}, {"high", r.high}, {"unit", r.unit},
+                                {"evidence", evidence_name(r.evidence)}, {"cases", r.cases}, {"what", r.what}});
+    out << j.dump(2) << "\n";
+    return kExitOk;
+  }
+  out << fmt::format("headroom rules --estimates: {}: {} estimated constants in tables\n", engine_kind_name(e), rows.size());
+  if (e != EngineKind::SGLang)
+    out << "  (this engine's own constants are not in a table yet: they stay beside their derivations in its *_estimates.cpp)\n";
+  for (const auto& r : rows)
+    out << fmt::format("\n  {}  {} {} (range {} .. {})  {}\n      {}{}\n", r.id, r.central, r.unit, r.low, r.high, evidence_name(r.evidence), r.what,
+                       r.cases.empty() ? "" : fmt::format("\n      cases: {}", r.cases));
+  return kExitOk;
+}
 }  // namespace
 
 int verb_rules(const Args& args, std::ostream& out, std::ostream& /*err*/) {
   if (args.has("--help")) {
-    out << "usage: headroom rules --engine sglang|vllm|trtllm|llamacpp[@VERSION] [--all] [--json]\n"
+    out << "usage: headroom rules --engine sglang|vllm|trtllm|llamacpp[@VERSION] [--all] [--estimates] [--json]\n"
            "The engine's memory rules in force for that version (what each changes, since when, its source);\n"
-           "--all lists the rules of other versions too. `headroom diff` names the ones that differ between two versions.\n";
+           "--all lists the rules of other versions too; --estimates the estimated constants (central, range, evidence, cases).\n"
+           "`headroom diff` names the rules that differ between two versions.\n";
     return kExitOk;
   }
   for (const auto& [k, v] : args.options())
-    if (k != "--engine" && k != "--all" && k != "--json") fail_input("command line", k, "not an option of 'headroom rules' (--engine, --all, --json)");
+    if (k != "--engine" && k != "--all" && k != "--json" && k != "--estimates")
+      fail_input("command line", k, "not an option of 'headroom rules' (--engine, --all, --estimates, --json)");
   if (!args.positionals().empty()) fail_input("command line", args.positionals().front(), "unexpected argument for 'headroom rules'");
   const std::optional<std::string> spec = args.get("--engine");
   if (!spec) fail_input("command line", "--engine", "is required (e.g. --engine vllm@0.10.2)");
   const auto [kind, version] = parse_engine_spec(*spec);
+  if (args.has("--estimates")) return print_estimates(kind, args.has("--json"), out);
   const EngineRuleSet set = engine_rules(kind, version);
   const bool all = args.has("--all");
   size_t in_force = 0;

@@ -3,6 +3,7 @@
 // report marks them and the verdict uses their ranges.
 #include "engines/sglang/sglang_estimates.h"
 #include "engines/graph_nodes.h"
+#include "engines/sglang/sglang_constants.h"
 
 #include <algorithm>
 #include <cmath>
@@ -18,6 +19,11 @@ namespace headroom::sglang {
 
 namespace {
 int64_t gib(double x) { return static_cast<int64_t>(x * static_cast<double>(GiB)); }
+// A GiB row of sglang_constants.cpp as an estimate.
+Estimate row(Const k, std::string basis) {
+  const EstimatedConstant& c = constant(k);
+  return {gib(c.central), gib(c.low), gib(c.high), std::move(basis)};
+}
 // Data-centre boards on NVLink/NVSwitch (SXM) allocate NVLS / larger NCCL buffers than PCIe cards.
 bool nvswitch_class(const GpuSpec& g) {
   return g.vendor == "nvidia" && (g.sm == 90 || g.sm == 100 || g.sm == 103) && g.name.find("pcie") == std::string::npos &&
@@ -28,7 +34,7 @@ bool nvswitch_class(const GpuSpec& g) {
 Estimate init_overhead(const GpuSpec& gpu, int world) {
   // CUDA context with lazy module loading: 0.51 GiB on RTX 5090 TP1 (sglang-025: 31.37 - 16.47 - 14.39),
   // 0.60 GiB on H200 TP1 (sglang-037: 139.81 - 131.08 - 8.13); PyTorch PR #86509 measured 274 MiB bare.
-  Estimate e{gib(0.55), gib(0.40), gib(0.80), "CUDA context (corpus sglang-025, sglang-037)"};
+  Estimate e = row(Const::InitContext, "CUDA context (corpus sglang-025, sglang-037)");
   if (gpu.sm == 121) {
     // DGX Spark (GB10): the 121.69 GiB are unified memory shared with the host OS, and what
     // SGLang's get_available_gpu_memory reads before the weights is what the host leaves: Gemma-4
@@ -36,17 +42,17 @@ Estimate init_overhead(const GpuSpec& gpu, int world) {
     // 113.28 GiB free at Load weight begin, 8.41 GiB gone (tests/data/extra xsgl-022); vLLM logs on
     // the same box read 97-115 GiB free at start (data/gpus.json dgx-spark). GUESS: 8.4 GiB, range
     // 6.7 (115 free) .. 24.7 (97 free); the host's own use, not the engine's.
-    return {gib(8.4), gib(6.7), gib(24.7), "host OS share of the DGX Spark unified memory at start (extra log xsgl-022; vLLM DGX Spark logs 97-115 GiB free)"};
+    return row(Const::InitDgxSparkHost, "host OS share of the DGX Spark unified memory at start (extra log xsgl-022; vLLM DGX Spark logs 97-115 GiB free)");
   }
   if (world <= 1) return e;
   if (gpu.vendor == "amd") {
     // MI300X TP8: 191.98 - 21.73 - 166.59 = 3.66 GiB before weights (sglang-003).
-    return {gib(3.5), gib(2.5), gib(4.0), "context + RCCL, TP>1 on AMD (corpus sglang-003)"};
+    return row(Const::InitAmdRccl, "context + RCCL, TP>1 on AMD (corpus sglang-003)");
   }
   if (nvswitch_class(gpu)) {
     // H200 TP8: "Init torch distributed ends. mem usage=1.96 GB" + context -> 2.47 GiB before
     // weights (sglang-001); H200 TP2 "1.6 GB + 1 GB NCCL" (sglang-036); DP-attention TP8 2.26 (sglang-039).
-    return {gib(2.45), gib(1.9), gib(2.9), "context + NCCL (NVLS) + custom all-reduce on NVSwitch GPUs (corpus sglang-001/036/039)"};
+    return row(Const::InitNvswitch, "context + NCCL (NVLS) + custom all-reduce on NVSwitch GPUs (corpus sglang-001/036/039)");
   }
   // PCIe boards, 3-4 ranks: SGLang disables its custom all-reduce on more than two PCIe-only GPUs
   // ("Custom allreduce is disabled because it's not supported on more than two PCIe-only GPUs",
@@ -59,20 +65,20 @@ Estimate init_overhead(const GpuSpec& gpu, int world) {
   const bool geforce = gpu.name.rfind("rtx-", 0) == 0 && gpu.name.find("pro") == std::string::npos &&
                        gpu.name.find("rtx-a") == std::string::npos && gpu.name.find("ada") == std::string::npos;
   if (world <= 4 && world > 2)
-    return {gib(0.50), gib(0.35), gib(1.0), "context + NCCL over PCIe, 3-4 ranks, no custom all-reduce (extra logs xsgl-001/003)"};
+    return row(Const::InitPcie3To4, "context + NCCL over PCIe, 3-4 ranks, no custom all-reduce (extra logs xsgl-001/003)");
   if (world == 2 && geforce)
-    return {gib(0.70), gib(0.40), gib(1.0), "context + NCCL over PCIe, 2 GeForce ranks, custom all-reduce fails without P2P (extra log xsgl-013)"};
+    return row(Const::InitPcie2Geforce, "context + NCCL over PCIe, 2 GeForce ranks, custom all-reduce fails without P2P (extra log xsgl-013)");
   // PCIe boards (RTX PRO 6000, 4090, L40S): GLM-5.2 TP8 on RTX PRO 6000 "Load weight begin.
   // avail mem=93.30 GB" -> 1.67 GiB (sglang#29562); seed crash: 0.85 GiB non-PyTorch.
-  return {gib(1.67), gib(1.0), gib(2.2), "context + NCCL over PCIe (sglang#29562, seed crash)"};
+  return row(Const::InitPcieOther, "context + NCCL over PCIe (sglang#29562, seed crash)");
 }
 
 Estimate backend_workspace(const std::string& backend) {
   // "Memory pool end" -> "Capture cuda graph begin" deltas: FlashInfer 0.64 (sglang-024),
   // 0.66 (sglang-037), 0.53 (sglang-021); FA3 / Triton / others 0.05 (sglang-001), 0.01
   // (sglang-025, sglang-028), 0.07 (sglang-031). FlashInfer's workspace is 384-512 MiB.
-  if (backend == "flashinfer") return {gib(0.60), gib(0.45), gib(0.75), "FlashInfer workspace + cuBLAS (corpus sglang-021/024/037)"};
-  return {gib(0.06), gib(0.01), gib(0.6), "cuBLAS handle + backend buffers (corpus sglang-001/025/028/031)"};
+  if (backend == "flashinfer") return row(Const::WorkspaceFlashinfer, "FlashInfer workspace + cuBLAS (corpus sglang-021/024/037)");
+  return row(Const::WorkspaceOther, "cuBLAS handle + backend buffers (corpus sglang-001/025/028/031)");
 }
 
 Estimate fp4_moe_warmup_residue(const ModelConfig& c, const GpuSpec& gpu) {
@@ -82,7 +88,7 @@ Estimate fp4_moe_warmup_residue(const ModelConfig& c, const GpuSpec& gpu) {
   // TP4); a 1.85 GiB request in vLLM's FP4 MoE warm-up (research/models-quant-gpus.md §5.4);
   // the seed crash (GLM-5-NVFP4, RTX PRO 6000 TP8) logged "avail mem=0.96 GB" at capture begin
   // with 6.44 GiB reserved-but-unallocated. GUESS for the part that stays unusable: 2 GiB.
-  return {gib(2.0), gib(1.0), gib(3.0), "FP4 MoE autotune/warm-up residue on Blackwell (corpus sglang-012, vLLM FP4 MoE warm-up, seed crash)"};
+  return row(Const::Fp4MoeResidue, "FP4 MoE autotune/warm-up residue on Blackwell (corpus sglang-012, vLLM FP4 MoE warm-up, seed crash)");
 }
 
 namespace {
@@ -137,17 +143,18 @@ Estimate graph_capture(const ModelConfig& c, int tp, int attn_tp, int64_t max_bs
   double collectives = 0;
   if (tp > 1) {
     const double per_graph = layers * ((attn_tp > 1 ? 1.0 : 0.0) + 1.0) + 1.0;
-    collectives = static_cast<double>(n_graphs) * per_graph * 150.0 * KiB;
+    collectives = static_cast<double>(n_graphs) * per_graph * constant(Const::GraphPerAllReduce).central * KiB;
   }
   // (4) Fixed: cuBLAS/cuBLASLt workspaces of the capture stream, input buffers sized by max_bs, kernel
   // modules loaded on first capture (~70 MiB outside PyTorch for the first eager warm-up on the capture
   // stream, measured on the H200): 0.06 GiB, from TP1 logs whose other terms are near zero
   // (Qwen2.5-0.5B 3 graphs 0.07 GB, Qwen3-0.6B 4 graphs 0.11 GB: xsgl-012/011).
-  const double fixed = 0.06 * GiB;
+  const double fixed = constant(Const::GraphFixed).central * GiB;
   const double central = fixed + pool + nodes + collectives;
   // Range: observed / forecast p10 0.88 .. p90 1.44 over the 14 logged captures validate reads
   // (tests/data/extra/sglang.jsonl, 2026-12-02), widened below to 0.8 for the few logs behind it.
-  return {static_cast<int64_t>(central), static_cast<int64_t>(central * 0.8), static_cast<int64_t>(central * 1.45),
+  const EstimatedConstant& r = constant(Const::GraphRange);
+  return {static_cast<int64_t>(central), static_cast<int64_t>(central * r.low), static_cast<int64_t>(central * r.high),
           "ESTIMATE (n=9 real logs, extra xsgl-001..024): 0.06 GiB + the largest batch's activations and bf16 logits in the graph pool + ~3 KiB "
           "per kernel node per graph (measured, H200) + 150 KiB per captured all-reduce (TP > 1)"};
 }
@@ -163,7 +170,7 @@ DraftCapture draft_capture(const ModelConfig& c, int tp, const DraftSpec& spec, 
   const double b = static_cast<double>(max_bs), layers = static_cast<double>(spec.layers);
   const double target_peak = b * static_cast<double>(spec.draft_tokens) * (pool_bytes_per_token(c, tp) + vocab * 2.0);
   const double kernel_nodes = decode_kernels_per_layer(c) * layers * kGraphNodeBytes;
-  const double sampling_nodes = 8.0 * kGraphNodeBytes;  // top-k, softmax, index bookkeeping per step (GUESS: ~8 kernels)
+  const double sampling_nodes = constant(Const::DraftSamplingKernels).central * kGraphNodeBytes;  // top-k, softmax, index bookkeeping per step
   const double hidden_in = spec.eagle3 ? 3.0 * hidden : hidden;
   DraftCapture out;
   {  // draft decode: bs x topk tokens per step; logits (bf16) and their softmax (fp32) per step.
@@ -172,7 +179,8 @@ DraftCapture draft_capture(const ModelConfig& c, int tp, const DraftSpec& spec, 
     const double statics = t * (hidden * 2.0 + 8.0 * static_cast<double>(spec.steps + 3));
     const double nodes = static_cast<double>(n_graphs) * (static_cast<double>(spec.steps - 1) * kernel_nodes + static_cast<double>(spec.steps) * sampling_nodes);
     const double central = std::max(0.0, peak - target_peak) + statics + nodes;
-    out.decode = {static_cast<int64_t>(central), static_cast<int64_t>(central * 0.5), static_cast<int64_t>(central * 2.0),
+    out.decode = {static_cast<int64_t>(central), static_cast<int64_t>(central * constant(Const::DraftCaptureRange).low),
+                  static_cast<int64_t>(central * constant(Const::DraftCaptureRange).high),
                   "ESTIMATE (mechanism, no log): draft-decode graphs' static buffers, graph objects (~3 KiB per kernel node) and pool growth past the target's peak"};
   }
   {  // draft extend: bs x num_draft_tokens tokens through the draft layers, the last tokens' fp32 logits.
@@ -181,7 +189,8 @@ DraftCapture draft_capture(const ModelConfig& c, int tp, const DraftSpec& spec, 
     const double statics = t * (hidden_in * 2.0 + 8.0 * 3.0);
     const double nodes = static_cast<double>(n_graphs) * (kernel_nodes + sampling_nodes);
     const double central = std::max(0.0, peak - target_peak) + statics + nodes;
-    out.extend = {static_cast<int64_t>(central), static_cast<int64_t>(central * 0.5), static_cast<int64_t>(central * 2.0),
+    out.extend = {static_cast<int64_t>(central), static_cast<int64_t>(central * constant(Const::DraftCaptureRange).low),
+                  static_cast<int64_t>(central * constant(Const::DraftCaptureRange).high),
                   "ESTIMATE (mechanism, no log): draft-extend graphs' static buffers, graph objects and pool growth past the target's peak"};
   }
   return out;
@@ -200,8 +209,9 @@ Estimate prefill_activations(const ModelConfig& c, int tp, int64_t tokens, int64
   per_token += q_heads * static_cast<double>(std::max<int64_t>(c.head_dim, c.qk_nope_head_dim + c.qk_rope_head_dim)) * 2.0 * 3.0;
   double central = t * per_token;
   if (c.has_indexer()) central += t * static_cast<double>(std::min<int64_t>(context_len, tokens)) * 4.0;  // indexer scores [q, k] fp32
-  central += 256.0 * MiB;  // sampling / logits temporaries
-  return {static_cast<int64_t>(central), static_cast<int64_t>(central * 0.6), static_cast<int64_t>(central * 1.6),
+  central += constant(Const::PrefillSampling).central * MiB;  // sampling / logits temporaries
+  const EstimatedConstant& r = constant(Const::PrefillRange);
+  return {static_cast<int64_t>(central), static_cast<int64_t>(central * r.low), static_cast<int64_t>(central * r.high),
           "GUESS: per-token activations of one chunk (hidden, attention, MLP/MoE intermediates) + 256 MiB sampling"};
 }
 

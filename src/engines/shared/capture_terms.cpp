@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "engines/graph_nodes.h"
+#include "engines/shared/shared_constants.h"
 #include "headroom/units.h"
 
 namespace headroom {
@@ -108,18 +109,19 @@ Estimate layer_graph_memory(const ModelConfig& c, int64_t layers, int64_t linear
   //    (public-code 52221836498). A first capture of ~1.1 GiB + ~7 MiB per further graph fits both;
   //    the TP2/TP4 corpus logs (vllm-048, vllm-071) are what the 1/tp figure reproduces, so it
   //    stays until a log gives the first/extra split at TP > 1.
-  const double per_linear_moe_tp1 = 1.88 * MiB;
+  using shared::Const;
+  const double per_linear_moe_tp1 = shared::constant(Const::GraphPerGdnLayer).central * MiB;
   const double pw = static_cast<double>(piecewise), fu = static_cast<double>(full);
   const double per_layer = (pw * unit.piecewise + fu * unit.full) * MiB;  // one decoder layer over every graph
   const double attn = static_cast<double>(layers - linear_layers), linear = static_cast<double>(linear_layers);
   const double per_linear = per_linear_moe_tp1 / static_cast<double>(std::max(1, tp));  // per (graph x GDN layer), MoE hybrids
   const double linear_cost = gdn_as_attention ? linear * per_layer : (pw + fu) * linear * per_linear;
-  double central = attn * per_layer + linear_cost + 16.0 * MiB;
+  double central = attn * per_layer + linear_cost + shared::constant(Const::GraphFixedBuffers).central * MiB;
   std::string linear_what = linear_layers == 0 ? ""
                             : !gdn_as_attention ? fmt::format(", 1.88/tp = {:.2f} MiB per GDN layer (MoE-hybrid figure, GUESS, n=2)", per_linear / MiB)
                             : c.is_moe() ? ", GDN layers as attention layers (Model Runner V2, INFERRED n=2)"
                                          : ", GDN layers of a dense hybrid as attention layers (n=2)";
-  return range(central, 0.7, 1.6,
+  return range(central, shared::constant(Const::GraphRange).low, shared::constant(Const::GraphRange).high,
                fmt::format("CUDA graphs: {} piecewise + {} full captures over {} layers ({} linear-attention); fitted {:.2f} MiB per (piecewise "
                            "graph x layer), {:.2f} per (full graph x layer){} (ESTIMATE, INFERRED from logs)",
                            piecewise, full, layers, linear_layers, unit.piecewise, unit.full, linear_what));
@@ -134,7 +136,7 @@ Estimate drafter_graph_memory(int64_t piecewise_graphs, int64_t drafter_layers, 
   // (INFERRED). xvllm-063 (a 28-layer Qwen3-0.6B drafter, 0.29.0): +0.05 GiB this way, -10% against
   // the log where the target's 0.19 MiB per (graph x layer) gave +18%.
   const double central = kGraphNodeBytes * kernels_per_layer * static_cast<double>(piecewise_graphs) * static_cast<double>(drafter_layers);
-  return range(central, 0.5, 3.0,
+  return range(central, shared::constant(shared::Const::DrafterGraphRange).low, shared::constant(shared::Const::DrafterGraphRange).high,
                fmt::format("drafter graphs: {} piecewise captures x {} drafter layers x {:.0f} kernels x 3 KiB (ESTIMATE)", piecewise_graphs,
                            drafter_layers, kernels_per_layer));
 }

@@ -6,9 +6,18 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "engines/shared/shared_constants.h"
 #include "headroom/units.h"
 
 namespace headroom {
+
+namespace {
+// A GiB row of shared_constants.cpp as an estimate whose ends are the row's.
+Estimate gib_row(shared::Const k, std::string basis) {
+  const EstimatedConstant& c = shared::constant(k);
+  return range(c.central * GiB, c.low / c.central, c.high / c.central, std::move(basis));
+}
+}  // namespace
 
 Estimate range(double central, double lo_factor, double hi_factor, std::string basis) {
   Estimate e;
@@ -25,8 +34,9 @@ Estimate context_and_nccl(int tp, int pp, bool amd) {
   // T - F = 0.49 (1 GPU, vllm-019), 0.51 (vllm-054), 0.56 (vllm-082); 0.60 (TP2, vllm-048),
   // 0.96 (TP4, vllm-052), 1.55 (TP4, vllm-071). vllm-009 started at u=0.98 of 22.36 GiB, so
   // the single-GPU context can be <= 0.45 GiB.
-  if (tp * pp <= 1) return range((amd ? 0.55 : 0.45) * GiB, 0.7, 1.35, "CUDA context (1 GPU), fitted to logged free memory at start");
-  return range(0.8 * GiB, 0.6, 2.0, "CUDA context + NCCL communicators (multi-GPU), fitted to logged free memory at start");
+  using shared::Const;
+  if (tp * pp <= 1) return gib_row(amd ? Const::ContextOneGpuAmd : Const::ContextOneGpu, "CUDA context (1 GPU), fitted to logged free memory at start");
+  return gib_row(Const::ContextMultiGpu, "CUDA context + NCCL communicators (multi-GPU), fitted to logged free memory at start");
 }
 
 Estimate non_torch_growth(int world) {
@@ -35,11 +45,12 @@ Estimate non_torch_growth(int world) {
   // "non-torch forward increase memory" / non-torch memory in the logs: 0.02 (vllm-019),
   // 0.03 (vllm-017), 0.30 (consumed - weights, vllm-053) on one GPU; 1.38 (TP2, vllm-048),
   // 0.13 (TP4, vllm-071), 1.70 (TP4 consumed - weights, vllm-052) with NCCL / custom all-reduce.
-  if (world <= 1) return range(0.15 * GiB, 0.1, 2.5, "non-torch growth in profile_run (cuBLAS workspaces), 1 GPU");
+  if (world <= 1) return gib_row(shared::Const::NonTorchOneGpu, "non-torch growth in profile_run (cuBLAS workspaces), 1 GPU");
   // n = 4 multi-GPU figures: 0.13 .. 1.70 logged, and ~2.5 GiB implied by vllm-001 (TP4 H100,
   // 2025: 71.27 requested - 55.12 weights - 8.11 available - ~5.5 sampler peak), so the
   // unfavourable end is 2.6 GiB (2.0x).
-  return range(1.3 * GiB, 0.1, 2.0, "non-torch growth in profile_run (NCCL / custom all-reduce buffers), multi-GPU (logged 0.13 .. 1.70 GiB, ~2.5 implied)");
+  return gib_row(shared::Const::NonTorchMultiGpu,
+                 "non-torch growth in profile_run (NCCL / custom all-reduce buffers), multi-GPU (logged 0.13 .. 1.70 GiB, ~2.5 implied)");
 }
 
 bool unified_memory_device(int sm) { return sm == 87 || sm == 110 || sm == 121; }
@@ -95,7 +106,7 @@ Estimate profile_peak(const ModelConfig& c, const Parallel& par, int64_t tokens,
   double sampler = 0;
   if (last_pp_rank) sampler = rv * path.central + n * h * b;
   const double central = std::max(forward, sampler);
-  double lo = 0.6, hi = 1.6;
+  double lo = shared::constant(shared::Const::ProfilePeakRange).low, hi = shared::constant(shared::Const::ProfilePeakRange).high;
   if (last_pp_rank && sampler > forward) {
     // The sampler sets the peak: the ends are the other sampler paths, not a fitted factor, at
     // least 10% above the central for the allocator's block rounding and the small per-request
