@@ -6,6 +6,12 @@ namespace headroom {
 namespace sglang {
 std::span<const EstimatedConstant> sglang_constants();
 }
+namespace trtllm {
+std::span<const EstimatedConstant> trtllm_constants();
+}
+namespace llamacpp {
+std::span<const EstimatedConstant> llamacpp_constants();
+}
 namespace shared {
 std::span<const EstimatedConstant> shared_constants();
 }
@@ -23,7 +29,9 @@ std::string_view evidence_name(Evidence e) {
 std::span<const EstimatedConstant> estimated_constants(EngineKind engine) {
   switch (engine) {
     case EngineKind::SGLang: return sglang::sglang_constants();
-    default: return {};  // vLLM, TensorRT-LLM, llama.cpp: their constants are still in their estimate files
+    case EngineKind::TRTLLM: return trtllm::trtllm_constants();
+    case EngineKind::LlamaCpp: return llamacpp::llamacpp_constants();
+    case EngineKind::VLLM: return {};  // vLLM's own constants are still beside their derivations in vllm_estimates.cpp
   }
 }
 

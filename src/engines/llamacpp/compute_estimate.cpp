@@ -4,6 +4,7 @@
 // (docs/llamacpp-plan.md "Compute buffer"; tests/llamacpp_plan_test.cpp checks them).
 #include <algorithm>
 
+#include "engines/llamacpp/llamacpp_constants.h"
 #include "headroom/llamacpp_plan.h"
 
 namespace headroom::llamacpp {
@@ -13,10 +14,10 @@ namespace {
 // kResidualCopies x (q width + n_embd) f32 rows per token. Read from llamacpp-027 (Llama-2-7B,
 // 164.01 MiB = 4 MiB mask + 128 MiB KQ + 32 MiB) and llamacpp-010 (Qwen3-30B-A3B, 1080 MiB =
 // 32 + 1024 + 24): both give exactly 2.
-constexpr int64_t kResidualCopies = 2;
+const int64_t kResidualCopies = static_cast<int64_t>(constant(Const::ComputeResidualCopies).central);
 // The range said with the estimate, a GUESS: llamacpp-013's log lies 11 % above the central value
 // (inside), -015's (gpt-oss on Metal) twice it (outside: a graph these terms miss).
-constexpr double kLow = 0.85, kHigh = 1.30;
+const double kLow = constant(Const::ComputeRange).low, kHigh = constant(Const::ComputeRange).high;
 
 struct Graph {
   int64_t ub = 0, n_kv = 0, n_kv_swa = 0;

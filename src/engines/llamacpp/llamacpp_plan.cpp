@@ -14,6 +14,7 @@
 #include "headroom/sim.h"
 #include "engines/deployment_host.h"
 #include "headroom/units.h"
+#include "engines/llamacpp/llamacpp_constants.h"
 #include "engines/llamacpp/llamacpp_fit.h"
 #include "engines/llamacpp/llamacpp_log.h"
 
@@ -22,13 +23,16 @@ namespace headroom {
 namespace {
 using namespace llamacpp;
 
-// GUESS: what the GPU runtime takes before llama.cpp allocates anything (CUDA / HIP context,
-// cuBLAS / rocBLAS handles); llama.cpp's own fit leaves a 1 GiB margin for it and more.
-constexpr int64_t kRuntimeBytes = 300 * MiB, kRuntimeLow = 150 * MiB, kRuntimeHigh = 600 * MiB;
-// GUESS: the projector's image compute buffer (clip alloc_compute_meta). 2026 builds warm it up with
-// a large image (Qwen3.6-27B mmproj-BF16: "warmup with image size = 1472 x 1472", CUDA0 248.10 MiB);
-// older builds reserve a few MiB (3.00, 3.60 MiB) and grow at the first image.
-constexpr int64_t kMmprojCompute = 250 * MiB, kMmprojComputeLow = 3 * MiB, kMmprojComputeHigh = 500 * MiB;
+// GUESS rows of llamacpp_constants.cpp: what the GPU runtime takes before llama.cpp allocates
+// anything (llama.cpp's own fit leaves a 1 GiB margin for it and more), and the projector's image
+// compute buffer (clip alloc_compute_meta; 2026 builds warm it up with a large image).
+int64_t mib_row(llamacpp::Const k, double EstimatedConstant::*end) { return static_cast<int64_t>(llamacpp::constant(k).*end * MiB); }
+const int64_t kRuntimeBytes = mib_row(llamacpp::Const::RuntimeContext, &EstimatedConstant::central);
+const int64_t kRuntimeLow = mib_row(llamacpp::Const::RuntimeContext, &EstimatedConstant::low);
+const int64_t kRuntimeHigh = mib_row(llamacpp::Const::RuntimeContext, &EstimatedConstant::high);
+const int64_t kMmprojCompute = mib_row(llamacpp::Const::MmprojCompute, &EstimatedConstant::central);
+const int64_t kMmprojComputeLow = mib_row(llamacpp::Const::MmprojCompute, &EstimatedConstant::low);
+const int64_t kMmprojComputeHigh = mib_row(llamacpp::Const::MmprojCompute, &EstimatedConstant::high);
 
 // The projector as llama-server loads it after the text model: the vision tower's parameters (from
 // the model's vision_config) in the file's type, on the first GPU. Zero bytes when not known.

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "engines/trtllm/trtllm_constants.h"
 #include "headroom/error.h"
 #include "headroom/units.h"
 
@@ -24,8 +25,9 @@ Estimate trt_execution_context(const ModelConfig& c, int64_t max_num_tokens) {
   // (and 1134.01 MiB for the FP8 Llama-2-7B engine of docs/source/reference/memory.md, max_num_tokens
   // not shown: 35.4 x hidden at the 8192 default). ESTIMATE, n = 3: 32 x hidden_size bytes per
   // token, 0.85 .. 1.2 of it. GUESS: the scaling with hidden_size -- all the logs are hidden 4096.
-  const int64_t per_token = 32 * c.hidden_size;
-  return range(per_token * max_num_tokens, 0.85, 1.2,
+  const EstimatedConstant& k = constant(Const::ExecContextPerToken);
+  const int64_t per_token = static_cast<int64_t>(k.central) * c.hidden_size;
+  return range(per_token * max_num_tokens, k.low / k.central, k.high / k.central,
                fmt::format("TensorRT execution context: 32 x hidden_size B per max_num_tokens token ({} tokens; ESTIMATE from 3 TensorRT-LLM "
                            "logs, 29..36 x hidden; the hidden_size scaling is a GUESS)",
                            max_num_tokens));
@@ -43,7 +45,8 @@ Estimate trt_runtime_buffers(const ModelConfig& c, int64_t max_batch_size) {
   // ESTIMATE, n = 3: 20 B (the two that agree), 0.85 .. 2.3 of it so that the 0.12 dev build's 45 B
   // is the unfavourable end.
   const int64_t vocab = c.vocab_size > 0 ? c.vocab_size : 32000;
-  return range(20 * vocab * max_batch_size, 0.85, 2.3,
+  const EstimatedConstant& k = constant(Const::RuntimeBuffers);
+  return range(static_cast<int64_t>(k.central) * vocab * max_batch_size, k.low / k.central, k.high / k.central,
                fmt::format("runtime buffers + decoder: 20 B x vocab {} x max_batch_size {} (ESTIMATE from 3 TensorRT-LLM logs: 18, 20 and 45 B)", vocab,
                            max_batch_size));
 }
@@ -135,7 +138,8 @@ Estimate pytorch_executor_overhead() {
   // log (xtrt-010, 1.3.0rc7) implies ~9.5 GiB more than the plan's other terms there (8.9 GiB with
   // this one), not fitted (n = 1, and the log prints no profiling lines to split it).
   const double gib = static_cast<double>(int64_t{1} << 30);
-  return range(0.64 * gib, 0.45 / 0.64, 1.35 / 0.64,
+  const EstimatedConstant& k = constant(Const::PytorchExecutorOverhead);
+  return range(k.central * gib, k.low / k.central, k.high / k.central,
                "TensorRT-LLM PyTorch executor overhead beyond vLLM's terms (sampler, runtime buffers, kernel modules, allocator "
                "leftovers): 0.64 GiB per rank (ESTIMATE from 3 single-GPU TensorRT-LLM logs, 0.49..1.34 GiB; one constant is a GUESS)");
 }

@@ -15,6 +15,7 @@
 #include "engines/trtllm/trtllm_rule_table.h"
 #include "engines/trtllm/trtllm_rules.h"
 #include "engines/shared/capture_terms.h"
+#include "engines/trtllm/trtllm_constants.h"
 #include "engines/shared/process_terms.h"
 #include "headroom/engine.h"
 #include "headroom/error.h"
@@ -45,7 +46,10 @@ struct Terms {
 };
 // PyTorch-backend CUDA graphs: every graph at the 0.19 MiB per (graph x layer) that vLLM's
 // 86-graph mixes average (engines/shared/capture_terms.h; not refitted for TensorRT-LLM).
-constexpr GraphUnit kTorchGraphUnit{0.19, 0.19};
+GraphUnit torch_graph_unit() {
+  const double mib = trtllm::constant(trtllm::Const::GraphUnit).central;
+  return {mib, mib};
+}
 
 int64_t pick(const Estimate& e, int sc) { return sc == 0 ? e.central : sc == 1 ? e.low : e.high; }
 
@@ -101,7 +105,8 @@ void prepare(Prepared& P, const Deployment& d) {
   int64_t reqs = std::max<int64_t>(1, s.max_num_tokens / std::max<int64_t>(1, std::min(s.max_num_tokens, s.max_seq_len)));
   // The profile step's sampler: vLLM's top-k/top-p figure of 2026 (14 B per logit, 6..24 B logged), not
   // re-derived for TensorRT-LLM's sampler (ESTIMATE).
-  const SamplerBytes sampler{14, 6, 24, "sampler 14 B/logit (vLLM's top-k/top-p figure, 6..24 B; not re-derived for TensorRT-LLM: ESTIMATE)"};
+  const EstimatedConstant& sb = trtllm::constant(trtllm::Const::SamplerBytes);
+  const SamplerBytes sampler{sb.central, sb.low, sb.high, "sampler 14 B/logit (vLLM's top-k/top-p figure, 6..24 B; not re-derived for TensorRT-LLM: ESTIMATE)"};
   P.graph_sizes = trtllm::cuda_graph_batch_sizes(s);
 
   P.terms.clear();
@@ -148,13 +153,13 @@ void prepare(Prepared& P, const Deployment& d) {
         // xtrt-002) had 49.78 GiB of 119.70 outside torch after loading (0.42 of the device), so
         // its KV pool was 86,720 tokens where a discrete 120 GiB GPU would hold ~750,000. The
         // central cannot know the host; the unfavourable end takes 0.42 of the device (GUESS, n = 1).
-        t.ctx.high += static_cast<int64_t>(0.42 * static_cast<double>(d.capacity_bytes));
+        t.ctx.high += static_cast<int64_t>(trtllm::constant(trtllm::Const::UnifiedMemoryOutsideTorch).high * static_cast<double>(d.capacity_bytes));
         t.ctx.basis += "; unified memory: what the host OS / page cache holds counts as memory outside torch (unfavourable end + 0.42 x "
                        "device, GUESS from one DGX Spark log where it was 49.78 of 119.70 GiB)";
       }
       t.act = profile_peak(c, par, s.max_num_tokens, reqs, w.pp_rank == s.pp - 1, sampler);
       t.other = non_torch_growth(s.tp * s.pp);
-      t.graphs = P.graph_sizes.empty() ? Estimate{} : layer_graph_memory(c, layers, linear, static_cast<int64_t>(P.graph_sizes.size()), 0, s.tp, false, kTorchGraphUnit);
+      t.graphs = P.graph_sizes.empty() ? Estimate{} : layer_graph_memory(c, layers, linear, static_cast<int64_t>(P.graph_sizes.size()), 0, s.tp, false, torch_graph_unit());
       if (s.spec && w.pp_rank == s.pp - 1) add_drafter(t, *s.spec, layers - linear, static_cast<int64_t>(P.graph_sizes.size()), decode_kernels_per_layer(c));
       if (s.backend == "pytorch") t.exec = trtllm::pytorch_executor_overhead();
       if (s.backend == "trt" && !s.era.trt_lazy_context) {
