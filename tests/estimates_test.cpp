@@ -49,6 +49,7 @@ TEST(EstimatedConstants, RowsAreWellFormedAndCiteRealCases) {
   ASSERT_GT(ids.size(), 100u);
   ASSERT_FALSE(estimated_constants(EngineKind::SGLang).empty());
   check_table(estimated_constants(EngineKind::SGLang), "sglang.", ids);
+  check_table(estimated_constants(EngineKind::VLLM), "vllm.", ids);
   check_table(estimated_constants(EngineKind::TRTLLM), "trtllm.", ids);
   check_table(estimated_constants(EngineKind::LlamaCpp), "llamacpp.", ids);
   EXPECT_FALSE(estimated_constants(EngineKind::TRTLLM).empty());

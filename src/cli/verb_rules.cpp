@@ -40,8 +40,6 @@ int print_estimates(EngineKind e, bool json, std::ostream& out) {
     return kExitOk;
   }
   out << fmt::format("headroom rules --estimates: {}: {} estimated constants in tables\n", engine_kind_name(e), rows.size());
-  if (e == EngineKind::VLLM)
-    out << "  (vLLM's own constants are not in a table yet: they stay beside their derivations in vllm_estimates.cpp; the shared terms it calls follow)\n";
   for (const auto& r : rows)
     out << fmt::format("\n  {}  {} {} (range {} .. {})  {}\n      {}{}\n", r.id, r.central, r.unit, r.low, r.high, evidence_name(r.evidence), r.what,
                        r.cases.empty() ? "" : fmt::format("\n      cases: {}", r.cases));

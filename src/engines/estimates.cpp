@@ -6,6 +6,9 @@ namespace headroom {
 namespace sglang {
 std::span<const EstimatedConstant> sglang_constants();
 }
+namespace vllm {
+std::span<const EstimatedConstant> vllm_constants();
+}
 namespace trtllm {
 std::span<const EstimatedConstant> trtllm_constants();
 }
@@ -31,7 +34,7 @@ std::span<const EstimatedConstant> estimated_constants(EngineKind engine) {
     case EngineKind::SGLang: return sglang::sglang_constants();
     case EngineKind::TRTLLM: return trtllm::trtllm_constants();
     case EngineKind::LlamaCpp: return llamacpp::llamacpp_constants();
-    case EngineKind::VLLM: return {};  // vLLM's own constants are still beside their derivations in vllm_estimates.cpp
+    case EngineKind::VLLM: return vllm::vllm_constants();
   }
 }
 

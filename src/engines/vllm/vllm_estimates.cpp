@@ -14,9 +14,18 @@
 #include "engines/graph_nodes.h"
 #include "engines/shared/capture_terms.h"
 #include "engines/shared/process_terms.h"
+#include "engines/vllm/vllm_constants.h"
 #include "headroom/units.h"
 
 namespace headroom::vllm {
+
+namespace {
+// A row of vllm_constants.cpp as an estimate of `scale` x its central, its ends the row's.
+Estimate row(Const k, double scale, std::string basis) {
+  const EstimatedConstant& c = constant(k);
+  return range(c.central * scale, c.low / c.central, c.high / c.central, std::move(basis));
+}
+}  // namespace
 
 
 // KV connectors (--kv-transfer-config, e.g. LMCacheConnectorV1): vLLM's budget is NOT changed by
@@ -114,10 +123,10 @@ Estimate cuda_context(const Era& era, int tp, int pp, bool amd, Fabric fabric) {
     // (139.21/139.81 GiB)" = 0.60 GiB (vllm-048, 0.10.2, H200 TP2), as one GPU's context (0.49 ..
     // 0.56, vllm_estimates cuda_context); 0.49 on 8 x L40S PCIe (xvllm-019), inside the same
     // range, so PCIe hosts take it too. The ends are the 1-GPU ones.
-    return range(0.6 * GiB, 0.75, 1.35, "CUDA context (0.9.1-0.10.2: NCCL is built after the startup snapshot, its buffers are charged as non-torch growth)");
+    return row(Const::ContextEraB, GiB, "CUDA context (0.9.1-0.10.2: NCCL is built after the startup snapshot, its buffers are charged as non-torch growth)");
   }
   if (fabric == Fabric::Pcie)
-    return range(0.70 * GiB, 0.9, 1.4,
+    return row(Const::ContextPcie, GiB,
                  era.whole_gpu ? "CUDA context + NCCL communicators over PCIe (charged to the whole-GPU budget before 0.9.1), fitted on PCIe hosts' logs (0.65 .. 0.96 GiB)"
                                : "CUDA context + NCCL communicators over PCIe before the startup snapshot (0.11+: outside the budget), fitted on PCIe hosts' logs (0.65 .. 0.96 GiB)");
   // Eras C/D (and A, where the whole of it is charged): context + the communicators, T - F of
@@ -130,7 +139,7 @@ Estimate cuda_context(const Era& era, int tp, int pp, bool amd, Fabric fabric) {
   // the figure (INFERRED: the same init_worker_distributed_environment builds the same groups).
   // Not fitted: vllm PR #45517 reports 8.76 GiB on the last pipeline stage of TP2 x PP2 on 24 GB
   // consumer GPUs (NCCL over PCIe/host, asymmetric per rank); such hosts can exceed the high end.
-  return range(1.55 * GiB, 0.6, 1.6,
+  return row(Const::ContextNvlink, GiB,
                era.whole_gpu ? "CUDA context + NCCL communicators (charged to the whole-GPU budget before 0.9.1), fitted on 0.11+ startup free memory"
                              : "CUDA context + NCCL communicators before the startup snapshot (PR #25359, 0.11+: outside the budget), fitted on logged free memory at start");
 }
@@ -155,8 +164,8 @@ Estimate uma_non_torch(const Estimate& nt) {
   // DGX Spark only; Orin / Thor read memory the same way but no log of theirs has been checked).
   // Until 2026-12 the central was the discrete figure with +2.5 GiB at the unfavourable end.
   Estimate e = nt;
-  e.central = nt.central + static_cast<int64_t>(1.9 * GiB);
-  e.high = nt.high + static_cast<int64_t>(8.6 * GiB);
+  e.central = nt.central + static_cast<int64_t>(constant(Const::UmaHostGrowth).central * GiB);
+  e.high = nt.high + static_cast<int64_t>(constant(Const::UmaHostGrowth).high * GiB);
   e.basis = nt.basis + "; unified memory: free memory is psutil's available system memory, so host growth during profiling counts "
                        "(+1.9 GiB, up to +8.6: ESTIMATE from 4 DGX Spark logs, 1.85 .. 8.55 GiB)";
   return e;
@@ -243,17 +252,17 @@ Estimate non_torch_increase(const Era& era, int tp, int pp, Fabric fabric) {
     // median 0.385 GiB, ends the extremes (0.65x .. 1.5x). Larger than the 0.15 GiB of the earlier
     // eras' one-GPU growth because total_consumed also holds the model runner's persistent torch
     // buffers and the segments empty_cache() cannot return (vllm/utils/mem_utils.py, era D above).
-    return range(0.385 * GiB, 0.65, 1.5,
+    return row(Const::NonTorchConsumedOneGpu, GiB,
                  "consumed - weights (total_consumed accounting, 0.26.1+), 1 GPU: logged 0.26 .. 0.56 GiB, median 0.385 (ESTIMATE, n=4)");
   }
   if (world <= 1) return non_torch_growth(world);
   if (fabric == Fabric::Pcie && !era.total_consumed) {
     // PCIe figures: see "PCIe hosts" above cuda_context.
     if (!era.whole_gpu && !era.nccl_before_snapshot)
-      return range(0.21 * GiB, 0.8, 1.25,
+      return row(Const::NonTorchPcieEraB, GiB,
                    "non-torch growth in the budget over PCIe (0.9.1-0.10.2: NCCL communicators built after the snapshot, no NVLS buffers), "
                    "not scaled by the world size (logged 0.17 .. 0.21 GiB at TP8 on L40S, 0.20 / 0.25 at TP2 in V0)");
-    return range(0.21 * GiB, 0.4, 1.7,
+    return row(Const::NonTorchPcie, GiB,
                  "non-torch growth in profile_run after NCCL init over PCIe (logged 0.09 .. ~0.35 GiB, median 0.21)");
   }
   if (!era.whole_gpu && !era.nccl_before_snapshot) {
@@ -269,7 +278,7 @@ Estimate non_torch_increase(const Era& era, int tp, int pp, Fabric fabric) {
     // init_worker_distributed_environment, idx:70512571769) and logged "non_torch_memory takes
     // 0.25GiB" on 2 x RTX 4090 (vllm#13061) and 0.20 GiB on RTX 3090-class 23.58 GiB cards
     // (vllm#14447): no NVLS, no custom all-reduce past two PCIe GPUs.
-    return range(0.65 * GiB * world, 0.15, 1.5,
+    return row(Const::NonTorchEraBPerRank, GiB * world,
                  fmt::format("non-torch growth in the budget (0.9.1-0.10.2: NCCL communicators built after the snapshot), 0.65 GiB x {} ranks "
                              "(logged 1.38 at TP2, ~2.5 implied at TP4)",
                              world));
@@ -288,8 +297,8 @@ Estimate non_torch_increase(const Era& era, int tp, int pp, Fabric fabric) {
     // several times more (NCCL's per-peer channel buffers; no per-peer figure is logged): 0.46 GiB
     // at TP2, 1.6 beyond (ESTIMATE, n = 4 hosts, two per size).
     if (world <= 2)
-      return range(0.46 * GiB, 0.6, 1.5, "consumed - weights (total_consumed accounting, 0.26.1+), 2 GPUs: logged 0.38 .. 0.54 GiB (ESTIMATE, n=2)");
-    return range(1.6 * GiB, 0.1, 1.7, "consumed - weights (total_consumed accounting, 0.26.1+: non-torch growth + persistent non-weight torch), 3+ GPUs (logged 1.70 at TP4, ~1.5 at TP3)");
+      return row(Const::NonTorchConsumedTwoGpus, GiB, "consumed - weights (total_consumed accounting, 0.26.1+), 2 GPUs: logged 0.38 .. 0.54 GiB (ESTIMATE, n=2)");
+    return row(Const::NonTorchConsumedMoreGpus, GiB, "consumed - weights (total_consumed accounting, 0.26.1+: non-torch growth + persistent non-weight torch), 3+ GPUs (logged 1.70 at TP4, ~1.5 at TP3)");
   }
   // Eras A and C: growth after NCCL init only. Logged in 0.11+ ("non-torch forward increase
   // memory" / "for non-torch memory"): 0.54 and 0.55 GiB at TP2 on H100 (Qwen3-32B, Llama-3.3-
@@ -306,7 +315,7 @@ Estimate non_torch_increase(const Era& era, int tp, int pp, Fabric fabric) {
   // era's terms leave ~12.8 GiB (0.76 GiB more than the era-blind 1.3 GiB term did). The gap is
   // not NCCL's: the run had MTP on (draft weights, KV and activations absent from its flags) and
   // DeepSeek-V4's profile-run memory is not checked against a log that prints weights or peak.
-  return range(0.54 * GiB, 0.16, 1.8, "non-torch growth in profile_run after NCCL init (lazy NCCL channels, all-reduce workspaces), multi-GPU (logged 0.09 .. 0.95 GiB, median 0.54)");
+  return row(Const::NonTorchAfterNccl, GiB, "non-torch growth in profile_run after NCCL init (lazy NCCL channels, all-reduce workspaces), multi-GPU (logged 0.09 .. 0.95 GiB, median 0.54)");
 }
 
 namespace {
@@ -440,7 +449,8 @@ SamplerPath sampler_path(const Era& era, int64_t reqs, FlashInferSampler fi, boo
   const char* which = fi == FlashInferSampler::On    ? "VLLM_USE_FLASHINFER_SAMPLER=1: FlashInfer top-k/top-p 14 B/logit (logged 8..23 B)"
                       : fi == FlashInferSampler::Off ? "VLLM_USE_FLASHINFER_SAMPLER=0: native path = Triton top-k/top-p 14 B/logit (logged 8..23 B)"
                                                      : "Triton/FlashInfer top-k/top-p 14 B/logit (logged 8..23 B)";
-  return {14, 6, 24, which};
+  const EstimatedConstant& k = constant(Const::SamplerTopkTopp);
+  return {k.central, k.low, k.high, which};
 }
 }  // namespace
 
@@ -591,7 +601,7 @@ Estimate activation_peak(const Era& era, const ModelConfig& c, const Parallel& p
 // Qwen3-8B pair, xvllm-012: the cold boot exact, the warm reboot 0.95 GiB more KV), so they
 // already carry it; the V2 runner's on restarts.
 Estimate cold_compile_overhead() {
-  return range(1.0 * GiB, 0.7, 1.3,
+  return row(Const::ColdCompile, GiB,
                "torch.compile on a cold cache compiles inside the profile run: +1.0 GiB (ESTIMATE from two 0.27.1 cold/warm pairs, "
                "0.99 and 1.06 GiB, and a 0.29.0 cold start)");
 }
@@ -620,8 +630,9 @@ Estimate sampler_warmup(const Era& era, const ModelConfig& c, int64_t num_reqs, 
 // memory", xvllm-001); leave-one-out each predicts the other within 3%. ESTIMATE, n = 2; 0.28's V2
 // captures are not known to follow it (xvllm-061, 0.28.0 on two T4s, took 1.12 GiB).
 Estimate v2_capture_after_profiling(int64_t layers, int64_t graphs) {
-  const double central = 0.077 * MiB * static_cast<double>(graphs) * static_cast<double>(layers) + 16.0 * MiB;
-  return range(central, 0.6, 2.5,
+  const EstimatedConstant& k = constant(Const::V2CaptureAfterProfiling);
+  const double central = k.central * MiB * static_cast<double>(graphs) * static_cast<double>(layers) + 16.0 * MiB;
+  return range(central, k.low / k.central, k.high / k.central,
                fmt::format("CUDA graphs: {} captures over {} layers after Model Runner V2's profiling capture (0.29+): 0.077 MiB per (graph x layer) "
                            "+ 16 MiB (ESTIMATE, n=2 logs)",
                            graphs, layers));
@@ -659,21 +670,23 @@ Estimate cuda_graph_memory(const Era& era, const ModelConfig& c, int64_t layers,
   // mixes left after 0.27 x PIECEWISE give 0.04 .. 0.08 (median 0.05) over nine logs (xvllm-003,
   // -111, -113, -118, -037, -024, vllm-019, -052, -058). Leave-one-out on the PIECEWISE three:
   // +3%, -6%. The single 0.19 this replaces was these mixes' average.
-  const GraphUnit unit = cost == GraphCost::ByKind ? GraphUnit{0.27, 0.05} : GraphUnit{0.19, 0.19};
+  const GraphUnit unit = cost == GraphCost::ByKind ? GraphUnit{constant(Const::GraphPiecewiseUnit).central, constant(Const::GraphFullUnit).central}
+                                                   : GraphUnit{constant(Const::GraphPerGraphUnit).central, constant(Const::GraphPerGraphUnit).central};
   Estimate e = layer_graph_memory(c, layers, linear_layers, piecewise, full, tp, gdn_as_attention, unit);
   if (cost == GraphCost::ByKind) {
     // The range is the spread of the real captures against this forecast: observed / forecast
     // p10 0.59, p90 2.56 over the 42 logs validate reads (tests/data/extra + corpus, 2026-12-02;
     // its graph_gib leave_one_out block), so "at risk" is said where the logs say capture varies.
-    e.low = static_cast<int64_t>(static_cast<double>(e.central) * 0.6);
-    e.high = static_cast<int64_t>(static_cast<double>(e.central) * 2.5);
+    e.low = static_cast<int64_t>(static_cast<double>(e.central) * constant(Const::GraphCaptureRange).low);
+    e.high = static_cast<int64_t>(static_cast<double>(e.central) * constant(Const::GraphCaptureRange).high);
     e.basis += "; range x0.6 .. x2.5: the p10 .. p90 of 42 logged captures over this forecast";
   }
   if (dense_hybrid && has(Rule::HybridFullWarmupTransient, era.version) && full > 0 && max_num_batched_tokens > 4096) {
-    const double t = 0.11 * GiB * static_cast<double>(max_num_batched_tokens - 4096) / 1024.0 * static_cast<double>(linear_layers) / 48.0;
+    const EstimatedConstant& k = constant(Const::HybridFullWarmup);
+    const double t = k.central * GiB * static_cast<double>(max_num_batched_tokens - 4096) / 1024.0 * static_cast<double>(linear_layers) / 48.0;
     e.central += static_cast<int64_t>(t);
-    e.low += static_cast<int64_t>(t * 0.5);
-    e.high += static_cast<int64_t>(t * 2.0);
+    e.low += static_cast<int64_t>(t * (k.low / k.central));
+    e.high += static_cast<int64_t>(t * (k.high / k.central));
     e.basis += fmt::format("; + {:.2f} GiB FULL warm-up transient at max_num_batched_tokens {} (0.26+ dense hybrids, ESTIMATE n=3)", t / GiB,
                            max_num_batched_tokens);
   }
@@ -703,8 +716,7 @@ Estimate nccl_graph_capture(const Era& era, const ModelConfig& c, int tp, Fabric
   Estimate e;
   if (era.v0 || !has(Rule::NcclInCapturedGraphs, era.version) || tp <= 1 || model_runner_v2(era, c) || layers <= 0 || graphs <= 0) return e;
   if (!(across_nodes || (fabric == Fabric::Pcie && tp > 2))) return e;
-  const double central = 0.28 * MiB * static_cast<double>(graphs) * static_cast<double>(layers);
-  return range(central, 0.7, 1.6,
+  return row(Const::NcclCapturedGraphs, MiB * static_cast<double>(graphs) * static_cast<double>(layers),
                fmt::format("NCCL all-reduces captured in {} graphs x {} layers (custom all-reduce off: {}): 0.28 MiB per graph x layer "
                            "(ESTIMATE, n=5 logs, 0.20 .. 0.45)",
                            graphs, layers, across_nodes ? "the group spans nodes" : "more than two PCIe GPUs"));
@@ -753,8 +765,9 @@ Estimate cuda_graph_estimate(const Era& era, const ModelConfig& c, const Estimat
     const bool large_second = static_cast<double>(second_size) * static_cast<double>(c.hidden_size) * 2.0 > static_cast<double>(MiB);
     if (!flat || !large_second || capture.central <= static_cast<int64_t>(16 * MiB)) return capture;
     const double fixed = 16.0 * MiB;
-    const double central = fixed + (static_cast<double>(capture.central) - fixed) * 1.18;
-    return range(central, 0.5, 1.6,
+    const EstimatedConstant& k = constant(Const::V1EstimateOverCapture);
+    const double central = fixed + (static_cast<double>(capture.central) - fixed) * k.central;
+    return range(central, k.low / k.central, k.high / k.central,
                  capture.basis + fmt::format("; vLLM's own estimate extrapolates the second-largest graph's delta ({} tokens x hidden {} "
                                              "is a large allocation) to every graph: x1.18 above the 16 MiB fixed buffers (ESTIMATE, n=5 "
                                              "logged estimates, 0.88 .. 1.47)",
@@ -795,8 +808,9 @@ Estimate cuda_graph_estimate(const Era& era, const ModelConfig& c, const Estimat
   //       peak (~0.20) + the applied estimate -> ~1.24 GiB -> 0.456 (the capture itself "took" 0.23).
   // Central the median, 0.27 MiB per (graph x layer) + 16 MiB, ends 0.6x .. 1.7x (the six span
   // 0.61x .. 1.69x). ESTIMATE, n=6. Until 2026-12 it was 0.40, fitted on the last two alone.
-  const double central = 0.27 * MiB * static_cast<double>(graphs) * static_cast<double>(layers) + 16.0 * MiB;
-  return range(central, 0.6, 1.7,
+  const EstimatedConstant& k = constant(Const::V2Estimator);
+  const double central = k.central * MiB * static_cast<double>(graphs) * static_cast<double>(layers) + 16.0 * MiB;
+  return range(central, k.low / k.central, k.high / k.central,
                fmt::format("Model Runner V2 estimator (0.28+): {} graphs x {} layers x 0.27 MiB + 16 MiB (ESTIMATE, median of 6 logs, 0.16 .. 0.46; "
                            "the capture itself stays at 0.19 MiB per graph x layer)",
                            graphs, layers));
@@ -820,8 +834,9 @@ Estimate cuda_graph_memory_outputs_per_size(const ModelConfig& c, int64_t layers
   // 0.51 GiB, 0.33x this term; unexplained, so the low end of the range is 0.3x.
   double sum = 0;
   for (int64_t x : sizes) sum += static_cast<double>(x);
-  double central = 0.5 * sum * static_cast<double>(c.hidden_size) * static_cast<double>(act_bytes) * static_cast<double>(layers) + 16.0 * MiB;
-  return range(central, 0.3, 1.3,
+  const EstimatedConstant& k = constant(Const::OutputsPerSizeFactor);
+  double central = k.central * sum * static_cast<double>(c.hidden_size) * static_cast<double>(act_bytes) * static_cast<double>(layers) + 16.0 * MiB;
+  return range(central, k.low / k.central, k.high / k.central,
                fmt::format("CUDA graphs (V1 before 0.10.1): {} sizes summing to {:.0f} tokens x hidden {} x {} layers x 0.5 "
                            "(each size keeps its piecewise outputs; factor INFERRED from 3 logs of 0.9.2, a 4th at 0.33x)",
                            sizes.size(), sum, c.hidden_size, layers));
