@@ -2,6 +2,8 @@
 // "Engine versions"): each form, the same meaning for every engine, and one line for the rest.
 #include <gtest/gtest.h>
 
+#include "headroom/deployment.h"
+#include "headroom/engine_traits.h"
 #include "headroom/engine_version.h"
 #include "headroom/error.h"
 
@@ -55,4 +57,16 @@ TEST(EngineVersion, UnreadableTextIsOneLine) {
       EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
     }
   }
+}
+
+TEST(EngineTraits, NamesAliasesAndKnobsComeFromOneTable) {
+  ASSERT_NE(traits_by_name("TensorRT-LLM"), nullptr);
+  EXPECT_EQ(traits_by_name("TensorRT-LLM")->kind, EngineKind::TRTLLM);
+  EXPECT_EQ(traits_by_name("llama.cpp")->kind, EngineKind::LlamaCpp);
+  EXPECT_EQ(traits_by_name("vllm-openai"), nullptr);
+  EXPECT_EQ(traits(EngineKind::SGLang).memory_flag, "--mem-fraction-static");
+  EXPECT_EQ(traits(EngineKind::TRTLLM).tp_flag, "--tp_size");
+  // parse_engine_spec reads the same table.
+  EXPECT_EQ(parse_engine_spec("trt-llm@1.2.0rc2").first, EngineKind::TRTLLM);
+  EXPECT_THROW(parse_engine_spec("vlm"), InputError);
 }

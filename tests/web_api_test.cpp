@@ -265,6 +265,16 @@ TEST_F(WebApi, ModelsAndMeta) {
   EXPECT_EQ(meta["limits"]["body_bytes"].get<size_t>(), web::kMaxBodyBytes);
   auto verbs = meta["verbs"].get<std::vector<std::string>>();
   EXPECT_NE(std::find(verbs.begin(), verbs.end(), "serve"), verbs.end());
+  // One row per engine from engine_traits.h, its flags spelled as the engine spells them.
+  EXPECT_EQ(meta["engines"], json({"sglang", "vllm", "trtllm", "llamacpp"}));
+  ASSERT_EQ(meta["engine_traits"].size(), 4u);
+  const json& vllm = meta["engine_traits"][1];
+  EXPECT_EQ(vllm["memory_flag"], "--gpu-memory-utilization");
+  EXPECT_EQ(vllm["memory_range"], json({0.01, 1.0}));
+  EXPECT_EQ(vllm["context_flag"], "--max-model-len");
+  const auto flags = vllm["flags"].get<std::vector<std::string>>();
+  EXPECT_NE(std::find(flags.begin(), flags.end(), "--max-num-seqs"), flags.end());
+  EXPECT_EQ(meta["engine_traits"][3]["memory_flag"], "");  // llama.cpp: no share of memory, the KV is --ctx-size cells
 }
 
 TEST_F(WebApi, BadJsonUnknownFieldsAndBadArgsAre400) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "advise/search.h"
+#include "headroom/engine_traits.h"
 
 namespace headroom::advise {
 
@@ -19,8 +20,8 @@ std::string accepted(const std::vector<std::string_view>& known, std::initialize
 
 EngineKnobs sglang_knobs() {
   EngineKnobs k;
-  k.fraction = "--mem-fraction-static";  // (0, 1]: share of P for weights + KV pool
-  k.context = "--context-length";
+  k.fraction = traits(EngineKind::SGLang).memory_flag;  // (0, 1]: share of P for weights + KV pool
+  k.context = traits(EngineKind::SGLang).context_flag;
   k.max_running = "--max-running-requests";
   k.graph_bs = "--cuda-graph-max-bs";
   k.prefill_tokens = "--chunked-prefill-size";
@@ -31,10 +32,9 @@ EngineKnobs sglang_knobs() {
 
 EngineKnobs vllm_knobs() {
   EngineKnobs k;
-  k.fraction = "--gpu-memory-utilization";  // (0, 1]: share of total memory for the whole instance
-  k.accept_hi = 1.0;
+  k.fraction = traits(EngineKind::VLLM).memory_flag;  // (0, 1]: share of total memory for the whole instance
   k.kv_bytes = "--kv-cache-memory-bytes";
-  k.context = "--max-model-len";
+  k.context = traits(EngineKind::VLLM).context_flag;
   k.max_running = "--max-num-seqs";
   k.graph_bs = "--max-cudagraph-capture-size";
   k.prefill_tokens = "--max-num-batched-tokens";
@@ -47,9 +47,8 @@ EngineKnobs trtllm_knobs() {
   // KvCacheConfig.free_gpu_memory_fraction must be < 1.0 (kvCacheManager.cpp check).
   const auto& known = trtllm_flags();
   EngineKnobs k;
-  k.fraction = accepted(known, {"--kv_cache_free_gpu_memory_fraction", "--free_gpu_memory_fraction", "--kv-cache-free-gpu-memory-fraction",
-                                "--free-gpu-memory-fraction"});
-  k.context = accepted(known, {"--max_seq_len", "--max-seq-len"});
+  k.fraction = accepted(known, {traits(EngineKind::TRTLLM).memory_flag});
+  k.context = accepted(known, {traits(EngineKind::TRTLLM).context_flag});
   k.max_running = accepted(known, {"--max_batch_size", "--max-batch-size"});
   k.graph_bs = accepted(known, {"--cuda_graph_max_batch_size", "--cuda-graph-max-batch-size"});
   k.prefill_tokens = accepted(known, {"--max_num_tokens", "--max-num-tokens"});

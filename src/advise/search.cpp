@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "advise/search.h"
+#include "headroom/engine_traits.h"
 #include "headroom/units.h"
 
 namespace headroom::advise {
@@ -241,10 +242,11 @@ Forecast plan_at(Deployment d, std::string_view flag, double value) {
 
 KvReach least_fraction_for_kv(const Deployment& d, int64_t target) {
   const EngineKnobs& k = knobs_for(d.engine);
+  const EngineTraits& t = traits(d.engine);  // the values the engine accepts for its memory flag
   KvReach r;
-  r.most_at = k.accept_hi;
+  r.most_at = t.memory_hi;
   double up = -1;
-  for (double v = k.accept_hi; v >= k.accept_lo - 1e-9; v -= k.step) {
+  for (double v = t.memory_hi; v >= t.memory_lo - 1e-9; v -= k.step) {
     const Forecast f = plan_at(d, k.fraction, v);
     if (f.kv_tokens > r.most_tokens) r.most_tokens = f.kv_tokens, r.most_at = v;
     if (f.kv_tokens >= target) {
@@ -253,7 +255,7 @@ KvReach least_fraction_for_kv(const Deployment& d, int64_t target) {
     }
   }
   if (up < 0) return r;
-  double lo = k.accept_lo;
+  double lo = t.memory_lo;
   for (int i = 0; i < 24 && up - lo > 1e-4; ++i) {
     const double mid = (lo + up) / 2;
     if (plan_at(d, k.fraction, mid).kv_tokens >= target) up = mid;

@@ -18,7 +18,6 @@ namespace headroom::advise {
 struct EngineKnobs {
   std::string fraction;        // the primary knob: share of memory for the static pools / KV
   double lo = 0.05, hi = 0.99, step = 0.01;  // its search grid
-  double accept_lo = 0.01, accept_hi = 0.99;  // the values the engine accepts (compare's search)
   std::string kv_bytes;        // absolute KV budget (vLLM --kv-cache-memory-bytes)
   std::string context;         // context length
   std::string max_running;     // cap on running requests / batch size

@@ -15,6 +15,7 @@
 #include "headroom/calibrate.h"
 #include "headroom/deployment.h"
 #include "headroom/engine.h"
+#include "headroom/engine_traits.h"
 #include "headroom/error.h"
 #include "headroom/llamacpp_plan.h"
 #include "advise/search.h"
@@ -27,14 +28,7 @@ namespace {
 // The knob compare turns per engine: the fraction of advise's knob table; llama.cpp has no share
 // of memory (its KV is --ctx-size cells, same_ctx()).
 std::string knob_flag(EngineKind k) { return k == EngineKind::LlamaCpp ? "--ctx-size" : advise::knobs_for(k).fraction; }
-const std::vector<std::string_view>& flags_of(EngineKind k) {
-  switch (k) {
-    case EngineKind::SGLang: return sglang_flags();
-    case EngineKind::VLLM: return vllm_flags();
-    case EngineKind::LlamaCpp: return llamacpp::llamacpp_flags();
-    default: return trtllm_flags();
-  }
-}
+const std::vector<std::string_view>& flags_of(EngineKind k) { return traits(k).flags(); }
 // One setting the engines spell differently: given in one engine's spelling, it is carried to
 // the engines that do not accept that spelling, so the rows compare the same deployment.
 struct SharedSetting {

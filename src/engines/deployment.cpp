@@ -9,6 +9,7 @@
 #include "headroom/cli.h"
 #include "headroom/deployment.h"
 #include "engines/deployment_host.h"
+#include "headroom/engine_traits.h"
 #include "headroom/error.h"
 #include "headroom/gguf.h"
 #include "headroom/units.h"
@@ -147,12 +148,11 @@ std::pair<EngineKind, std::string> parse_engine_spec(std::string_view spec) {
     // A log whose version is not known at all: the newest rules, as with no version.
     if (const std::string v = lowercase(version); v == "unknown" || v == "nightly") version = "latest";
   }
+  if (const EngineTraits* t = traits_by_name(s)) return {t->kind, version};
   s = lowercase(s);
-  if (s == "sglang") return {EngineKind::SGLang, version};
-  if (s == "vllm") return {EngineKind::VLLM, version};
-  if (s == "trtllm" || s == "tensorrt-llm" || s == "trt-llm") return {EngineKind::TRTLLM, version};
-  if (s == "llamacpp" || s == "llama.cpp" || s == "llama-server") return {EngineKind::LlamaCpp, version};
-  const std::string near = did_you_mean(s, {"sglang", "vllm", "trtllm", "llamacpp"});
+  std::vector<std::string> names;
+  for (const auto& t : engine_traits()) names.emplace_back(t.name);
+  const std::string near = did_you_mean(s, names);
   fail_input("--engine", spec, fmt::format("unknown engine{} (expected sglang, vllm, trtllm or llamacpp, optionally @VERSION)",
                                            near.empty() ? "" : "; did you mean " + near + "?"));
 }

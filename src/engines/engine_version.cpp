@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "headroom/deployment.h"
+#include "headroom/engine_traits.h"
 #include "headroom/error.h"
 
 namespace headroom {
@@ -17,18 +18,13 @@ bool is_newest_word(std::string_view v) {
   return v.empty() || v == "latest" || v == "newest" || v == "main" || v == "unknown" || v == "nightly";
 }
 
-std::string_view example(EngineKind e) {
-  switch (e) {
-    case EngineKind::VLLM: return "use e.g. 0.10.2, 0.21.0, or main@2025-10-16";
-    case EngineKind::SGLang: return "use e.g. 0.5.4, or main@2025-10-16";
-    case EngineKind::TRTLLM: return "use e.g. 1.0.0, 1.2.0rc2, 0.21.0";
-    case EngineKind::LlamaCpp: return "a llama.cpp build is written bNNNN (e.g. llamacpp@b8157)";
-  }
-  return "";
+std::string example(EngineKind e) {
+  if (e == EngineKind::LlamaCpp) return fmt::format("a llama.cpp build is written bNNNN (e.g. llamacpp@{})", traits(e).version_example);
+  return fmt::format("use e.g. {}", traits(e).version_example);
 }
 
 [[noreturn]] void unreadable(EngineKind e, std::string_view version) {
-  if (e == EngineKind::LlamaCpp) fail_input("--engine", fmt::format("llamacpp@{}", version), std::string(example(e)));
+  if (e == EngineKind::LlamaCpp) fail_input("--engine", fmt::format("llamacpp@{}", version), example(e));
   fail_input("--engine", fmt::format("{}@{}", engine_kind_name(e), version), fmt::format("cannot read the version ({})", example(e)));
 }
 

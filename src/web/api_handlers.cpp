@@ -11,6 +11,7 @@
 
 #include "headroom/calibrate.h"
 #include "headroom/cli.h"
+#include "headroom/engine_traits.h"
 #include "headroom/error.h"
 #include "headroom/file_reach.h"
 #include "headroom/version.h"
@@ -158,14 +159,33 @@ Reply api_models() {
   return json_reply(200, nlohmann::ordered_json{{"models", catalog_model_ids()}});
 }
 
+// Each engine as the page needs it (engine_traits.h): its names, launch command, the flags it
+// accepts and its knobs, spelled as it spells them.
+nlohmann::ordered_json engine_traits_json() {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& t : engine_traits()) {
+    nlohmann::ordered_json flags = nlohmann::ordered_json::array();
+    for (auto f : t.flags()) flags.push_back(std::string(f));
+    nlohmann::ordered_json e{{"name", t.name},         {"display", t.display},   {"launch", t.launch},
+                             {"tp_flag", t.tp_flag},   {"context_flag", t.context_flag},
+                             {"memory_flag", t.memory_flag}, {"version_example", t.version_example}, {"flags", flags}};
+    if (!t.memory_flag.empty()) e["memory_range"] = {t.memory_lo, t.memory_hi};
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
 Reply api_meta() {
   nlohmann::ordered_json verbs = nlohmann::ordered_json::array();
   for (const auto& v : verb_table()) verbs.push_back(std::string(v.name));
+  nlohmann::ordered_json engines = nlohmann::ordered_json::array();
+  for (const auto& t : engine_traits()) engines.push_back(std::string(t.name));
   return json_reply(200, nlohmann::ordered_json{
                              {"name", "headroom"},
                              {"version", kVersion},
                              {"verbs", verbs},
-                             {"engines", {"sglang", "vllm", "trtllm"}},
+                             {"engines", engines},
+                             {"engine_traits", engine_traits_json()},
                              {"limits", {{"body_bytes", kMaxBodyBytes}, {"args", kMaxArgs}, {"arg_chars", kMaxArgChars}}}});
 }
 
