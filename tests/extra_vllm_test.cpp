@@ -416,12 +416,15 @@ TEST(ExtraVllm, GraphCaptureErrorInSampleAndLeaveOneOut) {
   // (vllm_estimates.cpp cuda_graph_memory): the PIECEWISE-only 0.10 logs -28..-45% -> +1..-22%,
   // xvllm-019 -16% -> -1%: median 7.83%, p90 82.07%. Leave-one-out (each case at the median
   // observed/forecast ratio of the others): 5.60%, p90 83.75%. The p90 is the tail of logs the
-  // model misses by 2-4x (DGX Spark's unified memory, xvllm-010's A100, two T4s, GB200).
+  // model misses by 2-4x (xvllm-010's A100, two T4s, GB200). Then the host growth a capture adds
+  // on unified memory (shared.uma_capture_growth, 0.5 GiB): DGX Spark xvllm-018 -42% -> -3%,
+  // xvllm-020 -82% -> -2% (fitted on these two; each predicts the other within 5%): median 4.18%,
+  // p90 79.16%, leave-one-out 5.02% / 80.61%.
   const auto& g = extra()["graph_gib"];
   ASSERT_EQ(g["n"].get<int>(), 37);
-  EXPECT_NEAR(g["median_abs_pct_err"].get<double>(), 7.83, 0.1);
-  EXPECT_NEAR(g["p90_abs_pct_err"].get<double>(), 82.07, 0.5);
-  EXPECT_NEAR(g["leave_one_out"]["median_abs_pct_err"].get<double>(), 5.60, 0.1);
-  EXPECT_NEAR(g["leave_one_out"]["p90_abs_pct_err"].get<double>(), 83.75, 0.5);
-  EXPECT_NEAR(g["leave_one_out"]["observed_over_forecast"]["p90"].get<double>(), 2.56, 0.01);
+  EXPECT_NEAR(g["median_abs_pct_err"].get<double>(), 4.18, 0.1);
+  EXPECT_NEAR(g["p90_abs_pct_err"].get<double>(), 79.16, 0.5);
+  EXPECT_NEAR(g["leave_one_out"]["median_abs_pct_err"].get<double>(), 5.02, 0.1);
+  EXPECT_NEAR(g["leave_one_out"]["p90_abs_pct_err"].get<double>(), 80.61, 0.5);
+  EXPECT_NEAR(g["leave_one_out"]["observed_over_forecast"]["p90"].get<double>(), 2.47, 0.01);
 }

@@ -15,6 +15,7 @@
 #include "engines/sglang/sglang_estimates.h"
 #include "engines/sglang/sglang_rules.h"
 #include "engines/shared/cpu_offload.h"
+#include "engines/shared/process_terms.h"
 #include "headroom/engine.h"
 #include "headroom/cli.h"
 #include "headroom/error.h"
@@ -710,6 +711,10 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
         } else {
           sim.alloc_estimated(fmt::format("piecewise prefill graphs only ({} token sizes up to {}; decode graphs off)", prefill_buckets.size(), prefill_buckets.back()),
                               graph.central, graph.low, graph.high);
+        }
+        if (d.gpu.vendor == "nvidia" && unified_memory_device(d.gpu.sm)) {
+          const Estimate u = unified_memory_capture_growth();
+          sim.alloc_estimated("host memory growth during capture (unified memory)", u.central, u.low, u.high);
         }
       }
       min_free_after_graph = std::min(min_free_after_graph, sim.free());

@@ -55,6 +55,12 @@ Estimate non_torch_growth(int world) {
 
 bool unified_memory_device(int sm) { return sm == 87 || sm == 110 || sm == 121; }
 
+Estimate unified_memory_capture_growth() {
+  const EstimatedConstant& c = shared::constant(shared::Const::UmaCaptureGrowth);
+  return Estimate{static_cast<int64_t>(c.central * GiB), static_cast<int64_t>(c.low * GiB), static_cast<int64_t>(c.high * GiB),
+                  "host memory growth during capture on unified memory (ESTIMATE: two vLLM DGX Spark logs +0.5 GiB, one SGLang log +2.6)"};
+}
+
 double forward_temporaries(const ModelConfig& c, const Parallel& par, int64_t tokens) {
   //  residual + hidden (2 x N x h x 2 B) + the largest layer temporary: attention qkv + output,
   //  dense MLP gate_up + act, or fused-MoE caches (router logits N x E x 4, cache1 N*k*2I/tp*2,

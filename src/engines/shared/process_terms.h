@@ -21,6 +21,10 @@ Estimate context_and_nccl(int tp, int pp, bool amd);
 Estimate non_torch_growth(int tp_pp_world);
 // Jetson Orin / Thor and DGX Spark (GB10): GPU and host share one LPDDR pool.
 bool unified_memory_device(int sm);
+// What a CUDA-graph capture adds on such a device beyond the discrete GPU's figure: the engines
+// measure capture as free memory before - after, and there free memory is the system's, so the
+// host-side growth of capturing (graph instantiation, compiled code, Python objects) counts.
+Estimate unified_memory_capture_growth();
 
 // Bytes per logit the sampler holds at its peak, with the ends of the other paths of a build.
 struct SamplerBytes {

@@ -27,6 +27,9 @@ constexpr EstimatedConstant kRows[] = {
     {"shared.drafter_graph.range", 1.0, 0.5, 3.0, "x the central", Estimate, "xvllm-063", "the ends of a drafter's graph objects"},
     {"shared.graph_node_bytes", 3, 3, 3, "KiB per captured kernel node", Measured, "",
      "driver graph objects per kernel node: 80 KiB per graph per 27-kernel layer on an H200 (docs/measurements/h200-2026-11-30.md)"},
+    {"shared.uma_capture_growth", 0.5, 0, 2.6, "GiB", Estimate, "xvllm-018 xvllm-020 xsgl-022",
+     "host memory a capture adds on unified-memory devices, which both engines' free-memory delta counts: vLLM on DGX Spark +0.54, "
+     "+0.51 GiB over the discrete forecast; SGLang +2.59 (a multimodal model, the high end)"},
 };
 static_assert(std::size(kRows) == static_cast<size_t>(Const::Count), "one row per Const, in the enum's order");
 }  // namespace

@@ -10,7 +10,7 @@ namespace headroom::shared {
 // Indexed into the table: keep the order of the rows.
 enum class Const {
   ContextOneGpu, ContextOneGpuAmd, ContextMultiGpu, NonTorchOneGpu, NonTorchMultiGpu, ProfilePeakRange,
-  GraphFixedBuffers, GraphPerGdnLayer, GraphRange, DrafterGraphRange, GraphNodeBytes,
+  GraphFixedBuffers, GraphPerGdnLayer, GraphRange, DrafterGraphRange, GraphNodeBytes, UmaCaptureGrowth,
   Count
 };
 const EstimatedConstant& constant(Const k);

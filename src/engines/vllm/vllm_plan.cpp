@@ -984,6 +984,10 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
         sim.alloc_estimated(fmt::format("CUDA-graph capture ({} sizes)", s.capture.size()), t.st->gact.central - gd.central, t.st->gact.low - gd.low,
                             t.st->gact.high - gd.high);
         if (gd.central > 0) sim.alloc_estimated(fmt::format("drafter CUDA graphs ({} piecewise)", s.piecewise_graphs * s.graph_copies), gd.central, gd.low, gd.high);
+        if (d.gpu.vendor == "nvidia" && unified_memory_device(d.gpu.sm)) {
+          const Estimate u = unified_memory_capture_growth();
+          sim.alloc_estimated("host memory growth during capture (unified memory)", u.central, u.low, u.high);
+        }
       }
       if (!sim.failed() && t.st->sampler.central > 0) {
         sim.begin_stage("warmup");
