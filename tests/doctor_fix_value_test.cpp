@@ -150,4 +150,15 @@ TEST(DoctorFixValue, CorpusFixValuesWithinTheThreadsRange) {
   auto x = validate_corpus(std::string(HEADROOM_TEST_DATA) + "/extra/vllm.jsonl");
   EXPECT_EQ(x["doctor_fix_value"]["n"].get<int>(), 9);
   EXPECT_GE(x["doctor_fix_value"]["agreement"].get<double>(), 0.88);
+  // xvllm-075 (Qwen3-VL-8B on an RTX 5090, 0.7 refused with -1.79 GiB of KV, no fraction fits at 262,144):
+  // from vLLM's default 0.9 up, the smallest utilization the forecast fits at a 32,768-token context is
+  // 0.95 (0.90 - 0.94 are AT RISK there), then the longest context at it. It was 0.98 (the largest) with
+  // 39,936. The thread: 0.9 with 32,000 served.
+  for (const auto& r : x["per_case"]) {
+    if (r["id"] != "xvllm-075") continue;
+    ASSERT_TRUE(r.contains("doctor"));
+    ASSERT_GE(r["doctor"]["fixes"].size(), 2u);
+    EXPECT_EQ(r["doctor"]["fixes"][0], "--gpu-memory-utilization=0.95");
+    EXPECT_EQ(r["doctor"]["fixes"][1], "--max-model-len=32768");
+  }
 }

@@ -50,6 +50,7 @@ std::string context_flag(std::string_view engine) {
 
 // Largest value of the engine's memory knob whose forecast fits (worst case of every estimate).
 constexpr int kTopFractionMilli = 980;  // the highest knob value a fix proposes (the engines' own ceiling is 1)
+constexpr double kVllmDefaultUtilization = 0.9;  // vLLM CacheConfig.gpu_memory_utilization, every version
 std::optional<std::pair<double, Forecast>> best_fraction(const Deployment& d, const PlanOptions& o) {
   const std::string knob = knob_of(d.engine);
   for (int i = kTopFractionMilli; i >= 300; i -= 5) {
@@ -402,6 +403,16 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, const std::set<std::
           continue;
         auto b = best_fraction(dl, o);
         if (!b) continue;
+        // The smallest change first: a vLLM run below the engine's default utilization (0.9 in every
+        // version, CacheConfig) is raised to the smallest value from the default up that fits at this
+        // context, and the context is then the longest at that value; the largest fraction the
+        // forecast allows (up to 0.98) leaves no margin for what it does not see (a display, another process).
+        if (dep.engine == EngineKind::VLLM && cur_frac > 0 && cur_frac < kVllmDefaultUtilization)
+          for (int m = static_cast<int>(kVllmDefaultUtilization * 100 + 0.5); m < static_cast<int>(b->first * 100 + 0.5); ++m)
+            if (auto d = try_plan(with_flag(dl, knob, fmt::format("{:.3f}", m / 100.0)), o); ok(d)) {
+              b = std::make_pair(m / 100.0, *d);
+              break;
+            }
         int64_t lo = len, hi = std::min<int64_t>(len * 2 - 1024, base->context_len);
         const std::string fv = fmt::format("{:.3f}", b->first);
         while (lo + 1024 <= hi) {
