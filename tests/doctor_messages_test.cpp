@@ -251,6 +251,44 @@ TEST(DoctorMessages, NcclOutOfMemoryDuringInitIsNotNotOom) {
   EXPECT_EQ(scan.ooms[0].request, 10485760);
 }
 
+TEST(DoctorMessages, LoneNcclOutOfMemoryIsGuessedAtInit) {
+  // NCCL's out-of-memory with no startup line: NCCL allocates its buffers when the communicators are created
+  // (include/alloc.h "Failed to CUDA calloc"; checks.h before 2.19: "Cuda failure 'out of memory'"; torch's
+  // ncclSystemError text), which every engine does at init. Before 2026-12-03 these were guessed as weights.
+  for (const char* log : {"node1:123:456 [0] include/alloc.h:124 NCCL WARN Cuda failure 'out of memory'\n",
+                          "RuntimeError: NCCL error: ncclSystemError: System call (e.g. socket, malloc) or external library call failed or "
+                          "device error.\nLast error:\nFailed to CUDA calloc 10485760 bytes\n"}) {
+    SCOPED_TRACE(log);
+    Diagnosis d = doctor(log, {"--engine", "vllm"});
+    EXPECT_EQ(d.stage, "init");
+    EXPECT_EQ(d.stage_basis, "guess");
+    EXPECT_NE(d.cause, "not_oom");
+    EXPECT_EQ(cli_exit(log, "vllm"), kExitFails);
+  }
+}
+
+TEST(DoctorMessages, PytorchCudaErrorIsNotReadAsLlamaCpp) {
+  // PyTorch's C10_CUDA_CHECK text raised as a Python exception ("RuntimeError: CUDA error: out of memory" +
+  // its "CUDA kernel errors might be asynchronously reported" note); llama.cpp's CUDA_CHECK prints the same
+  // words bare. Before 2026-12-03 the vLLM log below got llama.cpp's --ubatch-size fix.
+  const std::string log =
+      "INFO 06-01 10:00:00 [gpu_model_runner.py:1770] Model loading took 14.99 GiB and 6.1 seconds\n"
+      "(VllmWorker rank=0 pid=5) INFO 06-01 10:00:06 [gpu_model_runner.py:2000] Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):   4%|\n"
+      "RuntimeError: CUDA error: out of memory\n"
+      "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\n";
+  LogScan scan = scan_log_text(log, "t.log");
+  EXPECT_EQ(scan.engine, LogEngine::VLLM);
+  Diagnosis d = doctor(log, {"--engine", "vllm"});
+  EXPECT_EQ(d.engine, "vllm");
+  EXPECT_EQ(d.stage, "cuda_graph");
+  for (const auto& f : d.fixes) EXPECT_NE(f.flag, "--ubatch-size");
+  // a bare one-line paste, the engine named by the user: theirs wins over the log's reading
+  Diagnosis bare = doctor("RuntimeError: CUDA error: out of memory\n", {"--engine", "vllm"});
+  EXPECT_EQ(bare.engine, "vllm");
+  EXPECT_NE(bare.cause, "not_oom");
+  for (const auto& f : bare.fixes) EXPECT_NE(f.flag, "--ubatch-size");
+}
+
 TEST(DoctorMessages, LibraryAllocationFailuresAreOoms) {
   // cuBLAS (torch's CUDA check: "CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`"), the
   // expandable-segments driver check ("CUDA driver error: out of memory") and the cudaMallocAsync backend

@@ -20,6 +20,8 @@ struct DoctorFix {
   std::string value;
   std::string effect;  // what it changes and its forecast outcome, one line
   bool together = false;  // applies with the fix before it (neither works alone); JSON "together": true
+  std::string from = {};  // the value in force when the log failed, as the doctor read it or assumed it (the
+                          // engine's default) where it computed the fix from it; "" otherwise. JSON "from"
 };
 
 struct Diagnosis {

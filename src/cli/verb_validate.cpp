@@ -42,7 +42,7 @@ int verb_validate(const Args& args, std::ostream& out, std::ostream& err) {
   for (const auto& r : j["per_case"]) {
     if (!r.contains("doctor")) continue;
     if (!doctor_header) {
-      out << fmt::format("\n{:<12} {:<11} {:<11} {:<24} {:<6}  {}\n", "doctor", "stage", "observed", "cause", "fix", "fixes");
+      out << fmt::format("\n{:<12} {:<11} {:<11} {:<24} {:<6} {:<6}  {}\n", "doctor", "stage", "observed", "cause", "fix", "value", "fixes");
       doctor_header = true;
     }
     const auto& d = r["doctor"];
@@ -53,9 +53,14 @@ int verb_validate(const Args& args, std::ostream& out, std::ostream& err) {
     std::string fixes;
     for (const auto& f : d["fixes"]) fixes += (fixes.empty() ? "" : " ") + f.get<std::string>();
     std::string agree = d.contains("fix_agrees") ? (d["fix_agrees"].get<bool>() ? "agree" : "differ") : "-";
+    // value: our first fix's value against the thread's range (doctor_fix_value), when the thread names that flag
+    std::string value = d.contains("fix_value") ? (d["fix_value"]["agrees"].get<bool>() ? "in" : "out") : "-";
     std::string mark = d["stage"] == d["want_stage"] ? "" : " *";
-    out << fmt::format("{:<12} {:<11} {:<11} {:<24} {:<6}  {}\n", r["id"].get<std::string>(), d["stage"].get<std::string>() + mark,
-                       d["want_stage"].get<std::string>(), d["cause"].get<std::string>(), agree, fixes.substr(0, 90));
+    out << fmt::format("{:<12} {:<11} {:<11} {:<24} {:<6} {:<6}  {}\n", r["id"].get<std::string>(), d["stage"].get<std::string>() + mark,
+                       d["want_stage"].get<std::string>(), d["cause"].get<std::string>(), agree, value, fixes.substr(0, 90));
+    if (d.contains("fix_value") && !d["fix_value"]["agrees"].get<bool>())
+      out << fmt::format("{:<12}   value {} out of the thread's range: {}\n", "", d["fix_value"]["ours"].get<std::string>(),
+                         d["fix_value"]["range"].get<std::string>());
   }
   // kv_tokens_given_memory (vLLM): the logged tokens against the interval the logged KV GiB allows.
   bool given_header = false;
@@ -91,7 +96,7 @@ int verb_validate(const Args& args, std::ostream& out, std::ostream& err) {
                          f(l["median_abs_pct_err"]), f(l["p90_abs_pct_err"]), r["p10"].get<double>(), r["median"].get<double>(), r["p90"].get<double>());
     }
   }
-  for (const char* m : {"outcome", "kv_tokens_given_memory", "doctor_stage", "doctor_stage_decided", "doctor_fix_direction"}) {
+  for (const char* m : {"outcome", "kv_tokens_given_memory", "doctor_stage", "doctor_stage_decided", "doctor_fix_direction", "doctor_fix_value"}) {
     const auto& x = j[m];
     const int n = x["n"].get<int>();
     out << fmt::format("{:<26} {:>4}  agreement {}{}\n", m, n, n ? fmt::format("{:.1f}%", 100.0 * x["agreement"].get<double>()) : "-",

@@ -152,9 +152,11 @@ RebuiltArgs rebuild_args(const LogScan& scan, const Args& user) {
 }
 
 Diagnosis diagnose(const LogScan& scan, const Args& args) {
-  if (scan.engine == LogEngine::LlamaCpp ||
-      (args.has("--engine") && parse_engine_spec(args.get_or("--engine", "")).first == EngineKind::LlamaCpp))
-    return diagnose_llamacpp(scan, args);
+  // llama.cpp's reader when the log reads as llama.cpp, unless the user named another engine (what
+  // the user gives explicitly wins over the log).
+  const bool named = args.has("--engine");
+  const bool named_llama = named && parse_engine_spec(args.get_or("--engine", "")).first == EngineKind::LlamaCpp;
+  if (named_llama || (scan.engine == LogEngine::LlamaCpp && !named)) return diagnose_llamacpp(scan, args);
   Diagnosis dx;
   dx.engine = std::string(log_engine_name(scan.engine));
   RebuiltArgs rebuilt = rebuild_args(scan, args);

@@ -49,6 +49,7 @@ nlohmann::ordered_json diagnosis_json_raw(const Diagnosis& d) {
   for (const auto& f : d.fixes) {
     fix.push_back({{"flag", f.flag}, {"value", f.value}, {"effect", f.effect}});
     if (f.together) fix.back()["together"] = true;
+    if (!f.from.empty()) fix.back()["from"] = f.from;
   }
   return J{{"engine", d.engine},
            {"stage", d.stage},

@@ -1,7 +1,8 @@
 // The failing stage's cause, in a stable code, with the arithmetic from the log's own numbers
 // and what will not help. Causes (CONTRACT doctor): static_fraction_too_high,
 // static_fraction_too_low, weights_do_not_fit, graph_capture_headroom, activation_peak,
-// kv_too_small_for_context, fragmentation, other_process, not_oom.
+// kv_too_small_for_context, state_cache_too_small (vLLM's Mamba block count), fragmentation, other_process,
+// not_oom.
 #include <algorithm>
 #include <fmt/format.h>
 
@@ -57,6 +58,30 @@ void other_process_refusal(const LogScan& scan, const LogError& e, const std::st
                                         doctor_gib(s.requested->value - s.init_avail->value)));
   dx.will_not_help.push_back(fmt::format("raising {}: it asks for even more than is free", knob));
   dx.will_not_help.push_back("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: nothing was allocated yet; vLLM refused by arithmetic");
+}
+
+// vLLM's hybrid-model check (config/compilation.py resolve_cudagraph_mode_and_sizes, 0.20 - 2026):
+// "max_num_seqs (N) exceeds available Mamba cache blocks (M). Each decode sequence requires one Mamba
+// cache block, so CUDA graph capture cannot proceed. Please lower max_num_seqs to at most M or increase
+// gpu_memory_utilization." The blocks are what the memory budget left for the recurrent-state pool:
+// a capacity refusal about memory, not an allocation that failed (the corpus counts it other_error).
+// Cause state_cache_too_small; the fix is the engine's own bound M, which costs nothing but
+// concurrency above M; raising the utilization buys blocks only in proportion to the budget.
+void mamba_blocks_refusal(const LogError& e, const std::string& knob, Diagnosis& dx) {
+  dx.cause = "state_cache_too_small";
+  dx.explanation = fmt::format(
+      "vLLM refused at start-up (line {}): this hybrid (Mamba / linear-attention) model keeps one state block per running sequence, and the "
+      "memory budget left {} blocks for {} sequences (--max-num-seqs). Nothing ran out of memory while allocating; the pool that memory "
+      "bought holds fewer sequences than asked. Lower --max-num-seqs to the block count (the engine's own bound), or give the pool more "
+      "memory ({}).",
+      e.line, e.value ? std::to_string(*e.value) : std::string("fewer"), e.value2 ? std::to_string(*e.value2) : std::string("more"), knob);
+  if (e.value && e.value2) dx.arithmetic.push_back(fmt::format("--max-num-seqs {} > {} Mamba cache blocks", *e.value2, *e.value));
+  if (e.value && *e.value > 0) {
+    dx.fixes.push_back({"--max-num-seqs", std::to_string(*e.value),
+                        "the number of state blocks the budget holds, as vLLM printed it: the largest value that starts (costs concurrency above it only)"});
+    if (e.value2) dx.fixes.back().from = std::to_string(*e.value2);
+  }
+  dx.will_not_help.push_back("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: nothing failed to allocate; vLLM refused by arithmetic");
 }
 
 }  // namespace
@@ -180,6 +205,10 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
       if (e->value)
         dx.fixes.push_back({flag, std::to_string(*e->value), "the model's derived context limit as the engine printed it; the engine starts past this check"});
       dx.will_not_help.push_back(fmt::format("lowering {} or the CUDA-graph batch sizes: nothing ran out of memory", knob));
+      return;
+    }
+    if (const LogError* m = find_error(scan, "vllm_mamba_blocks"); m && m->line == scan.failure_line) {
+      mamba_blocks_refusal(*m, knob, dx);
       return;
     }
     for (const char* kind : {"vllm_free_memory_startup", "vllm_profiling_error"})

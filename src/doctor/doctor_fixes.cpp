@@ -50,6 +50,7 @@ std::string context_flag(std::string_view engine) {
 
 // Largest value of the engine's memory knob whose forecast fits (worst case of every estimate).
 constexpr int kTopFractionMilli = 980;  // the highest knob value a fix proposes (the engines' own ceiling is 1)
+constexpr double kVllmDefaultUtilization = 0.9;  // vLLM CacheConfig.gpu_memory_utilization, every version
 std::optional<std::pair<double, Forecast>> best_fraction(const Deployment& d, const PlanOptions& o) {
   const std::string knob = knob_of(d.engine);
   for (int i = kTopFractionMilli; i >= 300; i -= 5) {
@@ -140,7 +141,8 @@ std::optional<std::pair<double, std::string>> fraction_from_shortfall(const Depl
                                                                       const std::string& knob, double cur) {
   const LogOom* oom = first_oom(scan);
   if (!oom || oom->request <= 0 || oom->free < 0 || cur <= 0) return std::nullopt;
-  const int64_t need = std::max<int64_t>(0, oom->request - oom->free) + kLogFixMargin;
+  const int64_t margin = dep.engine == EngineKind::SGLang ? kLogFixMargin : budget_fix_margin(scan, oom);
+  const int64_t need = std::max<int64_t>(0, oom->request - oom->free) + margin;
   double share = 0;
   if (dep.engine == EngineKind::SGLang) share = static_cast<double>(sglang_fraction_base(scan));
   else if (dep.engine == EngineKind::VLLM) share = static_cast<double>(oom->total > 0 ? oom->total : dep.capacity_bytes);
@@ -154,8 +156,8 @@ std::optional<std::pair<double, std::string>> fraction_from_shortfall(const Depl
   if (share <= 0) return std::nullopt;
   const double v = knob_step_down(cur, need, share);
   if (v < 0.1) return std::nullopt;
-  return std::make_pair(v, fmt::format("{} - ({} short + {} margin) / {} per unit of {} = {}", fmt_frac(cur), doctor_gib(need - kLogFixMargin),
-                                       doctor_gib(kLogFixMargin), doctor_gib(static_cast<int64_t>(share)), knob, fmt_frac(v)));
+  return std::make_pair(v, fmt::format("{} - ({} short + {} margin) / {} per unit of {} = {}", fmt_frac(cur), doctor_gib(need - margin),
+                                       doctor_gib(margin), doctor_gib(static_cast<int64_t>(share)), knob, fmt_frac(v)));
 }
 
 }  // namespace
@@ -401,6 +403,16 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, const std::set<std::
           continue;
         auto b = best_fraction(dl, o);
         if (!b) continue;
+        // The smallest change first: a vLLM run below the engine's default utilization (0.9 in every
+        // version, CacheConfig) is raised to the smallest value from the default up that fits at this
+        // context, and the context is then the longest at that value; the largest fraction the
+        // forecast allows (up to 0.98) leaves no margin for what it does not see (a display, another process).
+        if (dep.engine == EngineKind::VLLM && cur_frac > 0 && cur_frac < kVllmDefaultUtilization)
+          for (int m = static_cast<int>(kVllmDefaultUtilization * 100 + 0.5); m < static_cast<int>(b->first * 100 + 0.5); ++m)
+            if (auto d = try_plan(with_flag(dl, knob, fmt::format("{:.3f}", m / 100.0)), o); ok(d)) {
+              b = std::make_pair(m / 100.0, *d);
+              break;
+            }
         int64_t lo = len, hi = std::min<int64_t>(len * 2 - 1024, base->context_len);
         const std::string fv = fmt::format("{:.3f}", b->first);
         while (lo + 1024 <= hi) {
@@ -588,11 +600,23 @@ void static_fixes(const LogScan& scan, Diagnosis& dx) {
                          cause == "activation_peak") && sglang_log_fixes(scan, *frac, implied && !implied->exact && *frac == implied->value, cause, dx))
     return;
   if ((cause == "static_fraction_too_high" || cause == "graph_capture_headroom" || cause == "other_process") && frac) {
-    int64_t need = GiB;  // margin for the rest of capture and runtime peaks (GUESS)
+    // What was missing (request - free, as the OOM report shows it) plus the margin for what still
+    // comes; SGLang's fallback (no figures for sglang_log_fixes) keeps the whole request + 1 GiB.
+    int64_t need = kLogFixMargin;
     if (oom && oom->request > 0) need += oom->request;
+    if (!sglang && oom && oom->request > 0 && oom->free >= 0) {
+      const int64_t margin = budget_fix_margin(scan, oom);
+      need = std::max<int64_t>(0, oom->request - oom->free) + margin;
+      dx.arithmetic.push_back(fmt::format("{} asked for {} with {} free: {} short; the fix adds {} for what still comes (the larger of the request "
+                                          "and the capture the log shows, at most 1 GiB)",
+                                          dx.stage == "cuda_graph" ? "capture" : "the allocation", doctor_gib(oom->request), doctor_gib(oom->free),
+                                          doctor_gib(std::max<int64_t>(0, oom->request - oom->free)), doctor_gib(margin)));
+    }
     if (cause == "other_process" && oom) for (const auto& [pid, b] : oom->other_processes) need += b;
     double base = total > 0 ? static_cast<double>(total) : 80.0 * GiB;
-    double v = std::floor((*frac - static_cast<double>(need) / base) * 100.0) / 100.0;
+    double v = knob_step_down(*frac, need, base);
+    if (!sglang && total > 0)
+      dx.arithmetic.push_back(fmt::format("{}: {} - {} / {} = {}", knob, fmt_frac(*frac), doctor_gib(need), doctor_gib(total), fmt_frac(std::max(0.3, v))));
     add(knob, fmt_frac(std::max(0.3, v)), fmt::format("frees about {} for capture and runtime", doctor_gib(static_cast<int64_t>((*frac - v) * base))));
     if (sglang && !s.graph_bs.empty() && s.graph_bs.back() > 1) add("--cuda-graph-max-bs", std::to_string(std::max<int64_t>(1, s.graph_bs.back() / 2)), "captures fewer, smaller graphs");
     if (dx.engine == "vllm") add("--enforce-eager", "true", "skips CUDA-graph capture (slower decode)");
@@ -608,7 +632,10 @@ void static_fixes(const LogScan& scan, Diagnosis& dx) {
       if (dx.engine == "vllm") {  // V1's default max_num_seqs (1024) inflates the profiled sampler/activation peak on small cards
         int64_t cur = 1024;
         if (auto it = scan.flags.find("--max-num-seqs"); it != scan.flags.end()) try { cur = std::stoll(it->second); } catch (...) {}
-        if (cur > 64) add("--max-num-seqs", std::to_string(std::max<int64_t>(8, cur / 4)), "a smaller profiled sampler/activation peak");
+        if (cur > 64) {
+          add("--max-num-seqs", std::to_string(std::max<int64_t>(8, cur / 4)), "a smaller profiled sampler/activation peak");
+          dx.fixes.back().from = std::to_string(cur);
+        }
       }
       if (s.kv_bytes && s.kv_bytes->value < 0 && total > 0) v = std::min(0.98, std::ceil((*frac + (-static_cast<double>(s.kv_bytes->value) + GiB) / static_cast<double>(total)) * 100) / 100);
       add(knob, fmt_frac(v), "a larger budget for the KV cache");
@@ -631,8 +658,20 @@ void static_fixes(const LogScan& scan, Diagnosis& dx) {
       auto it = scan.flags.find("--max-num-seqs");
       int64_t cur = 1024;
       if (it != scan.flags.end()) try { cur = std::stoll(it->second); } catch (...) {}
+      // Chunked prefill off: vLLM sets max_num_batched_tokens to at least max_model_len
+      // (config/scheduler.py, V0 and V1), so the profile run prefills a whole max-length sequence in
+      // one step and its activations scale with the context. Chunking brings the step back to the
+      // default token budget: the fix that costs least, before any knob that shrinks the cache or the batch.
+      auto chunk_off = scan.flags.find("--enable-chunked-prefill");
+      if (scan.flags.count("--no-enable-chunked-prefill") || (chunk_off != scan.flags.end() && chunk_off->second == "false")) {
+        std::string len = "max_model_len";
+        if (auto l = scan.flags.find("--max-model-len"); l != scan.flags.end()) len = l->second;
+        add("--enable-chunked-prefill", "true",
+            fmt::format("prefill in chunks: with chunked prefill off, the profiled step holds {} tokens (max_num_batched_tokens >= max_model_len)", len));
+        dx.fixes.back().from = "false";
+      }
       add("--max-num-seqs", std::to_string(std::max<int64_t>(1, cur / 4)), "a smaller profiled peak");
-      if (scan.flags.count("--no-enable-chunked-prefill")) add("--enable-chunked-prefill", "true", "prefill in chunks");
+      dx.fixes.back().from = std::to_string(cur);
       if (auto l = scan.flags.find("--max-model-len"); l != scan.flags.end())
         try { add("--max-model-len", std::to_string(std::stoll(l->second) * 3 / 4), "shorter sequences"); } catch (...) {}
     }

@@ -65,6 +65,11 @@ inline double knob_step_down(double current, int64_t bytes, double share) {
   return std::floor((current - static_cast<double>(bytes) / share) * 100.0 + 1e-9) / 100.0;
 }
 inline constexpr int64_t kLogFixMargin = int64_t{1} << 30;  // rest of capture and runtime peaks (GUESS)
+// The margin a log-only fix of vLLM's or TensorRT-LLM's budget adds to the shortfall (request - free)
+// for what is still allocated after the failed request (log_knob.cpp): the larger of the failed
+// request (the next allocation of its kind) and the capture footprint the log printed, at most
+// kLogFixMargin. SGLang's fixes keep kLogFixMargin (log_knob.cpp sglang_fraction_fix).
+int64_t budget_fix_margin(const LogScan& scan, const LogOom* oom);
 
 std::string doctor_gib(int64_t bytes);
 // The cause an out-of-memory failure at `stage` would have (for a log that stops there silently).

@@ -176,6 +176,17 @@ Placed by_engine(const LogOom* o, const LogScan& sc, const std::optional<Deploym
   // start-up is most often the weights of a model that does not fit. (The request size does not
   // decide it: weight shards, per-layer KV buffers and SGLang's 4 GiB symmetric-memory pool after
   // the KV pool all reach GiB sizes.)
+  if (o && o->form == "nccl") {
+    // NCCL's own allocation failed (its communicator buffers, "Failed to CUDA calloc", "Cuda failure
+    // 'out of memory'"): every engine creates its communicators while initialising the distributed
+    // groups, before the weights (SGLang init_torch_distributed, vLLM init_distributed_environment and
+    // its warm-up all-reduce), so with nothing else in the log, init is the likeliest stage.
+    p.stage = "init";
+    p.basis = "guess";
+    p.why = "A guess: NCCL ran out of memory and nothing in the log places it; NCCL allocates its buffers when the engine "
+            "creates its communicators, at initialisation, before any weight is loaded.";
+    return p;
+  }
   p.stage = "weights";
   p.basis = "guess";
   p.why = "A guess: the log holds an out-of-memory report and nothing that places it, and no model to hold its figures against. "

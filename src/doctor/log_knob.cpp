@@ -37,6 +37,19 @@ int64_t sglang_fraction_base(const LogScan& scan) {
   return s.total ? s.total->value : 0;
 }
 
+// vLLM's budget (u x total) and TensorRT-LLM's share of the free memory are decided before capture;
+// what runs outside them after a failed allocation is the rest of capture and the runtime peaks.
+// The log bounds both: a capture never needs more than its whole footprint ("Graph capturing
+// finished in S secs, took X GiB"), and the next allocation of the kind that failed is the request
+// again. The 1 GiB GUESS stays the cap (it was the margin before: on a 22 GiB card it is 0.045 of the
+// device, more than twice what the corpus's small-card capture OOMs lacked, e.g. vllm-009: 15 MiB
+// short, 0.46 GiB of graphs).
+int64_t budget_fix_margin(const LogScan& scan, const LogOom* oom) {
+  int64_t m = oom && oom->request > 0 ? oom->request : kLogFixMargin;
+  if (scan.summary.graph_bytes && scan.summary.graph_bytes->value > 0) m = std::max(m, scan.summary.graph_bytes->value);
+  return std::min(m, kLogFixMargin);
+}
+
 std::optional<KnobEstimate> sglang_fraction_from_log(const LogScan& scan) {
   const auto& s = scan.summary;
   if (auto it = scan.flags.find("--mem-fraction-static"); it != scan.flags.end()) {

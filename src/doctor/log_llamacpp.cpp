@@ -358,9 +358,13 @@ void read_failures(Ctx& c, const Line& l) {
     return;
   // One line may hold both halves ("...cudaMalloc failed: out of memory alloc_tensor_range: failed to
   // allocate CUDA0 buffer of size N" in an issue title): the low-level half first.
+  // PyTorch raises the same CUDA runtime text as a Python exception ("RuntimeError: CUDA error: out of
+  // memory", "torch.AcceleratorError: CUDA error: ..."); llama.cpp's CUDA_CHECK prints it bare.
+  const bool python_exception = icontains(b, "error: cuda error") || icontains(b, "error: hip error");
   bool any = false;
   for (const auto& p : kFailurePatterns) {
     if (!has_all(b, p.words)) continue;
+    if (python_exception && std::string_view(p.kind) == "backend_error") continue;
     if (p.low_level && any) continue;
     std::string dev = failing_device(c, b);
     std::optional<int64_t> req = failing_request(b);

@@ -17,6 +17,7 @@
 #include "headroom/error.h"
 #include "headroom/gpu.h"
 #include "headroom/units.h"
+#include "validate/validate_fix_value.h"
 #include "validate/validate_llamacpp.h"
 #include "validate/validate_metrics.h"
 #include "validate/validate_vllm_kv.h"
@@ -196,6 +197,27 @@ std::optional<double> find_number_after(const std::string& text, std::string_vie
   }
 }
 
+// The value a knob had in the failed run when neither the case nor the log's flags give it: the
+// figure the engine printed for it (vLLM's refusal "max seq len (L)", SGLang "context_len=N",
+// "mem_fraction_static=F", vLLM's "(u, R GiB)" utilization, ...).
+std::optional<std::string> logged_knob_value(const LogScan& scan, const std::string& flag) {
+  const auto& s = scan.summary;
+  auto as_int = [](const std::optional<LogFigure>& f) -> std::optional<std::string> {
+    if (!f || f->value <= 0) return std::nullopt;
+    return std::to_string(f->value);
+  };
+  auto as_ratio = [](const std::optional<LogRatio>& r) -> std::optional<std::string> {
+    if (!r || r->value <= 0) return std::nullopt;
+    return fmt::format("{:g}", r->value);
+  };
+  if (flag == "--max-model-len" || flag == "--context-length" || flag == "--max_seq_len") return as_int(s.context_len);
+  if (flag == "--max-running-requests" || flag == "--max_batch_size") return as_int(s.max_running_requests);
+  if (flag == "--chunked-prefill-size") return as_int(s.chunked_prefill_size);
+  if (flag == "--mem-fraction-static" || flag == "free_gpu_memory_fraction") return as_ratio(s.mem_fraction_static);
+  if (flag == "--gpu-memory-utilization") return as_ratio(s.gpu_memory_utilization);
+  return std::nullopt;
+}
+
 // Stage a crash outcome points at (CONTRACT doctor stages).
 std::string stage_of_outcome(const std::string& o) {
   if (o == "oom_weights") return "weights";
@@ -277,7 +299,7 @@ J validate_corpus(const std::string& path) {
   // kv_tokens_given_memory: |err| of the point value (SGLang: the recomputed pool; vLLM: the
   // tokens at the printed KV GiB figure).
   Metric given_err;
-  Agreement outcome, given_memory, doctor_stage, doctor_fix, doctor_decided;
+  Agreement outcome, given_memory, doctor_stage, doctor_fix, doctor_fix_value, doctor_decided;
   LlamacppMetrics llama;
   int doctor_guessed = 0;
   J rows = J::array();
@@ -547,6 +569,29 @@ J validate_corpus(const std::string& path) {
           }
           if (agree) ++doctor_fix.agree;
           row["doctor"]["fix_agrees"] = agree;
+          // doctor_fix_value: the value of our first fix, when the thread's fix names that flag,
+          // within the range from the failed value to the working one (validate_fix_value.h).
+          // The failed value: the case's flags, else what the log itself shows was set.
+          if (!dx.fixes.empty() && fix.contains(dx.fixes.front().flag)) {
+            const auto& first = dx.fixes.front();
+            const J& w = fix[first.flag];
+            std::string working = w.is_string() ? w.get<std::string>() : w.dump();
+            std::string failed;
+            if (c.contains("flags") && c["flags"].is_object() && c["flags"].contains(first.flag) && c["flags"][first.flag].is_string())
+              failed = c["flags"][first.flag].get<std::string>();
+            else if (auto it = scan.flags.find(first.flag); it != scan.flags.end())
+              failed = it->second;
+            else if (auto lv = logged_knob_value(scan, first.flag))
+              failed = *lv;
+            else
+              failed = first.from;  // the engine default the doctor assumed was in force
+            if (auto v = judge_fix_value(first.flag, first.value, failed, working)) {
+              ++doctor_fix_value.n;
+              if (v->agree) ++doctor_fix_value.agree;
+              row["doctor"]["fix_value"] = J{{"flag", first.flag}, {"ours", first.value}, {"failed", failed}, {"working", working},
+                                             {"agrees", v->agree}, {"range", v->why}};
+            }
+          }
         }
       } catch (const InputError& e) {
         row["doctor"] = J{{"error", e.what()}};
@@ -577,6 +622,7 @@ J validate_corpus(const std::string& path) {
            {"doctor_stage_decided", doctor_decided.json()},
            {"doctor_stage_guessed", doctor_guessed},
            {"doctor_fix_direction", doctor_fix.json()},
+           {"doctor_fix_value", doctor_fix_value.json()},
            {"per_case", std::move(rows)}};
   if (llama.seen) {  // llama.cpp cases: per-device buffers (corpus/README.md "llama.cpp cases")
     out["model_buffer_mib"] = llama.model_buffer.json();
