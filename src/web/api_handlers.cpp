@@ -165,7 +165,7 @@ Reply api_meta() {
                              {"name", "headroom"},
                              {"version", kVersion},
                              {"verbs", verbs},
-                             {"engines", {"sglang", "vllm", "trtllm"}},
+                             {"engines", {"sglang", "vllm", "trtllm", "llamacpp"}},
                              {"limits", {{"body_bytes", kMaxBodyBytes}, {"args", kMaxArgs}, {"arg_chars", kMaxArgChars}}}});
 }
 

@@ -63,6 +63,17 @@ bool looks_like_file(std::string_view v) {
   });
 }
 
+// Options whose value the CLI never opens, though it may look like a path: llama-server's
+// --override-tensor takes regexes ("blk\.[0-9]+\.ffn_.*=CPU"), and --mmproj is read by its file
+// name only (the projector's type: mmproj-BF16.gguf), so a bare name is accepted, never a path.
+bool value_is_not_opened(std::string_view name, std::string_view value) {
+  if (name == "--override-tensor") return true;
+  if (name == "--mmproj")
+    return !value.empty() && value.find('/') == std::string_view::npos && value.find('\\') == std::string_view::npos &&
+           value[0] != '.' && value[0] != '~';
+  return false;
+}
+
 std::string take_text(const nlohmann::json& j, std::string_view field) {
   if (!j.is_string()) fail_input(kSource, field, "must be a string");
   return j.get<std::string>();
@@ -156,6 +167,8 @@ ApiRequest parse_api_request(std::string_view verb, std::string_view body) {
       if (!catalog && !hub::parse_repo_ref(value))
         fail_input(kSource, name, fmt::format("'{}' is not a catalog model id (GET /api/models lists them) nor a Hugging Face id "
                                               "ORG/NAME[@REVISION]; to use another model send its config.json text as \"config\"", value));
+    } else if (value_is_not_opened(name, value)) {
+      continue;
     } else if (!catalog && (value.find('/') != std::string::npos || value.find('\\') != std::string::npos || looks_like_file(value))) {
       fail_input(kSource, name, fmt::format("'{}' looks like a file path; the web API reads no files", value));
     }
