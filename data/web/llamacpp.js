@@ -165,8 +165,11 @@ function llamaFormShown(engine) {
   for (const e of document.querySelectorAll('.not-llamacpp')) e.hidden = on;
 }
 
-// The arguments of the llama.cpp-only fields.
+// The arguments of the llama.cpp-only fields: a quant type (the GGUF derived from the config), a
+// file name of a Hub GGUF repo (--gguf), or nothing when the model is ORG/NAME:QUANT (-hf's spelling).
 function llamaArgs(f) {
+  if (f.source === 'catalog' && /^[^/:]+\/[^/:]+:[A-Za-z0-9_.-]+$/.test(f.model)) return [];
+  if (/\.gguf$/i.test(f.quant)) return ['--gguf', f.quant];
   return ['--quant', f.quant || LLAMA_DEFAULT_QUANT];
 }
 
