@@ -110,6 +110,7 @@ function flagInputId(flag) { return 'flag' + flag.replace(/[^a-zA-Z0-9]+/g, '-')
 
 function buildFlagInputs() {
   const engine = $('engine').value;
+  llamaFormShown(engine);
   const box = $('flags');
   const keep = {};
   for (const inp of box.querySelectorAll('input')) keep[inp.dataset.flag] = inp.type === 'checkbox' ? inp.checked : inp.value;
@@ -149,6 +150,7 @@ function readForm() {
     gpus: $('gpus').value.trim(), tp: $('tp').value.trim(), pp: $('pp').value.trim(),
     ep: $('ep').value.trim(), dp: $('dp').value.trim(), dpa: $('dp-attention').checked,
     extra: $('extra').value.trim(), flags: {}, profile: $('profile').value,
+    quant: $('quant').value.trim(), gpuMix: $('gpu-mix').value.trim(),
   };
   for (const inp of $('flags').querySelectorAll('input')) {
     if (inp.type === 'checkbox') { if (inp.checked) f.flags[inp.dataset.flag] = true; }
@@ -162,10 +164,13 @@ function deploymentArgs(f, { withModel = true } = {}) {
   const a = ['--engine', f.engine + (f.ver ? '@' + f.ver : '')];
   if (f.profile) a.push('--profile', f.profile);  // the host's calibrated terms (headroom calibrate)
   if (withModel && f.source === 'catalog' && f.model) a.push('--model', f.model);
-  if (f.gpu) a.push('--gpu', f.gpu);
+  const llama = f.engine === 'llamacpp';  // llamacpp.js: a quant, cards of different kinds, no parallel sizes
+  if (llama) a.push(...llamaArgs(f));
+  const gpu = llama && f.gpuMix ? f.gpuMix : f.gpu;
+  if (gpu) a.push('--gpu', gpu);
   if (f.mem) a.push('--gpu-memory', f.mem);
-  for (const k of ['gpus', 'tp', 'pp', 'ep', 'dp']) if (f[k]) a.push('--' + k, f[k]);
-  if (f.dpa) a.push('--enable-dp-attention');
+  for (const k of llama ? ['gpus'] : ['gpus', 'tp', 'pp', 'ep', 'dp']) if (f[k]) a.push('--' + k, f[k]);
+  if (f.dpa && !llama) a.push('--enable-dp-attention');
   for (const [flag, v] of Object.entries(f.flags)) {
     if (v === true) a.push(flag);
     else a.push(flag, v);
@@ -201,6 +206,8 @@ function writeUrl(f) {
   if (f.source === 'catalog' && f.model) p.set('model', f.model);
   if (f.gpu) p.set('gpu', f.gpu);
   if (f.mem) p.set('gpu-memory', f.mem);
+  if (f.engine === 'llamacpp' && f.quant) p.set('quant', f.quant);
+  if (f.engine === 'llamacpp' && f.gpuMix) p.set('gpu-mix', f.gpuMix);
   for (const k of ['gpus', 'tp', 'pp', 'ep', 'dp']) if (f[k]) p.set(k, f[k]);
   if (f.dpa) p.set('dpa', '1');
   for (const [flag, v] of Object.entries(f.flags)) p.set(flag, v === true ? '1' : v);
@@ -221,6 +228,8 @@ function readUrl() {
   if (p.get('model')) $('model').value = p.get('model');
   if (p.get('gpu')) $('gpu').dataset.want = p.get('gpu');
   $('gpu-memory').value = p.get('gpu-memory') || '';
+  $('quant').value = p.get('quant') || '';
+  $('gpu-mix').value = p.get('gpu-mix') || '';
   for (const k of ['gpus', 'tp', 'pp', 'ep', 'dp']) $(k).value = p.get(k) || '';
   $('dp-attention').checked = p.get('dpa') === '1';
   $('extra').value = p.get('extra') || '';
@@ -353,12 +362,20 @@ function renderPlan(j) {
   tbl.replaceChildren(el('tr', {}, el('th', { text: 'flag' }), el('th', { text: 'value in force' })));
   for (const [k, v] of Object.entries(settings)) tbl.append(el('tr', {}, el('td', {}, el('code', { text: k })), el('td', { text: String(v) })));
 
-  renderBars(j);
+  drawPlanBars(j);
   $('log').textContent = (j.log || []).join('\n') || '(no lines)';
   const notes = $('notes');
   notes.replaceChildren(...(j.notes || []).map((n) => el('li', { text: n })));
 }
 function inpId(inp) { return inp.id; }
+
+// llama.cpp plans carry "devices": one bar per device (llamacpp.js); the others, one per GPU.
+function drawPlanBars(j) {
+  const devices = Array.isArray(j.devices) && j.devices.length > 0;
+  $('bars-title').textContent = devices ? 'Memory per device' : 'Memory per GPU';
+  if (devices) renderLlamaDevices(j);
+  else { clearLlamaDevices(); renderBars(j); }
+}
 
 // After an error nothing of the previous forecast stays on screen.
 function clearPlan() {
@@ -366,6 +383,7 @@ function clearPlan() {
   $('stats').replaceChildren();
   $('bars').replaceChildren();
   $('legend').replaceChildren();
+  clearLlamaDevices();
   $('settings-table').replaceChildren();
   $('log').textContent = '';
   $('notes').replaceChildren();
@@ -739,7 +757,9 @@ function launchCommand(f, rec) {
   for (const [k, v] of Object.entries(rec)) flags[k] = v;
   const tp = f.tp || '1';
   let parts;
-  if (f.engine === 'vllm') {
+  if (f.engine === 'llamacpp') {
+    parts = [`llama-server -m ${model}`];
+  } else if (f.engine === 'vllm') {
     parts = [`vllm serve ${model}`, `--tensor-parallel-size ${tp}`];
     if (f.pp) parts.push(`--pipeline-parallel-size ${f.pp}`);
   } else if (f.engine === 'trtllm') {
@@ -954,6 +974,7 @@ function wire() {
   for (const id of ['target-context', 'target-concurrency']) $(id).addEventListener('input', scheduleTune);
   $('diagnose').addEventListener('click', runDoctor);
   hostWire(state.hostFromUrl);
+  llamaWire();
   $('log-file').addEventListener('change', async () => {
     const file = $('log-file').files[0];
     if (file) { $('log-text').value = await readFileText(file); runDoctor(); }
@@ -971,7 +992,7 @@ function wire() {
   window.addEventListener('resize', () => {
     clearTimeout(resizeTimer);
     resizeTimer = setTimeout(() => {
-      if (state.plan) renderBars(state.plan);
+      if (state.plan) drawPlanBars(state.plan);
       if (state.tune) renderTune(state.tune, readForm());
     }, 150);
   });

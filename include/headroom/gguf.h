@@ -5,6 +5,7 @@
 // Format: ggml docs/gguf.md; checks mirror ggml src/gguf.cpp (gguf_init_from_reader).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -133,6 +134,9 @@ struct ModelFiles {
   const Header& meta() const { return parts.front(); }  // the first part holds the metadata
 };
 ModelFiles read_model_files(const std::string& path);
+// Every part of a split set, each header read by `read` (a local file, or a Hub file by Range
+// requests), checked against each other as llama.cpp's loader checks them.
+ModelFiles read_split_parts(const SplitName& sn, const std::function<Header(const std::string& part)>& read);
 // Whether `path` names a GGUF model (a .gguf file, a file with GGUF magic, or a folder holding
 // *.gguf and no config.json).
 bool is_gguf_path(const std::string& path);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "headroom/deployment.h"
+#include "headroom/gguf.h"
 #include "headroom/llamacpp_kv.h"
 #include "headroom/llamacpp_quant.h"
 
@@ -86,6 +87,11 @@ LlamaModel llama_model_from_hf(const Model& m, const QuantName& q);
 // The per-layer KV widths the build caches (MLA models differ by era; others are m.kv).
 KvModel kv_model_for_build(const LlamaModel& m, int build);
 LlamaModel llama_model_from_gguf(const std::string& path);
+// A GGUF file's header(s) already read (a Hub repo's file by Range requests); `label` names it in the notes.
+LlamaModel llama_model_from_gguf_files(const gguf::ModelFiles& files, const std::string& label);
+// `--model ORG/NAME:TAG` or `--model ORG/NAME --gguf FILE.gguf`: that file's header from the Hub
+// (hub_gguf.cpp); nullptr when the deployment names no Hub GGUF file.
+std::shared_ptr<const LlamaModel> llama_model_from_hub(const Deployment& d);
 
 // Per-device buffers, devices 0..n-1 the GPUs, then the host.
 struct DeviceBuffers {

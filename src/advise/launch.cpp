@@ -7,6 +7,7 @@
 
 #include "headroom/advise.h"
 #include "headroom/cli.h"
+#include "model/gguf_hub.h"
 
 namespace headroom {
 
@@ -74,7 +75,10 @@ std::string launch_command(const Deployment& d, const FlagList& flags) {
     }
     case EngineKind::LlamaCpp:
       // llama-server takes a GGUF file: a derived --quant names the file to fetch, not a flag.
-      cmd += "llama-server -m " + shell_word(d.model_spec);
+      // A Hub GGUF repo's file: llama-server fetches it itself (-hf REPO:QUANT, --hf-repo/--hf-file).
+      if (hub::parse_gguf_ref(d.model_spec)) cmd += "llama-server -hf " + shell_word(d.model_spec);
+      else if (const std::string* f = d.flag("--gguf")) cmd += "llama-server --hf-repo " + shell_word(d.model_spec) + " --hf-file " + shell_word(*f);
+      else cmd += "llama-server -m " + shell_word(d.model_spec);
       break;
     default:
       cmd += "python -m sglang.launch_server --model-path " + shell_word(d.model_spec) + fmt::format(" --tp-size {}", p.tp);
@@ -96,6 +100,7 @@ std::string launch_command(const Deployment& d, const FlagList& flags) {
   };
   std::string engine_note;
   for (const auto& [k, v] : flags) {
+    if (d.engine == EngineKind::LlamaCpp && k == "--gguf") continue;  // in the model's words above
     if (d.engine == EngineKind::LlamaCpp && k == "--quant") {
       engine_note = fmt::format("# a {} GGUF of {} (e.g. from the Hub's *-GGUF repositories) in place of the model id\n", v, d.model_spec);
       continue;

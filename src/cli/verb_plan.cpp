@@ -38,7 +38,8 @@ int verb_plan(const Args& args, std::ostream& out, std::ostream& err) {
            "  --query-compute-apps=pid,process_name,used_memory,gpu_uuid) print, or rocm-smi --showmeminfo vram --json: the plan starts\n"
            "  from the memory really free, as the engine treats memory it did not allocate; CUDA_VISIBLE_DEVICES (--env) picks the GPUs.\n"
            "--brief: only the summary (verdict, KV capacity, tightest moment, rules version, launch command).\n"
-           "llama.cpp: --engine llamacpp[@bNNNN] --model FILE.gguf, or a catalog id with --quant Q4_K_M (the GGUF derived);\n"
+           "llama.cpp: --engine llamacpp[@bNNNN] --model FILE.gguf, or a catalog id with --quant Q4_K_M (the GGUF derived),\n"
+           "  or a Hub GGUF repo's file: --model ORG/NAME:Q4_K_M or --model ORG/NAME --gguf FILE.gguf (its header, by Range requests);\n"
            "  llama-server's flags (-ngl -c -np -ts -sm -ot --cpu-moe -ctk -fa ...); --gpu a,b for cards of different kinds.\n"
            "example (the seed crash): headroom plan --engine sglang --model nvidia/GLM-5-NVFP4 --gpu rtx-pro-6000 --tp 8 --mem-fraction-static 0.95\n";
     return kExitOk;

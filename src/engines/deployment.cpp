@@ -12,6 +12,8 @@
 #include "headroom/engine_traits.h"
 #include "headroom/error.h"
 #include "headroom/gguf.h"
+#include "model/gguf_hub.h"
+#include "model/hub_env.h"
 #include "headroom/units.h"
 
 namespace headroom {
@@ -210,7 +212,11 @@ Deployment parse_deployment(const Args& given, std::string_view default_model, s
       v && d.engine != EngineKind::TRTLLM)
     over = ConfigOverride{*v, d.engine == EngineKind::VLLM ? "--hf-overrides" : "--json-model-override-args", true};
   // llama.cpp reads a GGUF file itself (llamacpp model_source.cpp); other specs go through the catalog.
-  if (!(d.engine == EngineKind::LlamaCpp && gguf::is_gguf_path(model))) d.model = load_model(model, over ? &*over : nullptr);
+  // So does a Hub GGUF repo's file (`ORG/NAME:Q4_K_M`, or `--gguf FILE.gguf`): its header, by Range requests.
+  // A web request's model is never a server path (hub_env.h LocalPathsScope), a GGUF one neither.
+  const bool local_gguf = hub::local_paths_allowed() && gguf::is_gguf_path(model);
+  const bool gguf_model = d.engine == EngineKind::LlamaCpp && (local_gguf || hub::parse_gguf_ref(model) || args.has("--gguf"));
+  if (!gguf_model) d.model = load_model(model, over ? &*over : nullptr);
 
   std::optional<HostState> host;
   if (auto hs = args.get("--host-state")) host = read_host_state(*hs);

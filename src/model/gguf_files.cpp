@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
+#include <functional>
 #include <set>
 #include <unordered_set>
 
@@ -27,15 +28,31 @@ int parse_digits(std::string_view s) {
   return v;
 }
 
-// Reads every part of a split set and checks them against each other.
-ModelFiles read_split_set(const SplitName& sn) {
+ModelFiles read_one(const std::string& path) {
+  if (auto sn = parse_split_name(path))
+    return read_split_parts(*sn, [&](const std::string& p) {
+      std::error_code ec;
+      if (!fs::is_regular_file(p, ec)) fail_input(p, "split", fmt::format("part {} of {} is missing", parse_split_name(p)->no, sn->count));
+      return read_header_file(p);
+    });
+  ModelFiles m;
+  m.parts.push_back(read_header_file(path));
+  const Header& h = m.parts.front();
+  if (auto count = h.get_int("split.count"); count && *count > 1)
+    fail_input(path, "split.count", fmt::format("part of a {}-file split set, but the name lacks -NNNNN-of-NNNNN", *count));
+  return m;
+}
+
+bool is_projector(const fs::path& p) { return p.filename().string().rfind("mmproj", 0) == 0; }
+
+}  // namespace
+
+ModelFiles read_split_parts(const SplitName& sn, const std::function<Header(const std::string& part)>& read) {
   ModelFiles m;
   std::unordered_set<std::string> names;
   for (int k = 1; k <= sn.count; ++k) {
     std::string p = split_path(sn.prefix, k, sn.count);
-    std::error_code ec;
-    if (!fs::is_regular_file(p, ec)) fail_input(p, "split", fmt::format("part {} of {} is missing", k, sn.count));
-    Header h = read_header_file(p);
+    Header h = read(p);
     auto no = h.get_int("split.no");
     auto count = h.get_int("split.count");
     if (!no || !count) fail_input(p, "split.no", "a part of a split set without split.no / split.count");
@@ -51,20 +68,6 @@ ModelFiles read_split_set(const SplitName& sn) {
                fmt::format("{} tensors expected but {} found in the {} parts", *expect, names.size(), sn.count));
   return m;
 }
-
-ModelFiles read_one(const std::string& path) {
-  if (auto sn = parse_split_name(path)) return read_split_set(*sn);
-  ModelFiles m;
-  m.parts.push_back(read_header_file(path));
-  const Header& h = m.parts.front();
-  if (auto count = h.get_int("split.count"); count && *count > 1)
-    fail_input(path, "split.count", fmt::format("part of a {}-file split set, but the name lacks -NNNNN-of-NNNNN", *count));
-  return m;
-}
-
-bool is_projector(const fs::path& p) { return p.filename().string().rfind("mmproj", 0) == 0; }
-
-}  // namespace
 
 std::optional<SplitName> parse_split_name(std::string_view path) {
   // <prefix>-NNNNN-of-NNNNN.gguf

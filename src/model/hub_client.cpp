@@ -226,6 +226,23 @@ std::optional<std::string> HubClient::fetch_file(const std::string& repo, const 
   return std::move(r.body);
 }
 
+HubClient::Range HubClient::fetch_range(const std::string& repo, const std::string& sha, const std::string& file, int64_t offset,
+                                        int64_t length) {
+  const std::string url = fmt::format("{}/{}/resolve/{}/{}", endpoint_, repo, sha, url_quote(file, "/"));
+  const std::string source = fmt::format("{}@{} {}", repo, sha.substr(0, 12), file);
+  if (offset < 0 || length <= 0) fail_input(source, "range", fmt::format("bytes {}+{} is not a range", offset, length));
+  // A server that ignores Range sends the file from its start: read up to the range's end, then cut.
+  Response r = get(url, source, std::pair<int64_t, int64_t>{offset, offset + length - 1}, offset + length, nullptr);
+  if (r.status != 206 && r.status != 200) fail_status(r, repo + "@" + sha, file);
+  Range out;
+  out.file_size = r.content_range_total >= 0 ? r.content_range_total : (r.status == 200 ? r.content_length : -1);
+  if (out.file_size < 0) fail_input(source, "header", "the Hub gave no file size (Content-Range) for the range request");
+  if (r.status == 200) r.body = r.body.size() > static_cast<size_t>(offset) ? r.body.substr(static_cast<size_t>(offset)) : std::string();
+  if (r.body.size() > static_cast<size_t>(length)) r.body.resize(static_cast<size_t>(length));
+  out.bytes = std::move(r.body);
+  return out;
+}
+
 ShardPrefix HubClient::fetch_one_header(const std::string& repo, const std::string& sha, const std::string& name, void* handle) {
   const std::string url = fmt::format("{}/{}/resolve/{}/{}", endpoint_, repo, sha, url_quote(name, "/"));
   const std::string source = fmt::format("{}@{} {}", repo, sha.substr(0, 12), name);

@@ -37,6 +37,13 @@ class HubClient {
   // A small file at `sha`; nullopt when the Hub says the file does not exist (EntryNotFound).
   std::optional<std::string> fetch_file(const std::string& repo, const std::string& sha, const std::string& file,
                                         int64_t cap = 64 * 1000 * 1000);
+  // Bytes [offset, offset + length) of a file at `sha` (a Range request; a server that ignores
+  // Range is read up to the end of the range and cut) and the file's size.
+  struct Range {
+    std::string bytes;
+    int64_t file_size = -1;
+  };
+  Range fetch_range(const std::string& repo, const std::string& sha, const std::string& file, int64_t offset, int64_t length);
   // Each shard's first 8 + header-length bytes and its file size, a few shards at a time.
   std::vector<ShardPrefix> fetch_shard_headers(const std::string& repo, const std::string& sha, const std::vector<std::string>& names);
 

@@ -9,6 +9,7 @@
 #include "headroom/cli.h"
 #include "headroom/embedded.h"
 #include "headroom/error.h"
+#include "model/gguf_hub.h"
 #include "model/repo_ref.h"
 #include "web/web.h"
 
@@ -61,6 +62,22 @@ bool looks_like_file(std::string_view v) {
   return std::any_of(std::begin(kExts), std::end(kExts), [&](std::string_view e) {
     return lv.size() > e.size() && lv.compare(lv.size() - e.size(), e.size(), e) == 0;
   });
+}
+
+// Options whose value the CLI never opens, though it may look like a path: llama-server's
+// --override-tensor takes regexes ("blk\.[0-9]+\.ffn_.*=CPU"), and --mmproj is read by its file
+// name only (the projector's type: mmproj-BF16.gguf), so a bare name is accepted, never a path;
+// --gguf names a file of the Hub repo, never a local one.
+bool value_is_not_opened(std::string_view name, std::string_view value) {
+  if (name == "--override-tensor") return true;
+  // --gguf: a file of the Hub repo --model names (a folder inside it allowed), read by Range requests.
+  if (name == "--gguf")
+    return !value.empty() && value.find("..") == std::string_view::npos && value.find('\\') == std::string_view::npos &&
+           value[0] != '/' && value[0] != '.' && value[0] != '~';
+  if (name == "--mmproj")
+    return !value.empty() && value.find('/') == std::string_view::npos && value.find('\\') == std::string_view::npos &&
+           value[0] != '.' && value[0] != '~';
+  return false;
 }
 
 std::string take_text(const nlohmann::json& j, std::string_view field) {
@@ -153,9 +170,11 @@ ApiRequest parse_api_request(std::string_view verb, std::string_view body) {
       if (req.config) fail_input(kSource, name, "give either a catalog model or an uploaded config, not both");
       // A Hugging Face id resolves through the caches and the Hub, never as a server folder
       // (api_run turns local paths off: hub_env.h LocalPathsScope).
-      if (!catalog && !hub::parse_repo_ref(value))
+      if (!catalog && !hub::parse_repo_ref(value) && !hub::parse_gguf_ref(value))
         fail_input(kSource, name, fmt::format("'{}' is not a catalog model id (GET /api/models lists them) nor a Hugging Face id "
-                                              "ORG/NAME[@REVISION]; to use another model send its config.json text as \"config\"", value));
+                                              "ORG/NAME[@REVISION] (ORG/NAME:QUANT for a GGUF repo's file); to use another model send its config.json text as \"config\"", value));
+    } else if (value_is_not_opened(name, value)) {
+      continue;
     } else if (!catalog && (value.find('/') != std::string::npos || value.find('\\') != std::string::npos || looks_like_file(value))) {
       fail_input(kSource, name, fmt::format("'{}' looks like a file path; the web API reads no files", value));
     }

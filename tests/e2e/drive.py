@@ -9,7 +9,9 @@ the URL alone restores the deployment, and saves screenshots at 1280x800 and at 
 The tune and doctor tabs are exercised and photographed too; their answers belong to their own
 tests, so only the plan verdicts are asserted here. The Host tab plans and tunes its example (two
 vLLM 0.8.5 servers at 0.5 on one H100: the second is refused; tune raises it to 0.61) and shows a
-garbled host state as one line.
+garbled host state as one line. Last, llama.cpp: Qwen/Qwen3-8B as a derived Q4_K_M GGUF on an RTX
+4090 (fits: one bar for the GPU, one for the host RAM), then Q8_0 split 1,5 over an RTX 4090 and an
+RTX 3060 with f32 K and --fit off (the 3060 is OVER, the 4090 fits), with the llama-server command.
 """
 import base64
 import os
@@ -259,6 +261,75 @@ def run(driver):
     shot(driver, "e2e-doctor.png", full=True)
 
     run_host(driver)
+    run_llamacpp(driver)
+
+
+def wait_plan(driver, url_part, want):
+    """Waits for the plan whose link holds url_part to show verdict `want` (or TIMEOUT)."""
+    def ready(d):
+        v, _, _ = verdict(d)
+        return url_part in d.current_url and not d.find_element(By.ID, "busy").is_displayed() and v == want
+    try:
+        WebDriverWait(driver, TIMEOUT, poll_frequency=0.1).until(ready)
+    except TimeoutException:
+        pass
+    v, stage, text = verdict(driver)
+    log(f"llama.cpp ({url_part}): verdict={v} stage={stage} text={text!r}")
+    return v, stage
+
+
+def device_bars(driver):
+    """{device name: verdict} of the per-device chart."""
+    return {b.get_attribute("data-device"): b.get_attribute("data-verdict")
+            for b in driver.find_elements(By.CSS_SELECTOR, "#bars svg.device-bar")}
+
+
+def run_llamacpp(driver):
+    """llama.cpp on the Plan tab: the per-device chart, OVER on the card that does not fit."""
+    driver.find_element(By.ID, "tab-plan").click()
+    Select(driver.find_element(By.ID, "engine")).select_by_value("llamacpp")
+    check(not driver.find_element(By.ID, "tp").is_displayed(), "llama.cpp: the TP field still shows")
+    check(driver.find_element(By.ID, "quant").is_displayed(), "llama.cpp: no quant field")
+    check(driver.find_element(By.ID, "quant").get_attribute("placeholder") == "Q4_K_M", "llama.cpp: the quant's default is not shown")
+    Select(driver.find_element(By.ID, "gpu")).select_by_value("rtx-4090")
+    typed(driver, "model", "Qwen/Qwen3-8B")
+    typed(driver, "flag-ctx-size", "32768")
+    v, _ = wait_plan(driver, "--ctx-size=32768", "fits")
+    check(v == "fits", f"llama.cpp on an RTX 4090: verdict {v!r}, want 'fits'")
+    bars = device_bars(driver)
+    check(bars == {"CUDA0": "fits", "CPU_Mapped": "host"}, f"llama.cpp: device bars {bars}, want CUDA0 fits and the host")
+    # The bar's model buffer is the plan's, and the defaults llama.cpp takes show grey.
+    drawn = driver.execute_script(
+        "const r = document.querySelector('#bars svg[data-device=CUDA0] rect[data-part=\"model buffer\"]');"
+        "return r ? Number(r.getAttribute('data-bytes')) : -1")
+    want = driver.execute_script("return state.plan.devices[0].model_buffer_bytes")
+    check(drawn == want and want > 0, f"llama.cpp: the model buffer drawn is {drawn} B, the plan says {want} B")
+    ngl = driver.find_element(By.ID, "flag-n-gpu-layers").get_attribute("placeholder")
+    check(ngl == "37", f"llama.cpp: -ngl's default shows {ngl!r}, want '37' (36 layers + output)")
+    cmd = driver.find_element(By.ID, "llama-command").text
+    check("llama-server" in cmd and "--ctx-size 32768" in cmd, f"llama.cpp: the command is {cmd!r}")
+    shot(driver, "e2e-llamacpp-fits.png", full=True)
+
+    typed(driver, "quant", "Q8_0")
+    typed(driver, "gpu-mix", "rtx-4090,rtx-3060")
+    typed(driver, "flag-tensor-split", "1,5")
+    typed(driver, "flag-cache-type-k", "f32")
+    typed(driver, "extra", "--fit off")
+    typed(driver, "flag-ctx-size", "40960")
+    v, stage = wait_plan(driver, "--ctx-size=40960", "oom")
+    check(v == "oom" and stage == "kv_pool", f"llama.cpp split over 4090 + 3060: verdict {v!r} at {stage!r}, want 'oom' at kv_pool")
+    bars = device_bars(driver)
+    check(bars == {"CUDA0": "fits", "CUDA1": "over", "CPU_Mapped": "host"}, f"llama.cpp: device bars {bars}, want CUDA1 OVER")
+    check(len(driver.find_elements(By.CSS_SELECTOR, "#bars svg[data-device=CUDA1] rect.overflow")) == 1, "llama.cpp: OVER is not drawn on CUDA1")
+    check("OVER" in driver.find_element(By.CSS_SELECTOR, "#bars .device[data-device=CUDA1]").text, "llama.cpp: CUDA1 does not say OVER")
+    shot(driver, "e2e-llamacpp-over.png", full=True)
+
+    # A bad value is one line in the banner.
+    typed(driver, "flag-cache-type-k", "q9")
+    v, _ = wait_plan(driver, "--cache-type-k=q9", "error")
+    banner = driver.find_element(By.ID, "error")
+    check(v == "error" and banner.is_displayed() and "q9" in banner.text and "\n" not in banner.text.strip(),
+          f"llama.cpp: a bad --cache-type-k shows {banner.text!r}, want one line naming q9")
 
 
 def wait_host(driver, verb):

@@ -81,6 +81,7 @@ std::shared_ptr<const LlamaModel> derived(const std::shared_ptr<const Model>& mo
 std::shared_ptr<const LlamaModel> load(const Deployment& d) {
   if (!d.model) {
     if (d.flag("--quant")) fail_input("command line", "--quant", "a GGUF file has its own tensor types: drop --quant");
+    if (auto hub = llama_model_from_hub(d)) return hub;
     return std::make_shared<const LlamaModel>(llama_model_from_gguf(d.model_spec));
   }
   const std::string* q = d.flag("--quant");

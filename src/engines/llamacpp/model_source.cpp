@@ -112,8 +112,9 @@ KvModel kv_model_for_build(const LlamaModel& m, int build) {
   return k;
 }
 
-LlamaModel llama_model_from_gguf(const std::string& path) {
-  const gguf::ModelFiles files = gguf::read_model_files(path);
+LlamaModel llama_model_from_gguf(const std::string& path) { return llama_model_from_gguf_files(gguf::read_model_files(path), path); }
+
+LlamaModel llama_model_from_gguf_files(const gguf::ModelFiles& files, const std::string& path) {
   const gguf::ModelSummary s = gguf::summarize(files);
   LlamaModel m;
   m.serial = next_serial();

@@ -40,7 +40,7 @@ constexpr std::pair<std::string_view, std::string_view> kUnmodelled[] = {
 };
 // Every flag the model reads.
 constexpr std::string_view kModelled[] = {
-    "--mmproj", "--no-mmproj-offload",
+    "--mmproj", "--no-mmproj-offload", "--gguf",
     "--quant", "--n-gpu-layers", "--gpu-layers", "--split-mode", "--tensor-split", "--main-gpu", "--ctx-size", "--parallel",
     "--kv-unified", "--no-kv-unified", "--cache-type-k", "--cache-type-v", "--flash-attn", "--batch-size", "--ubatch-size",
     "--no-kv-offload", "--cpu-moe", "--n-cpu-moe", "--override-tensor", "--swa-full", "--no-mmap", "--fit", "--fit-target",
