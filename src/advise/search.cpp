@@ -245,16 +245,16 @@ KvReach least_fraction_for_kv(const Deployment& d, int64_t target) {
   const EngineTraits& t = traits(d.engine);  // the values the engine accepts for its memory flag
   KvReach r;
   r.most_at = t.memory_hi;
-  double up = -1;
-  for (double v = t.memory_hi; v >= t.memory_lo - 1e-9; v -= k.step) {
-    const Forecast f = plan_at(d, k.fraction, v);
-    if (f.kv_tokens > r.most_tokens) r.most_tokens = f.kv_tokens, r.most_at = v;
-    if (f.kv_tokens >= target) {
-      up = v;
-      break;
-    }
-  }
-  if (up < 0) return r;
+  // Down the accepted range in hundredths (the knob's grid step) to the first value that holds it.
+  const int per_unit = static_cast<int>(std::lround(1.0 / k.step));
+  const auto first = first_fitting_down(static_cast<int>(std::lround(t.memory_hi * per_unit)), static_cast<int>(std::lround(t.memory_lo * per_unit)), 1,
+                                        per_unit, [&](double v) -> std::optional<Forecast> {
+                                          Forecast f = plan_at(d, k.fraction, v);
+                                          if (f.kv_tokens > r.most_tokens) r.most_tokens = f.kv_tokens, r.most_at = v;
+                                          return f.kv_tokens >= target ? std::optional<Forecast>(std::move(f)) : std::nullopt;
+                                        });
+  if (!first) return r;
+  double up = first->first;
   double lo = t.memory_lo;
   for (int i = 0; i < 24 && up - lo > 1e-4; ++i) {
     const double mid = (lo + up) / 2;

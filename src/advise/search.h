@@ -11,6 +11,7 @@
 
 #include "headroom/advise.h"
 #include "headroom/engine.h"
+#include "headroom/forecast.h"
 
 namespace headroom::advise {
 
@@ -108,5 +109,25 @@ struct KvReach {
   double most_at = 0;
 };
 KvReach least_fraction_for_kv(const Deployment& d, int64_t target);
+
+// The walks the doctor takes down one knob (tune and fit bisect with search_primary). `fits(x)`
+// plans x and returns the forecast when it is acceptable, else nullopt.
+// The first value of the decimal grid hi, hi - step, ... >= lo (integers in units of 1/scale, so
+// no rounding creeps in) that fits.
+template <class Fits>
+std::optional<std::pair<double, Forecast>> first_fitting_down(int hi, int lo, int step, double scale, Fits fits) {
+  for (int i = hi; i >= lo; i -= step) {
+    const double x = i / scale;
+    if (std::optional<Forecast> f = fits(x)) return std::make_pair(x, std::move(*f));
+  }
+  return std::nullopt;
+}
+// The first of start, start / 2, start / 4, ... >= floor that fits.
+template <class Fits>
+std::optional<std::pair<int64_t, Forecast>> first_fitting_halving(int64_t start, int64_t floor, Fits fits) {
+  for (int64_t x = start; x >= floor && x > 0; x /= 2)
+    if (std::optional<Forecast> f = fits(x)) return std::make_pair(x, std::move(*f));
+  return std::nullopt;
+}
 
 }  // namespace headroom::advise

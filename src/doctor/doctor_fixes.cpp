@@ -8,6 +8,9 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "advise/search.h"
+#include "headroom/engine_traits.h"
+
 #include "doctor/doctor_internal.h"
 #include "headroom/advise.h"
 #include "headroom/engine.h"
@@ -35,17 +38,16 @@ std::optional<Forecast> try_plan(const Deployment& d, const PlanOptions& o) {
 
 bool ok(const std::optional<Forecast>& f) { return f && f->verdict == Verdict::Fits; }
 
-std::string knob_of(EngineKind k) {
-  return k == EngineKind::SGLang ? "--mem-fraction-static" : k == EngineKind::VLLM ? "--gpu-memory-utilization" : "--kv_cache_free_gpu_memory_fraction";  // trtllm-serve spelling
-}
-
-// The tensor-parallel and context-length flags as each engine spells them (SGLang server_args.py,
-// vLLM EngineArgs, trtllm-serve's click options): a fix must paste into that engine's command.
+// The memory, tensor-parallel and context-length flags as each engine spells them (engine_traits.h):
+// a fix must paste into that engine's command. (llama.cpp's fixes are doctor_llamacpp_fixes.cpp's.)
+std::string knob_of(EngineKind k) { return std::string(traits(k).memory_flag); }
 std::string tp_flag(std::string_view engine) {
-  return engine == "sglang" ? "--tp-size" : engine == "trtllm" ? "--tp_size" : "--tensor-parallel-size";
+  const EngineTraits* t = traits_by_name(engine);
+  return t && !t->tp_flag.empty() ? std::string(t->tp_flag) : "--tensor-parallel-size";
 }
 std::string context_flag(std::string_view engine) {
-  return engine == "sglang" ? "--context-length" : engine == "trtllm" ? "--max_seq_len" : "--max-model-len";
+  const EngineTraits* t = traits_by_name(engine);
+  return t ? std::string(t->context_flag) : "--max-model-len";
 }
 
 // Largest value of the engine's memory knob whose forecast fits (worst case of every estimate).
@@ -53,12 +55,19 @@ constexpr int kTopFractionMilli = 980;  // the highest knob value a fix proposes
 constexpr double kVllmDefaultUtilization = 0.9;  // vLLM CacheConfig.gpu_memory_utilization, every version
 std::optional<std::pair<double, Forecast>> best_fraction(const Deployment& d, const PlanOptions& o) {
   const std::string knob = knob_of(d.engine);
-  for (int i = kTopFractionMilli; i >= 300; i -= 5) {
-    double v = i / 1000.0;
+  return advise::first_fitting_down(kTopFractionMilli, 300, 5, 1000.0, [&](double v) -> std::optional<Forecast> {
     auto f = try_plan(with_flag(d, knob, fmt::format("{:.3f}", v)), o);
-    if (ok(f)) return std::make_pair(v, *f);
-  }
-  return std::nullopt;
+    return ok(f) ? f : std::nullopt;
+  });
+}
+
+// The first halving of an integer flag, from `start`, whose forecast fits (advise::first_fitting_halving).
+std::optional<std::pair<int64_t, Forecast>> first_halving_that_fits(const Deployment& d, const PlanOptions& o, const std::string& flag,
+                                                                    int64_t start, int64_t floor) {
+  return advise::first_fitting_halving(start, floor, [&](int64_t v) -> std::optional<Forecast> {
+    auto f = try_plan(with_flag(d, flag, std::to_string(v)), o);
+    return ok(f) ? f : std::nullopt;
+  });
 }
 
 std::string fmt_frac(double v) {
@@ -366,13 +375,8 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, const std::set<std::
     add_fraction(fmt::format("the largest {} whose forecast keeps room for capture and runtime peaks", knob));
     if (sglang) {
       auto cur_bs = int_flag(dep, *base, "--cuda-graph-max-bs");
-      for (int64_t bs = cur_bs ? *cur_bs / 2 : 256; bs >= 1; bs /= 2) {
-        auto f = try_plan(with_flag(dep, "--cuda-graph-max-bs", std::to_string(bs)), o);
-        if (ok(f)) {
-          add("--cuda-graph-max-bs", std::to_string(bs), *f, "or keep the fraction and capture fewer batch sizes");
-          break;
-        }
-      }
+      if (auto r = first_halving_that_fits(dep, o, "--cuda-graph-max-bs", cur_bs ? *cur_bs / 2 : 256, 1))
+        add("--cuda-graph-max-bs", std::to_string(r->first), r->second, "or keep the fraction and capture fewer batch sizes");
     } else if (dep.engine == EngineKind::VLLM) {
       auto f = try_plan(with_flag(dep, "--enforce-eager", "true"), o);
       if (f && f->verdict != Verdict::Oom) add("--enforce-eager", "true", *f, "or skip CUDA graphs (slower decode)");
@@ -381,11 +385,8 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, const std::set<std::
     add_fraction(fmt::format("the largest {} that leaves a KV cache and still fits every later stage", knob));
     if (dep.engine == EngineKind::VLLM) {
       auto cur = int_flag(dep, *base, "--max-num-seqs");
-      for (int64_t v = cur ? *cur / 2 : 256; v >= 8; v /= 2)
-        if (auto f = try_plan(with_flag(dep, "--max-num-seqs", std::to_string(v)), o); ok(f)) {
-          add("--max-num-seqs", std::to_string(v), *f, "a smaller profiled sampler/activation peak");
-          break;
-        }
+      if (auto r = first_halving_that_fits(dep, o, "--max-num-seqs", cur ? *cur / 2 : 256, 8))
+        add("--max-num-seqs", std::to_string(r->first), r->second, "a smaller profiled sampler/activation peak");
     }
     if (!best) {
       Deployment d2 = dep;
@@ -488,31 +489,24 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, const std::set<std::
     // determine_available_memory): a smaller batch keeps the length.
     if (dep.engine == EngineKind::VLLM)
       if (auto cur = int_flag(dep, *base, "--max-num-batched-tokens"); cur && *cur > 2048)
-        for (int64_t v = *cur / 2; v >= 2048; v /= 2)
-          if (auto f = try_plan(with_flag(dep, "--max-num-batched-tokens", std::to_string(v)), o); ok(f)) {
-            add("--max-num-batched-tokens", std::to_string(v), *f, "or keep the length: a smaller profiled activation peak leaves the KV cache more");
-            break;
-          }
+        if (auto r = first_halving_that_fits(dep, o, "--max-num-batched-tokens", *cur / 2, 2048))
+          add("--max-num-batched-tokens", std::to_string(r->first), r->second,
+              "or keep the length: a smaller profiled activation peak leaves the KV cache more");
     bool kv_bytes_given = dep.flag("--kv-cache-memory-bytes") != nullptr;  // vLLM then ignores the fraction
     for (const auto& e : scan.evidence) kv_bytes_given = kv_bytes_given || e.kind == "vllm.kv_cache_memory_bytes";
     if (!kv_bytes_given) add_fraction(fmt::format("or keep the length and give the KV cache more memory with {}", knob));
   } else if (cause == "activation_peak") {
     if (sglang) {
       auto cp = int_flag(dep, *base, "--chunked-prefill-size");
-      for (int64_t c = cp && *cp > 0 ? *cp / 2 : 4096; c >= 512; c /= 2) {
-        auto f = try_plan(with_flag(dep, "--chunked-prefill-size", std::to_string(c)), o);
-        if (ok(f)) { add("--chunked-prefill-size", std::to_string(c), *f, "smaller prefill chunks, smaller activation peak"); break; }
-      }
+      if (auto r = first_halving_that_fits(dep, o, "--chunked-prefill-size", cp && *cp > 0 ? *cp / 2 : 4096, 512))
+        add("--chunked-prefill-size", std::to_string(r->first), r->second, "smaller prefill chunks, smaller activation peak");
     } else {
       // vLLM's profile run is sized by max_num_seqs / max_num_batched_tokens, TensorRT-LLM's by
       // max_batch_size / max_num_tokens (its dummy requests fill max_num_tokens).
       static constexpr std::array<const char*, 2> kVllm{"--max-num-seqs", "--max-num-batched-tokens"}, kTrt{"--max_num_tokens", "--max_batch_size"};
       for (const char* fl : dep.engine == EngineKind::TRTLLM ? kTrt : kVllm) {
         auto cur = int_flag(dep, *base, fl);
-        for (int64_t v = cur ? *cur / 2 : 256; v >= 8; v /= 2) {
-          auto f = try_plan(with_flag(dep, fl, std::to_string(v)), o);
-          if (ok(f)) { add(fl, std::to_string(v), *f, "a smaller profiled peak"); break; }
-        }
+        if (auto r = first_halving_that_fits(dep, o, fl, cur ? *cur / 2 : 256, 8)) add(fl, std::to_string(r->first), r->second, "a smaller profiled peak");
       }
       if (dep.flag("--no-enable-chunked-prefill"))
         if (auto f = try_plan(with_flag(with_flag(dep, "--no-enable-chunked-prefill", ""), "--enable-chunked-prefill", "true"), o))
