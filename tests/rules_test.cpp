@@ -176,6 +176,26 @@ TEST(Rules, TrtllmAndLlamacppDefaultsAreTheOldCuts) {
     EXPECT_EQ(llamacpp::has(llamacpp::Rule::MicroBatches, b), b >= 2450) << b;
   }
   EXPECT_TRUE(llamacpp::has(llamacpp::Rule::FitOn, 0));  // newest
+  // The comparisons the llama.cpp code made before these cuts were rows (build 0 = newest).
+  for (int b : {0, 1000, 2449, 2450, 5089, 5090, 5999, 6000, 6999, 7000, 7999, 8000, 9000}) {
+    const bool newest = b == 0;
+    EXPECT_EQ(llamacpp::has(llamacpp::Rule::OutputsPerSequence, b), newest || b >= 2450) << b;
+    EXPECT_EQ(llamacpp::has(llamacpp::Rule::MlaLatentKv, b), newest || b >= 5090) << b;
+    EXPECT_EQ(llamacpp::has(llamacpp::Rule::SwaUbatchSize, b), newest || b >= 6000) << b;
+    EXPECT_EQ(llamacpp::has(llamacpp::Rule::KvPad256Streams, b), newest || b >= 7000) << b;
+    EXPECT_EQ(llamacpp::has(llamacpp::Rule::MlaLatentKOnly, b), newest || b >= 8000) << b;
+  }
+}
+
+TEST(Rules, SglangNemotronNasSupportIsTheOldCut) {
+  // sglang_plan.cpp refused DeciLMForCausalLM when release < 0.5.1 or the build date < 2025-08-17.
+  for (int v : {400, 500, 501, 519})
+    EXPECT_EQ(sglang::has(sglang::Rule::NemotronNas, sglang::rule_version(sglang::era_for_version(fmt::format("0.{}.{}", v / 100 % 100, v % 100)))),
+              v >= 501)
+        << v;
+  EXPECT_FALSE(sglang::has(sglang::Rule::NemotronNas, sglang::rule_version(sglang::era_for_version("main@2025-08-16"))));
+  EXPECT_TRUE(sglang::has(sglang::Rule::NemotronNas, sglang::rule_version(sglang::era_for_version("main@2025-08-17"))));
+  EXPECT_TRUE(sglang::has(sglang::Rule::NemotronNas, sglang::rule_version(sglang::era_for_version(""))));
 }
 
 TEST(Rules, TablesAreWellFormed) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "engines/llamacpp/llamacpp_constants.h"
+#include "engines/llamacpp/llamacpp_rule_table.h"
 #include "headroom/llamacpp_plan.h"
 
 namespace headroom::llamacpp {
@@ -58,7 +59,7 @@ void estimate_compute(const LlamaModel& m, const ServerSettings& s, const KvCach
   p.host.compute_high = static_cast<int64_t>(static_cast<double>(p.host.compute) * kHigh);
   // Output buffer (llama_context::output_reserve): logits for one output per sequence, f32, pinned
   // host memory; before PR #6122 (~b2450) one per batch token.
-  const int64_t outputs = s.build != 0 && s.build < 2450 ? s.kv.n_batch : std::max(1, kv ? kv->n_seq_max : 1);
+  const int64_t outputs = !has(Rule::OutputsPerSequence, s.build) ? s.kv.n_batch : std::max(1, kv ? kv->n_seq_max : 1);
   p.host.output = m.n_vocab * 4 * outputs;
 }
 

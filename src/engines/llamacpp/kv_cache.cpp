@@ -7,6 +7,7 @@
 
 #include "headroom/error.h"
 #include "headroom/llamacpp_kv.h"
+#include "engines/llamacpp/llamacpp_rule_table.h"
 
 namespace headroom::llamacpp {
 namespace {
@@ -30,8 +31,8 @@ int64_t row_bytes(gguf::GgmlType t, int64_t n, const char* which) {
 KvRules kv_rules_for_build(int build) {
   // [INF] boundaries, see docs/llamacpp-kv.md: the ubatch-based SWA size by b6182 (a log shows
   // 640 = 128 + 512 cells), the 256 padding and per-sequence streams with PR #17046 (Nov 2025).
-  if (build == 0 || build >= 7000) return {CtxRule::Pad256Streams, SwaRule::Ubatch256, true};
-  if (build >= 6000) return {CtxRule::PadForAttention, SwaRule::UbatchPadMin, false};
+  if (has(Rule::KvPad256Streams, build)) return {CtxRule::Pad256Streams, SwaRule::Ubatch256, true};
+  if (has(Rule::SwaUbatchSize, build)) return {CtxRule::PadForAttention, SwaRule::UbatchPadMin, false};
   return {CtxRule::PadForAttention, SwaRule::BatchPadMin, false};
 }
 

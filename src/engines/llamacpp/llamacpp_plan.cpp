@@ -11,6 +11,7 @@
 #include "headroom/engine.h"
 #include "headroom/error.h"
 #include "headroom/llamacpp_plan.h"
+#include "engines/llamacpp/llamacpp_rule_table.h"
 #include "headroom/sim.h"
 #include "engines/deployment_host.h"
 #include "headroom/units.h"
@@ -242,11 +243,11 @@ Forecast plan_llamacpp(const Deployment& d, const PlanOptions& opt) {
   f.notes = m.notes;
   if (m.kv_declined) f.notes.push_back("KV cache not modelled: " + *m.kv_declined + "; the plan counts none");
   if (m.mla)
-    f.notes.push_back(fmt::format("multi-head latent attention: {}{}", s.build == 0 || s.build >= 8000
+    f.notes.push_back(fmt::format("multi-head latent attention: {}{}", has(Rule::MlaLatentKOnly, s.build)
                                       ? "the cache holds the latent K only (kv_lora_rank + rope dims; V 0 MiB, as 2026 logs print)"
-                                      : s.build >= 5090 ? "latent K and V (kv_lora_rank) per layer (GUESS for builds b5090-b7999)"
+                                        : has(Rule::MlaLatentKv, s.build) ? "latent K and V (kv_lora_rank) per layer (GUESS for builds b5090-b7999)"
                                                         : "builds before MLA support (~b5090) cache every head's K and V",
-                                  m.mla->index_dim > 0 && s.build != 0 && s.build < 8000 ? "; the DSA indexer cache of this build is not modelled" : ""));
+                                  m.mla->index_dim > 0 && !has(Rule::MlaLatentKOnly, s.build) ? "; the DSA indexer cache of this build is not modelled" : ""));
   f.notes.insert(f.notes.end(), s.notes.begin(), s.notes.end());
   f.notes.insert(f.notes.end(), p.notes.begin(), p.notes.end());
   if (draft) f.notes.insert(f.notes.end(), draft->notes.begin(), draft->notes.end());

@@ -7,6 +7,7 @@
 
 #include "headroom/gguf_model.h"
 #include "headroom/llamacpp_plan.h"
+#include "engines/llamacpp/llamacpp_rule_table.h"
 
 namespace headroom::llamacpp {
 
@@ -105,8 +106,8 @@ KvModel kv_model_for_build(const LlamaModel& m, int build) {
   KvModel k = m.kv;
   for (auto& l : k.layers) {
     if (l.k_gqa == 0) continue;
-    if (build == 0 || build >= 8000) l = KvLayer{m.mla->latent_k, 0, false};
-    else if (build >= 5090) l = KvLayer{m.mla->latent_k, m.mla->latent_v, false};
+    if (has(Rule::MlaLatentKOnly, build)) l = KvLayer{m.mla->latent_k, 0, false};
+    else if (has(Rule::MlaLatentKv, build)) l = KvLayer{m.mla->latent_k, m.mla->latent_v, false};
     else l = KvLayer{m.mla->full_k, m.mla->full_v, false};
   }
   return k;

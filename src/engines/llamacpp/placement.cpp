@@ -10,6 +10,7 @@
 #include <regex>
 
 #include "headroom/llamacpp_plan.h"
+#include "engines/llamacpp/llamacpp_rule_table.h"
 
 namespace headroom::llamacpp {
 
@@ -50,7 +51,7 @@ Layout layout(const LlamaModel& m, const ServerSettings& s, const std::vector<in
 }
 
 // One override: which tensors it matches (by index in the model's table) and where they go.
-struct Rule {
+struct OverrideRule {
   std::shared_ptr<const std::vector<char>> matches;
   int device;
 };
@@ -77,8 +78,8 @@ std::shared_ptr<const std::vector<char>> regex_matches(const LlamaModel& m, cons
   return v;
 }
 
-std::vector<Rule> override_rules(const LlamaModel& m, const ServerSettings& s) {
-  std::vector<Rule> r;
+std::vector<OverrideRule> override_rules(const LlamaModel& m, const ServerSettings& s) {
+  std::vector<OverrideRule> r;
   for (const auto& o : s.overrides) r.push_back({regex_matches(m, o.pattern), o.device});
   // common/arg.cpp: --cpu-moe adds `\.ffn_(up|down|gate_up|gate)_(ch|)exps` with the CPU buffer
   // type (every expert tensor), --n-cpu-moe N `blk\.i\.ffn_(up|down|gate)_exps` for i < N.
@@ -132,7 +133,7 @@ Placement place(const LlamaModel& m, const KvModel& kvm, const ServerSettings& s
   Placement p;
   p.gpu.resize(static_cast<size_t>(n_gpus));
   const Layout l = layout(m, s, free_bytes);
-  const std::vector<Rule> rules = override_rules(m, s);
+  const std::vector<OverrideRule> rules = override_rules(m, s);
   std::vector<bool> rule_used(rules.size(), false);
   for (size_t ti = 0; ti < m.tensors.size(); ++ti) {
     const QuantTensor& t = m.tensors[ti];
@@ -169,7 +170,7 @@ Placement place(const LlamaModel& m, const KvModel& kvm, const ServerSettings& s
   if (kv) place_kv(kvm, s, l, *kv, p);
   // DSA indexer keys (llama_kv_cache_dsa, 2026 builds): index_dim f16 per cell on each indexer layer
   // (GUESS: f16 whatever -ctk says; llamacpp-021's 21 layers x 187.50 MiB at 768000 cells).
-  if (kv && m.mla && m.mla->index_dim > 0 && (s.build == 0 || s.build >= 8000))
+  if (kv && m.mla && m.mla->index_dim > 0 && has(Rule::MlaLatentKOnly, s.build))
     for (int il = 0; il < static_cast<int>(m.mla->indexer_layers.size()); ++il)
       if (m.mla->indexer_layers[static_cast<size_t>(il)])
         at(p, s.no_kv_offload ? -1 : l.device(il)).indexer += kv->base.cells * kv->n_stream * m.mla->index_dim * 2;

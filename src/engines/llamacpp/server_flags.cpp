@@ -217,7 +217,7 @@ ServerSettings parse_server_settings(const Deployment& d, int n_layer) {
   kv.n_ubatch = def.n_ubatch;
   if (int64_t b = int_flag(d, "--batch-size", 1, 1 << 24); b > 0) kv.n_batch = b;
   if (int64_t ub = int_flag(d, "--ubatch-size", 1, 1 << 24); ub > 0) kv.n_ubatch = ub;
-  if (s.build != 0 && s.build < 2450) kv.n_ubatch = kv.n_batch;
+  if (!has(Rule::MicroBatches, s.build)) kv.n_ubatch = kv.n_batch;
   kv.n_ubatch = std::min(kv.n_ubatch, kv.n_batch);  // llama_context: n_ubatch = min(n_batch, n_ubatch)
   // GUESS: -fa auto resolves to on (CUDA, ROCm, Vulkan and Metal support it for the common head sizes).
   kv.flash_attn = s.fa != FlashAttn::Off;

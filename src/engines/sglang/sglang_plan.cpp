@@ -13,6 +13,7 @@
 #include "engines/layout_cache.h"
 #include "engines/sglang/sglang_dsv4.h"
 #include "engines/sglang/sglang_estimates.h"
+#include "engines/sglang/sglang_rule_table.h"
 #include "engines/sglang/sglang_rules.h"
 #include "engines/shared/cpu_offload.h"
 #include "engines/shared/process_terms.h"
@@ -119,7 +120,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   // DeciLMForCausalLM (Nemotron-NAS) entered SGLang with srt/models/nemotron_nas.py, PR #9067 merged
   // 2025-08-17; INFERRED first release 0.5.1 (from the merge date). Older builds refuse it in the
   // model registry's words (sgl-project/sglang issue #4689 quotes the line).
-  if (c.family == "nemotron_nas" && ((era.release > 0 && era.release < 501) || (era.build_date > 0 && era.build_date < 20250817)))
+  if (c.family == "nemotron_nas" && !has(Rule::NemotronNas, rule_version(era)))
     fail_input(kSrc, "--model-path",
                fmt::format("ValueError: Model architectures ['{}'] are not supported for now (SGLang {} predates "
                            "nemotron_nas.py, added 2025-08-17 / 0.5.1)", c.architecture, d.engine_version));

@@ -18,6 +18,8 @@ constexpr EngineRule kRules[] = {
     {"sglang.legacy_piecewise_graph", kOpen, {517, 20260701}, "--disable-cuda-graph leaves the piecewise prefill graphs on", "INFERRED: 0.5.17 / 2026-07 logs"},
     {"sglang.legacy_dsv4_pool", kOpen, {515, 20260620}, "DeepSeek-V4 pools sized by swa_full_tokens_ratio, c128 state per token", "before PR #28612 (2026-06)"},
     {"sglang.early_rocm_dsv4_rings", kOpen, {513, 20260601}, "DeepSeek-V4 on ROCm: wider compress-state rings", "INFERRED: 0.5.13 / 2026-06 logs"},
+    {"sglang.nemotron_nas", {501, 20250817}, kOpen, "DeciLMForCausalLM (Nemotron-NAS) is a supported architecture (srt/models/nemotron_nas.py)",
+     "PR #9067, merged 2025-08-17; first release 0.5.1 INFERRED from the merge date"},
 };
 static_assert(std::size(kRules) == static_cast<size_t>(Rule::Count), "one row per Rule, in the enum's order");
 }  // namespace
