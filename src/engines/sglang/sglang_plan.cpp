@@ -13,6 +13,8 @@
 #include "engines/layout_cache.h"
 #include "engines/sglang/sglang_dsv4.h"
 #include "engines/sglang/sglang_estimates.h"
+#include "engines/sglang/sglang_flag_reader.h"
+#include "engines/sglang/sglang_weights.h"
 #include "engines/sglang/sglang_rule_table.h"
 #include "engines/sglang/sglang_rules.h"
 #include "engines/shared/cpu_offload.h"
@@ -32,43 +34,6 @@ using namespace sglang;
 
 namespace {
 
-const char* kSrc = "command line";
-
-struct Flags {
-  const Deployment& d;
-  const std::string* get(std::string_view n) const { return d.flag(n); }
-  bool on(std::string_view n) const { return flag_on(d, n); }
-  std::optional<double> num(std::string_view n, double lo, double hi, bool lo_open = false) const {
-    const std::string* v = get(n);
-    if (!v) return std::nullopt;
-    size_t pos = 0;
-    double x = 0;
-    try {
-      x = std::stod(*v, &pos);
-    } catch (...) {
-      pos = 0;
-    }
-    if (pos != v->size() || !std::isfinite(x))
-      fail_input(kSrc, n, fmt::format("argument {}: invalid float value: '{}'", n, *v));
-    if (x > hi || x < lo || (lo_open && x <= lo))
-      fail_input(kSrc, n, fmt::format("argument {}: {} is out of range {}{}, {}]", n, *v, lo_open ? "(" : "[", lo, hi));
-    return x;
-  }
-  std::optional<int64_t> integer(std::string_view n, int64_t lo, int64_t hi) const {
-    const std::string* v = get(n);
-    if (!v) return std::nullopt;
-    size_t pos = 0;
-    long long x = 0;
-    try {
-      x = std::stoll(*v, &pos);
-    } catch (...) {
-      pos = 0;
-    }
-    if (pos != v->size()) fail_input(kSrc, n, fmt::format("argument {}: invalid int value: '{}'", n, *v));
-    if (x < lo || x > hi) fail_input(kSrc, n, fmt::format("argument {}: {} is out of range [{}, {}]", n, x, lo, hi));
-    return x;
-  }
-};
 
 std::string torch_dtype(const std::string& kv) {
   if (kv == "fp8_e4m3") return "torch.float8_e4m3fn";
@@ -98,15 +63,12 @@ bool uses_hybrid_swa_pool(const ModelConfig& c, Era era) {
 
 std::string gb(int64_t bytes) { return gib2(bytes); }
 
-}  // namespace
-
-Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
+// What SGLang refuses before it sizes anything, in its own words (exit 2): flags it does not know,
+// a model its registry lacks in this version, heads the attention TP size does not divide. Returns
+// the notes for flags accepted but not modelled.
+std::vector<std::string> check_deployment(const Deployment& d, const EraInfo& era) {
   const ModelConfig& c = d.model->config;
   const Parallel& par = d.par;
-  const EraInfo era = era_for_version(d.engine_version);
-  Flags fl{d};
-
-  // --- flags SGLang would reject -------------------------------------------------------
   const auto& known = sglang_flags();
   const auto& unmodelled = sglang_unmodelled_flags();
   std::vector<std::string> flag_notes;
@@ -140,6 +102,19 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
     fail_input(kSrc, "--tp-size", fmt::format("AssertionError: {} is not divisible by {} (num_key_value_heads by the attention TP size)", c.num_kv_heads, attn_tp));
   if (!c.mla && c.num_kv_heads > 0 && c.num_kv_heads < attn_tp && attn_tp % c.num_kv_heads != 0)
     fail_input(kSrc, "--tp-size", fmt::format("AssertionError: {} is not divisible by {} (attention TP size by num_key_value_heads)", attn_tp, c.num_kv_heads));
+  return flag_notes;
+}
+
+}  // namespace
+
+Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
+  const ModelConfig& c = d.model->config;
+  const Parallel& par = d.par;
+  const EraInfo era = era_for_version(d.engine_version);
+  Flags fl{d};
+
+  std::vector<std::string> flag_notes = check_deployment(d, era);  // what SGLang itself would refuse
+  const int attn_tp = std::max(1, par.attn_tp());
 
   const std::optional<double> f_user = fl.num("--mem-fraction-static", 0.0, 1.0, true);
   // Derived context length (srt/configs/model_config.py get_context_length; engines/context_limit.cpp).
@@ -316,97 +291,10 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   const int64_t swa_cell = hybrid_swa ? kv.swa_bytes : 0;
   const int64_t attn_layers = kv.full_layers + kv.swa_layers;
 
+  LoadedWeights loaded = loaded_weights(d, fl, dsv4, out.notes);
+  std::vector<RankWeights>& rank_weights = loaded.ranks;
+  const std::vector<int64_t>& fp8_saved = loaded.fp8_saved;
   // Draft (EAGLE / MTP) weights and KV.
-  auto rank_weights = cached_weights_per_rank(d.model, EngineKind::SGLang, par);
-  if (dsv4) {  // what SGLang's loader converts, keeps or builds beyond the checkpoint (sglang_dsv4_weights.cpp)
-    Dsv4Inputs in;
-    in.sm = d.gpu.sm;
-    in.amd = d.gpu.vendor == "amd";
-    in.date = build_date(d.engine_version);
-    if (const std::string* b = fl.get("--moe-runner-backend")) in.moe_runner_backend = *b;
-    if (const std::string* b = fl.get("--moe-a2a-backend")) in.moe_a2a_backend = *b;
-    auto env_bool = [&](std::string_view n) -> std::optional<bool> {
-      return d.env_value(n) ? std::optional<bool>(d.env_on(n)) : std::nullopt;
-    };
-    in.env_fp4_experts = env_bool("SGLANG_DSV4_FP4_EXPERTS");
-    in.env_fp4_dequant = env_bool("SGLANG_DSV4_FP4_DEQUANT");
-    in.env_fp8_wo_a_gemm = env_bool("SGLANG_OPT_FP8_WO_A_GEMM");
-    const Dsv4Weights rules = dsv4_weight_rules(c, in);
-    out.notes.insert(out.notes.end(), rules.notes.begin(), rules.notes.end());
-    for (auto& rw : rank_weights) {
-      auto [first, last] = pp_layer_range(static_cast<int>(c.num_layers), par.pp, rw.pp_rank, EngineKind::SGLang);
-      const Dsv4RankExtra x = dsv4_rank_extra(c, par, rules, first, last, rw.pp_rank == 0);
-      rw.bytes += x.main_bytes;
-      if (rw.mtp_bytes > 0) rw.mtp_bytes += x.draft_bytes;
-      if (rw.rank == 0)
-        for (const auto& [what, b] : x.items) out.notes.push_back(fmt::format("rank 0 weights + {}: {}", human_bytes(b), what));
-    }
-  }
-  // --quantization fp8 on an unquantized 16-bit checkpoint: online FP8 (srt/layers/quantization/
-  // fp8.py, Fp8Config with is_checkpoint_fp8_serialized False): the Linear and expert weights are
-  // quantized to FP8 with a per-tensor scale in process_weights_after_loading, which
-  // DefaultModelLoader.load_weights_and_postprocess runs after every weight is loaded -- so the
-  // 16-bit weights are all on the GPU first. "Load weight end ... mem usage" (free memory read
-  // after empty_cache) holds the FP8 result.
-  // fp8_saved[i]: what online FP8 took off rank_weights[i]; the 16-bit copy held while loading
-  // is the same amount again (the linears' other half).
-  std::vector<int64_t> fp8_saved(rank_weights.size(), 0);
-  if (const std::string* q = fl.get("--quantization"); q && *q == "fp8" && c.quant.method == QuantMethod::None && dtype_size(c.dtype) == 2) {
-    for (size_t i = 0; i < rank_weights.size(); ++i) {
-      fp8_saved[i] = rank_weights[i].component_bytes(kLinearComponents) / 2;
-      rank_weights[i].bytes -= fp8_saved[i];
-    }
-    if (!rank_weights.empty())
-      out.notes.push_back(fmt::format("--quantization fp8 on a 16-bit checkpoint: online FP8 (layers/quantization/fp8.py): the attention, MLP and expert "
-                                      "weights load at 1 B per element; the 16-bit ones ({} on rank 0) are all loaded before they are quantized",
-                                      human_bytes(fp8_saved.front())));
-  }
-  // --moe-dense-tp-size 1 (server_args: "only support 1 and None"): the dense MLP layers before
-  // first_k_dense_replace run unsharded (deepseek_v2.py DeepseekV2MLP, tp_size 1), so every rank
-  // holds them whole. --enable-dp-lm-head (with DP attention): ParallelLMHead(use_attn_tp_group)
-  // shards the head over the attention-TP group (tp / dp ranks) instead of all tp ranks.
-  if (const std::string* v = fl.get("--moe-dense-tp-size"); v && *v != "1" && *v != "None")
-    fail_input(kSrc, "--moe-dense-tp-size", fmt::format("moe_dense_tp_size only support 1 and None currently (got {})", *v));
-  const bool dense_tp1 = fl.get("--moe-dense-tp-size") && *fl.get("--moe-dense-tp-size") == "1" && c.first_k_dense > 0 && par.tp > 1;
-  const bool dp_lm_head = fl.get("--enable-dp-lm-head") && *fl.get("--enable-dp-lm-head") != "false" && par.dp_attention && par.tp > 1;
-  if (dense_tp1 || dp_lm_head) {
-    int64_t dense_full = 0, head_full = 0;
-    for (const auto& t : d.model->tensors) {
-      const bool mlp = t.role == TensorRole::MlpColumn || t.role == TensorRole::MlpRow;
-      if (dense_tp1 && mlp && t.layer >= 0 && t.layer < c.first_k_dense) dense_full += t.bytes;
-      if (dp_lm_head && t.role == TensorRole::LmHead) head_full += t.bytes;
-    }
-    if (dp_lm_head && head_full == 0 && c.tie_word_embeddings)
-      for (const auto& t : d.model->tensors)
-        if (t.role == TensorRole::Embedding) head_full += t.bytes;
-    const int attn_tp = std::max(1, par.tp / std::max(1, par.dp));
-    const int64_t dense_extra = dense_full - dense_full / par.tp;
-    const int64_t head_extra = head_full / attn_tp - head_full / par.tp;
-    for (auto& rw : rank_weights) {
-      auto [first, last] = pp_layer_range(static_cast<int>(c.num_layers), par.pp, rw.pp_rank, EngineKind::SGLang);
-      if (dense_tp1 && first < c.first_k_dense) rw.bytes += dense_extra;  // pp > 1: the stage holding them (whole, GUESS for a split)
-      if (dp_lm_head && rw.pp_rank == par.pp - 1) rw.bytes += head_extra;
-    }
-    if (dense_tp1) out.notes.push_back(fmt::format("--moe-dense-tp-size 1: the {} dense MLP layer(s) are whole on every rank (+{} per rank)", c.first_k_dense, human_bytes(dense_extra)));
-    if (dp_lm_head) out.notes.push_back(fmt::format("--enable-dp-lm-head: lm_head sharded over the {}-rank attention-TP group (+{} per rank)", attn_tp, human_bytes(head_extra)));
-  }
-  // --ep-num-redundant-experts N (server_args; eplb/expert_location.py): the MoE layers hold
-  // num_logical_experts + N physical experts spread over the EP ranks, so each rank loads N / ep more.
-  if (auto r = fl.integer("--ep-num-redundant-experts", 0, 1 << 16); r && *r > 0 && c.num_experts > 0 && par.ep > 1) {
-    for (auto& rw : rank_weights) rw.bytes += rw.component_bytes({"experts"}) * *r / c.num_experts;
-    out.notes.push_back(fmt::format("--ep-num-redundant-experts {}: ({} + {}) / {} physical experts per rank", *r, c.num_experts, *r, par.ep));
-  }
-  // --cpu-offload-gb: server_args sets the offloader's budget to int(gb x 1024^3) and make_layers
-  // moves the first decoder layers' parameters to pinned CPU memory one by one until it is spent
-  // (srt/utils offloader, the same scheme as vLLM's; engines/shared/cpu_offload.cpp).
-  if (auto gb = fl.num("--cpu-offload-gb", 0, 1e6); gb && *gb > 0) {
-    const int64_t budget = static_cast<int64_t>(*gb * 1073741824.0);
-    for (size_t i = 0; i < rank_weights.size(); ++i) {
-      const CpuOffload off = cpu_offload(rank_weights[i], budget, fp8_saved[i]);
-      rank_weights[i].bytes -= off.bytes;
-      if (i == 0) out.notes.push_back(off.what);
-    }
-  }
   int64_t draft_weights = 0;
   int64_t draft_layers = 0;
   if (spec && (spec_algo == "EAGLE" || spec_algo == "NEXTN" || spec_algo == "MTP") && c.num_nextn_predict_layers > 0 &&
