@@ -354,6 +354,74 @@ void apply_budget(Settings& s, const Budget& b) {
   }
 }
 
+namespace {
+// --speculative-config (SpeculativeConfig): the method, draft tokens and a separate draft model.
+void resolve_speculative(Settings& s, const Deployment& d) {
+  auto get = [&](std::string_view name) { return d.flag(name); };
+  // Speculative decoding: draft tokens widen decode batches; MTP layers get their own KV.
+  if (auto v = get("--speculative-config")) {
+    const nlohmann::json j = json_loads("--speculative-config", *v);
+    if (!j.is_object()) fail_input("vllm serve", "--speculative-config", "argument --speculative-config: expected a JSON object");
+    if (j.contains("method") && j["method"].is_string()) s.spec_method = j["method"].get<std::string>();
+    if (j.contains("num_speculative_tokens") && j["num_speculative_tokens"].is_number_integer())
+      s.num_speculative_tokens = j["num_speculative_tokens"].get<int64_t>();
+    if (s.num_speculative_tokens < 0 || s.num_speculative_tokens > 64)
+      fail_input("vllm serve", "--speculative-config", "num_speculative_tokens must be between 1 and 64");
+    if (j.contains("model") && j["model"].is_string()) s.spec_model = j["model"].get<std::string>();
+  }
+
+  // A separate draft model (SpeculativeConfig method "draft_model", the method vLLM infers for a
+  // "model" that is neither an EAGLE head nor an MTP module): loaded beside the target inside
+  // load_model (DraftModelProposer), with its own attention layers in the KV cache config.
+  if (!s.spec_model.empty() && (s.spec_method == "draft_model" || s.spec_method.empty())) {
+    s.spec_method = "draft_model";
+    try {
+      s.draft = load_model(s.spec_model);
+    } catch (const InputError& e) {
+      s.notes.push_back(fmt::format("draft model {}: not read ({}); its weights and KV are not modelled", s.spec_model, e.what()));
+    }
+  }
+}
+
+// LoRA (LoRAConfig) and which model runner runs: VLLM_USE_V2_MODEL_RUNNER and the fallbacks to V1.
+void resolve_lora_and_runner(Settings& s, const Deployment& d) {
+  auto get = [&](std::string_view name) { return d.flag(name); };
+  auto on = [&](std::string_view name) {  // given and true (a bare flag, true, 1, yes)
+    const std::string* v = get(name);
+    return v && truthy(*v);
+  };
+  // LoRA (vllm/config/lora.py LoRAConfig: max_lora_rank 16, max_loras 1, lora_dtype auto = the
+  // model dtype; its buffers are sized in vllm_load_extras.cpp).
+  if (auto v = get("--enable-lora")) s.lora.enabled = truthy(*v);
+  if (auto v = get("--max-lora-rank")) {
+    s.lora.max_rank = plain_int("--max-lora-rank", *v);
+    if (s.lora.max_rank <= 0) pydantic("LoRAConfig", "max_lora_rank", "Input should be greater than 0", "greater_than", *v, "int");
+  }
+  if (auto v = get("--max-loras")) {
+    s.lora.max_loras = plain_int("--max-loras", *v);
+    if (s.lora.max_loras <= 0) pydantic("LoRAConfig", "max_loras", "Input should be greater than or equal to 1", "greater_than_equal", *v, "int");
+  }
+  if (auto v = get("--fully-sharded-loras")) s.lora.fully_sharded = truthy(*v);
+  s.lora.elem_bytes = dtype_size(s.model_dtype);
+  s.era.lora = s.lora.enabled;
+  if (const std::string* v = d.env_value("VLLM_USE_V2_MODEL_RUNNER")) {
+    if (*v != "0" && *v != "1") fail_input("--env", "VLLM_USE_V2_MODEL_RUNNER", fmt::format("'{}' is not 0 or 1", *v));
+    s.era.v2_runner_env = *v == "1" ? 1 : 0;
+  }
+  const std::string& arch = d.model->config.architecture;
+  s.era.v2_fallback = s.spec_method == "ngram" || (s.spec_method == "eagle3" && d.par.pp > 1) ||
+                      (d.gpu.vendor == "amd" && (arch == "DeepseekV32ForCausalLM" || arch == "DeepseekV4ForCausalLM")) ||
+                      on("--enable-dbo") || on("--enable-elastic-ep") || on("--kv-sharing-fast-prefill") ||
+                      get("--logits-processors") != nullptr;
+  if (auto v = get("--lora-dtype")) {
+    if (*v == "float16" || *v == "bfloat16") s.lora.elem_bytes = 2;
+    else if (*v != "auto")
+      fail_input("vllm serve", "--lora-dtype", fmt::format("argument --lora-dtype: invalid choice: '{}' (choose from 'auto', 'float16', 'bfloat16')", *v));
+  }
+}
+
+}  // namespace
+
 Settings resolve_settings(const Deployment& d) {
   Settings s;
   s.era = era_for_version(d.engine_version);
@@ -608,58 +676,8 @@ Settings resolve_settings(const Deployment& d) {
                fmt::format("ValueError: max_num_batched_tokens ({}) must be greater than or equal to max_num_seqs ({}).",
                            s.max_num_batched_tokens, s.max_num_seqs));
 
-  // Speculative decoding: draft tokens widen decode batches; MTP layers get their own KV.
-  if (auto v = get("--speculative-config")) {
-    const nlohmann::json j = json_loads("--speculative-config", *v);
-    if (!j.is_object()) fail_input("vllm serve", "--speculative-config", "argument --speculative-config: expected a JSON object");
-    if (j.contains("method") && j["method"].is_string()) s.spec_method = j["method"].get<std::string>();
-    if (j.contains("num_speculative_tokens") && j["num_speculative_tokens"].is_number_integer())
-      s.num_speculative_tokens = j["num_speculative_tokens"].get<int64_t>();
-    if (s.num_speculative_tokens < 0 || s.num_speculative_tokens > 64)
-      fail_input("vllm serve", "--speculative-config", "num_speculative_tokens must be between 1 and 64");
-    if (j.contains("model") && j["model"].is_string()) s.spec_model = j["model"].get<std::string>();
-  }
-
-  // A separate draft model (SpeculativeConfig method "draft_model", the method vLLM infers for a
-  // "model" that is neither an EAGLE head nor an MTP module): loaded beside the target inside
-  // load_model (DraftModelProposer), with its own attention layers in the KV cache config.
-  if (!s.spec_model.empty() && (s.spec_method == "draft_model" || s.spec_method.empty())) {
-    s.spec_method = "draft_model";
-    try {
-      s.draft = load_model(s.spec_model);
-    } catch (const InputError& e) {
-      s.notes.push_back(fmt::format("draft model {}: not read ({}); its weights and KV are not modelled", s.spec_model, e.what()));
-    }
-  }
-
-  // LoRA (vllm/config/lora.py LoRAConfig: max_lora_rank 16, max_loras 1, lora_dtype auto = the
-  // model dtype; its buffers are sized in vllm_load_extras.cpp).
-  if (auto v = get("--enable-lora")) s.lora.enabled = truthy(*v);
-  if (auto v = get("--max-lora-rank")) {
-    s.lora.max_rank = plain_int("--max-lora-rank", *v);
-    if (s.lora.max_rank <= 0) pydantic("LoRAConfig", "max_lora_rank", "Input should be greater than 0", "greater_than", *v, "int");
-  }
-  if (auto v = get("--max-loras")) {
-    s.lora.max_loras = plain_int("--max-loras", *v);
-    if (s.lora.max_loras <= 0) pydantic("LoRAConfig", "max_loras", "Input should be greater than or equal to 1", "greater_than_equal", *v, "int");
-  }
-  if (auto v = get("--fully-sharded-loras")) s.lora.fully_sharded = truthy(*v);
-  s.lora.elem_bytes = dtype_size(s.model_dtype);
-  s.era.lora = s.lora.enabled;
-  if (const std::string* v = d.env_value("VLLM_USE_V2_MODEL_RUNNER")) {
-    if (*v != "0" && *v != "1") fail_input("--env", "VLLM_USE_V2_MODEL_RUNNER", fmt::format("'{}' is not 0 or 1", *v));
-    s.era.v2_runner_env = *v == "1" ? 1 : 0;
-  }
-  const std::string& arch = d.model->config.architecture;
-  s.era.v2_fallback = s.spec_method == "ngram" || (s.spec_method == "eagle3" && d.par.pp > 1) ||
-                      (d.gpu.vendor == "amd" && (arch == "DeepseekV32ForCausalLM" || arch == "DeepseekV4ForCausalLM")) ||
-                      on("--enable-dbo") || on("--enable-elastic-ep") || on("--kv-sharing-fast-prefill") ||
-                      get("--logits-processors") != nullptr;
-  if (auto v = get("--lora-dtype")) {
-    if (*v == "float16" || *v == "bfloat16") s.lora.elem_bytes = 2;
-    else if (*v != "auto")
-      fail_input("vllm serve", "--lora-dtype", fmt::format("argument --lora-dtype: invalid choice: '{}' (choose from 'auto', 'float16', 'bfloat16')", *v));
-  }
+  resolve_speculative(s, d);
+  resolve_lora_and_runner(s, d);
 
   // KV cache dtype and block size (CacheConfig; platform / attention-backend fix-ups).
   s.kv = resolve_kv_dtype(era, get("--kv-cache-dtype") ? *get("--kv-cache-dtype") : "auto", s.model_dtype, c.quant, c.mla);
