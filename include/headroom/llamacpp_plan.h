@@ -56,6 +56,9 @@ struct ServerSettings {
 };
 // Reads llama-server's flags from the deployment (its own spellings). InputError for bad values.
 ServerSettings parse_server_settings(const Deployment& d, int n_layer);
+// An integer llama-server flag in [lo, hi]: -1 when not given, InputError ("'x' is not an integer
+// in [lo, hi]") otherwise.
+int64_t int_flag(const Deployment& d, std::string_view flag, int64_t lo, int64_t hi);
 // The build number of "b8157", "8157", "" / "latest" (0 = newest). InputError otherwise.
 int parse_build(const std::string& version);
 // Flags llama-server accepts (modelled or said to have no memory effect).

@@ -76,17 +76,7 @@ std::optional<DraftPlan> plan_draft(const Deployment& d, const ServerSettings& t
     return out;
   }
   // server.cpp: params_dft.n_ctx = speculative.n_ctx == 0 ? llama_n_ctx_seq(ctx) (n_ctx / n_parallel in 2025) : speculative.n_ctx.
-  int64_t n_ctx = std::max<int64_t>(0, [&] {
-    const std::string* v = d.flag("--ctx-size-draft");
-    if (!v) return int64_t{0};
-    try {
-      size_t used = 0;
-      const long long x = std::stoll(*v, &used);
-      if (used == v->size() && x >= 0 && x <= (int64_t{1} << 32)) return static_cast<int64_t>(x);
-    } catch (const std::exception&) {
-    }
-    fail_input("command line", "--ctx-size-draft", fmt::format("'{}' is not an integer in [0, 4294967296]", *v));
-  }());
+  int64_t n_ctx = std::max<int64_t>(0, int_flag(d, "--ctx-size-draft", 0, int64_t{1} << 32));
   if (n_ctx == 0) n_ctx = target_kv ? target_kv->n_ctx_seq : std::max<int64_t>(target.kv.ctx_size, 512);
   out.s = parse_server_settings(draft_deployment(d, n_ctx), out.model->n_layer);
   out.s.notes.clear();

@@ -47,6 +47,8 @@ constexpr std::string_view kModelled[] = {
     "--fit-ctx", "--model-draft", "--n-gpu-layers-draft", "--ctx-size-draft", "--cache-type-k-draft", "--cache-type-v-draft",
     "--device-draft"};
 
+}  // namespace
+
 int64_t int_flag(const Deployment& d, std::string_view flag, int64_t lo, int64_t hi) {
   const std::string* v = d.flag(flag);
   if (!v) return -1;
@@ -58,6 +60,8 @@ int64_t int_flag(const Deployment& d, std::string_view flag, int64_t lo, int64_t
   }
   fail_input("command line", flag, fmt::format("'{}' is not an integer in [{}, {}]", *v, lo, hi));
 }
+
+namespace {
 
 gguf::GgmlType cache_type(const Deployment& d, std::string_view flag) {
   const std::string* v = d.flag(flag);

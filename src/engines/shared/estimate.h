@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "headroom/estimates.h"
+
 namespace headroom {
 
 struct Estimate {
@@ -13,6 +15,10 @@ struct Estimate {
 
 // An estimate of `central` bytes whose ends are lo_factor x and hi_factor x it.
 Estimate range(double central, double lo_factor, double hi_factor, std::string basis);
+
+// An estimate of `central` bytes whose ends sit where the table row `k` puts them relative to its
+// own central (k.low / k.central .. k.high / k.central): the form every *_constants.cpp row takes.
+Estimate range_of(const EstimatedConstant& k, double central, std::string basis);
 
 // Adds part's central, low and high bytes to e; the basis stays e's (callers say what was added).
 inline void add_bytes(Estimate& e, const Estimate& part) {

@@ -15,7 +15,7 @@ namespace {
 // A GiB row of shared_constants.cpp as an estimate whose ends are the row's.
 Estimate gib_row(shared::Const k, std::string basis) {
   const EstimatedConstant& c = shared::constant(k);
-  return range(c.central * GiB, c.low / c.central, c.high / c.central, std::move(basis));
+  return range_of(c, c.central * GiB, std::move(basis));
 }
 }  // namespace
 
@@ -26,6 +26,10 @@ Estimate range(double central, double lo_factor, double hi_factor, std::string b
   e.high = static_cast<int64_t>(central * hi_factor);
   e.basis = std::move(basis);
   return e;
+}
+
+Estimate range_of(const EstimatedConstant& k, double central, std::string basis) {
+  return range(central, k.low / k.central, k.high / k.central, std::move(basis));
 }
 
 Estimate context_and_nccl(int tp, int pp, bool amd) {

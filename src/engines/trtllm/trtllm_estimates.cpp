@@ -27,7 +27,7 @@ Estimate trt_execution_context(const ModelConfig& c, int64_t max_num_tokens) {
   // token, 0.85 .. 1.2 of it. GUESS: the scaling with hidden_size -- all the logs are hidden 4096.
   const EstimatedConstant& k = constant(Const::ExecContextPerToken);
   const int64_t per_token = static_cast<int64_t>(k.central) * c.hidden_size;
-  return range(per_token * max_num_tokens, k.low / k.central, k.high / k.central,
+  return range_of(k, static_cast<double>(per_token * max_num_tokens),
                fmt::format("TensorRT execution context: 32 x hidden_size B per max_num_tokens token ({} tokens; ESTIMATE from 3 TensorRT-LLM "
                            "logs, 29..36 x hidden; the hidden_size scaling is a GUESS)",
                            max_num_tokens));
@@ -46,7 +46,7 @@ Estimate trt_runtime_buffers(const ModelConfig& c, int64_t max_batch_size) {
   // is the unfavourable end.
   const int64_t vocab = c.vocab_size > 0 ? c.vocab_size : 32000;
   const EstimatedConstant& k = constant(Const::RuntimeBuffers);
-  return range(static_cast<int64_t>(k.central) * vocab * max_batch_size, k.low / k.central, k.high / k.central,
+  return range_of(k, static_cast<double>(static_cast<int64_t>(k.central) * vocab * max_batch_size),
                fmt::format("runtime buffers + decoder: 20 B x vocab {} x max_batch_size {} (ESTIMATE from 3 TensorRT-LLM logs: 18, 20 and 45 B)", vocab,
                            max_batch_size));
 }
@@ -139,7 +139,7 @@ Estimate pytorch_executor_overhead() {
   // this one), not fitted (n = 1, and the log prints no profiling lines to split it).
   const double gib = static_cast<double>(int64_t{1} << 30);
   const EstimatedConstant& k = constant(Const::PytorchExecutorOverhead);
-  return range(k.central * gib, k.low / k.central, k.high / k.central,
+  return range_of(k, k.central * gib,
                "TensorRT-LLM PyTorch executor overhead beyond vLLM's terms (sampler, runtime buffers, kernel modules, allocator "
                "leftovers): 0.64 GiB per rank (ESTIMATE from 3 single-GPU TensorRT-LLM logs, 0.49..1.34 GiB; one constant is a GUESS)");
 }

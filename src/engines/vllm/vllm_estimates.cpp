@@ -23,7 +23,7 @@ namespace {
 // A row of vllm_constants.cpp as an estimate of `scale` x its central, its ends the row's.
 Estimate row(Const k, double scale, std::string basis) {
   const EstimatedConstant& c = constant(k);
-  return range(c.central * scale, c.low / c.central, c.high / c.central, std::move(basis));
+  return range_of(c, c.central * scale, std::move(basis));
 }
 }  // namespace
 
@@ -632,7 +632,7 @@ Estimate sampler_warmup(const Era& era, const ModelConfig& c, int64_t num_reqs, 
 Estimate v2_capture_after_profiling(int64_t layers, int64_t graphs) {
   const EstimatedConstant& k = constant(Const::V2CaptureAfterProfiling);
   const double central = k.central * MiB * static_cast<double>(graphs) * static_cast<double>(layers) + 16.0 * MiB;
-  return range(central, k.low / k.central, k.high / k.central,
+  return range_of(k, central,
                fmt::format("CUDA graphs: {} captures over {} layers after Model Runner V2's profiling capture (0.29+): 0.077 MiB per (graph x layer) "
                            "+ 16 MiB (ESTIMATE, n=2 logs)",
                            graphs, layers));
@@ -767,7 +767,7 @@ Estimate cuda_graph_estimate(const Era& era, const ModelConfig& c, const Estimat
     const double fixed = 16.0 * MiB;
     const EstimatedConstant& k = constant(Const::V1EstimateOverCapture);
     const double central = fixed + (static_cast<double>(capture.central) - fixed) * k.central;
-    return range(central, k.low / k.central, k.high / k.central,
+    return range_of(k, central,
                  capture.basis + fmt::format("; vLLM's own estimate extrapolates the second-largest graph's delta ({} tokens x hidden {} "
                                              "is a large allocation) to every graph: x1.18 above the 16 MiB fixed buffers (ESTIMATE, n=5 "
                                              "logged estimates, 0.88 .. 1.47)",
@@ -810,7 +810,7 @@ Estimate cuda_graph_estimate(const Era& era, const ModelConfig& c, const Estimat
   // 0.61x .. 1.69x). ESTIMATE, n=6. Until 2026-12 it was 0.40, fitted on the last two alone.
   const EstimatedConstant& k = constant(Const::V2Estimator);
   const double central = k.central * MiB * static_cast<double>(graphs) * static_cast<double>(layers) + 16.0 * MiB;
-  return range(central, k.low / k.central, k.high / k.central,
+  return range_of(k, central,
                fmt::format("Model Runner V2 estimator (0.28+): {} graphs x {} layers x 0.27 MiB + 16 MiB (ESTIMATE, median of 6 logs, 0.16 .. 0.46; "
                            "the capture itself stays at 0.19 MiB per graph x layer)",
                            graphs, layers));
@@ -836,7 +836,7 @@ Estimate cuda_graph_memory_outputs_per_size(const ModelConfig& c, int64_t layers
   for (int64_t x : sizes) sum += static_cast<double>(x);
   const EstimatedConstant& k = constant(Const::OutputsPerSizeFactor);
   double central = k.central * sum * static_cast<double>(c.hidden_size) * static_cast<double>(act_bytes) * static_cast<double>(layers) + 16.0 * MiB;
-  return range(central, k.low / k.central, k.high / k.central,
+  return range_of(k, central,
                fmt::format("CUDA graphs (V1 before 0.10.1): {} sizes summing to {:.0f} tokens x hidden {} x {} layers x 0.5 "
                            "(each size keeps its piecewise outputs; factor INFERRED from 3 logs of 0.9.2, a 4th at 0.33x)",
                            sizes.size(), sum, c.hidden_size, layers));
