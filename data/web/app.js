@@ -273,6 +273,7 @@ async function runPlan() {
   writeUrl(f);
   if (!hasModel(f)) {
     setVerdict($('verdict'), null);
+    if (state.tab === 'versions') scheduleVersions();
     return;
   }
   const seq = ++state.seq.plan;
@@ -293,7 +294,7 @@ async function runPlan() {
     if (seq === state.seq.plan) $('busy').hidden = true;
   }
   if (state.tab === 'tune') scheduleTune();
-  if (state.tab === 'versions') scheduleVersions();
+  if (state.tab === 'versions') scheduleVersions();  // the plan first: the form's "Rules used" line is the "from" side's
 }
 
 // The verdict in words. j: a plan JSON (or {verdict:'error'}), null for "nothing yet".
@@ -954,7 +955,6 @@ function wire() {
   form.addEventListener('input', (e) => {
     if (e.target.type === 'file' || e.target.name === 'model-source') return;
     if (state.tab === 'host') { state.planStale = true; return; }  // the Host tab has its own buttons
-    if (state.tab === 'versions') { state.planStale = true; scheduleVersions(); return; }  // the diff, not the plan
     schedulePlan();
   });
   form.addEventListener('change', (e) => {

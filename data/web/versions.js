@@ -214,8 +214,7 @@ function versionsChips(engine) {
     b.addEventListener('click', () => {
       $('engine-version').value = from;
       $('versions-to').value = to;
-      state.planStale = true;  // the Plan tab catches up when it shows
-      runVersions();
+      schedulePlan();  // then the diff (runPlan calls scheduleVersions on this tab)
     });
     return b;
   }));
@@ -226,6 +225,7 @@ function versionsWire(fromUrl) {
   $('versions-to').addEventListener('input', scheduleVersions);
   $('versions-to').addEventListener('keydown', (e) => { if (e.key === 'Enter') runVersions(); });
   $('versions-run').addEventListener('click', runVersions);
+  $('engine').addEventListener('change', () => versionsChips($('engine').value));  // the engine's own examples at once
 }
 
 // The first time the tab shows, compare what the form holds so the tab is never empty.
