@@ -2,6 +2,7 @@
 // that differ named by their ids in the engines' rule tables (rules.h).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -61,6 +62,31 @@ TEST(Diff, SglangReleasesShowTheSettingsInForceThatDiffer) {
   EXPECT_NE(r.out.find("only in 0.5.4: sglang.reserve_heuristic"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("only in 0.4.6: sglang.tp_default_fraction"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--mem-fraction-static"), std::string::npos) << r.out;
+}
+
+// --to without the engine's name: a release, a build date (main@DATE) or a llama.cpp build (bNNNN)
+// is a version of the --engine's engine, the same answer as with the name.
+TEST(Diff, ToTakesTheVersionAloneInEveryForm) {
+  const std::vector<std::string> sglang{"diff", "--engine", "sglang@0.4.8", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--json"};
+  const CliResult dated = cli(plus(sglang, {"--to", "main@2026-03-15"}));
+  ASSERT_EQ(dated.rc, 0) << dated.err;
+  EXPECT_EQ(nlohmann::json::parse(dated.out)["to"]["version"], "main@2026-03-15");
+  EXPECT_EQ(dated.out, cli(plus(sglang, {"--to", "sglang@main@2026-03-15"})).out);
+  const std::vector<std::string> llama{"diff", "--engine", "llamacpp@b5000", "--model", "Qwen/Qwen3-8B", "--quant", "Q4_K_M", "--gpu", "rtx-4090", "--json"};
+  const CliResult build = cli(plus(llama, {"--to", "b8157"}));
+  ASSERT_EQ(build.rc, 0) << build.err;
+  const auto j = nlohmann::json::parse(build.out);
+  EXPECT_EQ(j["to"]["version"], "b8157");
+  // b6800: -ngl defaults to every layer, so the weights move onto the GPU (none there at b5000).
+  std::vector<std::string> added;
+  for (const auto& r : j["rules"]["only_to"]) added.push_back(r["id"]);
+  EXPECT_NE(std::find(added.begin(), added.end(), "llamacpp.all_layers_offloaded"), added.end()) << build.out;
+  for (const auto& s : j["stages"])
+    if (s["name"] == "weights") {
+      EXPECT_EQ(s["from_bytes"], 0);
+      EXPECT_EQ(s["to_bytes"], 4671766528);  // "CUDA0 model buffer size = 4455.34 MiB" (web_llamacpp_test.cpp)
+    }
+  EXPECT_EQ(build.out, cli(plus(llama, {"--to", "llamacpp@b8157"})).out);
 }
 
 TEST(Diff, BadInputIsOneLine) {

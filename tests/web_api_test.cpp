@@ -221,13 +221,14 @@ TEST_F(WebApi, ServesThePageAndItsAssets) {
   EXPECT_EQ(r->get_header_value("Content-Type"), "text/html; charset=utf-8");
   EXPECT_NE(r->get_header_value("Content-Security-Policy").find("default-src 'self'"), std::string::npos);
   EXPECT_EQ(r->get_header_value("X-Content-Type-Options"), "nosniff");
-  for (const char* asset : {"/app.js", "/host.js", "/style.css"}) {
+  for (const char* asset : {"/app.js", "/host.js", "/versions.js", "/style.css"}) {
     auto a = client().Get(asset);
     ASSERT_TRUE(a);
     EXPECT_EQ(a->status, 200) << asset;
     EXPECT_FALSE(a->body.empty()) << asset;
   }
   EXPECT_NE(r->body.find("<script src=\"host.js\" defer>"), std::string::npos);  // the Host tab's view
+  EXPECT_NE(r->body.find("<script src=\"versions.js\" defer>"), std::string::npos);  // the Versions tab's view
   expect_error(client().Get("/gpus.json"), 404, "no such page");
   expect_error(client().Get("/nothing-here"), 404, "no such page");
 }
@@ -278,7 +279,7 @@ TEST_F(WebApi, ModelsAndMeta) {
 }
 
 TEST_F(WebApi, BadJsonUnknownFieldsAndBadArgsAre400) {
-  for (const char* path : {"/api/plan", "/api/tune", "/api/doctor"}) {
+  for (const char* path : {"/api/plan", "/api/tune", "/api/doctor", "/api/diff"}) {
     if (!has_verb(std::string_view(path).substr(5))) {
       expect_error(post(path, R"({"args": []})"), 501, "no '");
       continue;
@@ -317,6 +318,7 @@ TEST_F(WebApi, WrongMethodsAre405AndUnknownPaths404) {
   auto g = client().Get("/api/plan");
   expect_error(g, 405, "POST only");
   EXPECT_EQ(g->get_header_value("Allow"), "POST");
+  expect_error(client().Get("/api/diff"), 405, "POST only");
   expect_error(client().Delete("/api/gpus"), 405, "GET only");
   expect_error(post("/api/models", "{}"), 405, "GET only");
   expect_error(client().Put("/", "x", "text/plain"), 405, "GET only");
@@ -453,6 +455,23 @@ TEST_F(WebApi, DoctorReadsTheSeedCrashLog) {
   EXPECT_EQ(j["cause"], "static_fraction_too_high");
   EXPECT_FALSE(j["evidence"].empty());
   EXPECT_EQ(r->body.find("headroom-web-"), std::string::npos);
+}
+
+// The Versions tab's request (web_diff_test.cpp has the figures): the CLI's diff over HTTP.
+TEST_F(WebApi, DiffIsTheCliJsonOverHttp) {
+  const std::vector<std::string> args{"--engine", "vllm@0.8.2", "--model", "Qwen/Qwen2.5-7B-Instruct", "--gpu", "a100-80gb"};
+  auto r = post("/api/diff", json{{"args", args}, {"to", "0.10.2"}}.dump());
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  std::vector<std::string> argv{"diff"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.insert(argv.end(), {"--to", "0.10.2", "--json"});
+  auto [rc, out] = cli(argv);
+  EXPECT_EQ(rc, 0);
+  EXPECT_EQ(r->body, out);
+  EXPECT_EQ(r->get_header_value("X-Headroom-Exit-Code"), "0");
+  EXPECT_EQ(body_json(r)["kv_tokens"]["delta"].get<int64_t>(), 8416);
+  expect_error(post("/api/diff", json{{"args", args}}.dump()), 400, "to: missing");
 }
 
 TEST_F(WebApi, TuneAnswersForTheSeedDeployment) {

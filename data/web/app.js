@@ -1,5 +1,5 @@
 // The page of `headroom serve`: turns the form into the CLI's own argument list, posts it to
-// /api/plan|tune|doctor, and draws the CLI's JSON (CONTRACT.md keys). State lives in the URL.
+// /api/plan|tune|doctor|diff, and draws the CLI's JSON (CONTRACT.md keys). State lives in the URL.
 'use strict';
 
 const $ = (id) => document.getElementById(id);
@@ -12,7 +12,7 @@ const STAGE_WORDS = {
   runtime: 'serving (runtime peak)', none: 'none',
 };
 const PATTERN_STAGES = ['init', 'weights', 'kv_pool', 'workspaces', 'cuda_graph', 'runtime'];
-const TABS = ['plan', 'tune', 'doctor', 'host'];  // the Host tab's view is host.js
+const TABS = ['plan', 'tune', 'doctor', 'versions', 'host'];  // the Versions and Host tabs' views: versions.js, host.js
 
 // The flags each engine exposes on the form (engine spelling); the others go in "Other flags".
 const KEY_FLAGS = {
@@ -55,6 +55,7 @@ const state = {
   selectedGroup: 0,
   planStale: false,      // the form changed while the Host tab showed
   hostFromUrl: '',       // the Host tab's file from the link
+  versionsToFromUrl: '', // the Versions tab's "to" version from the link
 };
 
 // ---------------------------------------------------------------- formatting
@@ -217,6 +218,8 @@ function writeUrl(f) {
   if (tcc) p.set('target-concurrency', tcc);
   const hostFile = hostUrlValue();
   if (hostFile) p.set('hostfile', hostFile);
+  const to = versionsUrlValue();
+  if (to) p.set('to', to);
   history.replaceState(null, '', '?' + p.toString());
 }
 
@@ -242,6 +245,7 @@ function readUrl() {
     else inp.value = v;
   }
   state.hostFromUrl = p.get('hostfile') || '';
+  state.versionsToFromUrl = p.get('to') || '';
   state.profileFromUrl = p.get('profile') || '';
   const tab = p.get('tab');
   if (TABS.includes(tab)) state.tab = tab;
@@ -269,6 +273,7 @@ async function runPlan() {
   writeUrl(f);
   if (!hasModel(f)) {
     setVerdict($('verdict'), null);
+    if (state.tab === 'versions') scheduleVersions();
     return;
   }
   const seq = ++state.seq.plan;
@@ -289,6 +294,7 @@ async function runPlan() {
     if (seq === state.seq.plan) $('busy').hidden = true;
   }
   if (state.tab === 'tune') scheduleTune();
+  if (state.tab === 'versions') scheduleVersions();  // the plan first: the form's "Rules used" line is the "from" side's
 }
 
 // The verdict in words. j: a plan JSON (or {verdict:'error'}), null for "nothing yet".
@@ -881,6 +887,7 @@ function selectTab(tab) {
   writeUrl(readForm());
   if (tab === 'tune') scheduleTune();
   if (tab === 'host') hostShown();
+  if (tab === 'versions') versionsShown();
   if (tab !== 'host' && state.planStale) { state.planStale = false; schedulePlan(); }
 }
 
@@ -974,6 +981,7 @@ function wire() {
   for (const id of ['target-context', 'target-concurrency']) $(id).addEventListener('input', scheduleTune);
   $('diagnose').addEventListener('click', runDoctor);
   hostWire(state.hostFromUrl);
+  versionsWire(state.versionsToFromUrl);
   llamaWire();
   $('log-file').addEventListener('change', async () => {
     const file = $('log-file').files[0];

@@ -10,6 +10,7 @@
 #include "cli/verbs.h"
 #include "headroom/deployment.h"
 #include "headroom/engine.h"
+#include "headroom/engine_traits.h"
 #include "headroom/error.h"
 #include "headroom/rules.h"
 #include "headroom/units.h"
@@ -92,7 +93,8 @@ int verb_diff(const Args& args, std::ostream& out, std::ostream& /*err*/) {
   if (!from_spec || !to_arg) fail_input("command line", from_spec ? "--to" : "--engine", "diff needs --engine ENGINE@VERSION and --to [ENGINE@]VERSION");
   const auto [kind, from_version] = parse_engine_spec(*from_spec);
   const std::string engine_name = from_spec->substr(0, from_spec->find('@'));
-  const std::string to_spec = to_arg->find('@') == std::string::npos && to_arg->find_first_of("0123456789") == 0 ? engine_name + "@" + *to_arg : *to_arg;
+  // --to names an engine (vllm@0.10.2, sglang) or gives the version alone (0.10.2, main@2026-03-15, b8157).
+  const std::string to_spec = traits_by_name(to_arg->substr(0, to_arg->find('@'))) ? *to_arg : engine_name + "@" + *to_arg;
   if (parse_engine_spec(to_spec).first != kind)
     fail_input("command line", "--to", fmt::format("'{}' is another engine; 'headroom compare' puts engines side by side", *to_arg));
 

@@ -80,7 +80,7 @@ Reply error_reply(int status, std::string_view message) {
 }
 
 Reply api_run(std::string_view verb, std::string_view body) {
-  if (verb != "plan" && verb != "tune" && verb != "doctor") return error_reply(404, "no such endpoint");
+  if (verb != "plan" && verb != "tune" && verb != "doctor" && verb != "diff") return error_reply(404, "no such endpoint");
   if (!has_verb(verb)) return error_reply(501, "this build of headroom has no '" + std::string(verb) + "' verb yet");
   ApiRequest req;
   try {
@@ -111,6 +111,7 @@ Reply api_run(std::string_view verb, std::string_view body) {
       argv.insert(argv.end(), {"--host", dir->write("host.yaml", *req.host)});
     }
     argv.insert(argv.end(), req.args.begin(), req.args.end());
+    if (req.to) argv.insert(argv.end(), {"--to", *req.to});
     argv.push_back("--json");
     // A model named in the request is an id, never a server folder (the upload's folder excepted),
     // and the CLI opens no path but this request's own folder (file_reach.h): a model, draft model

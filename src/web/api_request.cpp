@@ -1,4 +1,4 @@
-// Validation of the JSON bodies of POST /api/plan|tune|doctor: shape, field names, limits,
+// Validation of the JSON bodies of POST /api/plan|tune|doctor|diff: shape, field names, limits,
 // and the rule that a web request never makes the CLI read a file of the server's choosing
 // (no paths, no positionals; models are catalog ids, Hugging Face ids or uploaded config text).
 #include <algorithm>
@@ -85,6 +85,15 @@ std::string take_text(const nlohmann::json& j, std::string_view field) {
   return j.get<std::string>();
 }
 
+// diff's second version, [ENGINE@]VERSION: "0.10.2", "vllm@0.10.2", "main@2026-03-15", "b8157".
+void check_version(std::string_view field, std::string_view v) {
+  if (v.empty()) fail_input(kSource, field, "is empty (the version to compare with, e.g. \"0.10.2\" or \"vllm@0.10.2\")");
+  if (v.size() > kMaxVersionChars) fail_input(kSource, field, fmt::format("longer than {} characters", kMaxVersionChars));
+  for (char c : v)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_' && c != '@' && c != ':' && c != '+')
+      fail_input(kSource, field, fmt::format("'{}' is not a version like 0.10.2, vllm@0.10.2 or main@2026-03-15", v));
+}
+
 }  // namespace
 
 std::vector<std::string> catalog_model_ids() {
@@ -108,9 +117,10 @@ ApiRequest parse_api_request(std::string_view verb, std::string_view body) {
   if (j.is_discarded()) fail_input(kSource, "body", "is not valid JSON");
   if (!j.is_object()) fail_input(kSource, "body", "must be a JSON object like {\"args\": [\"--model\", \"...\"]}");
 
-  const bool doctor = verb == "doctor";
+  const bool doctor = verb == "doctor", diff = verb == "diff";
   const std::vector<std::string_view> allowed =
       doctor ? std::vector<std::string_view>{"args", "log", "config", "hf_quant_config"}
+      : diff ? std::vector<std::string_view>{"args", "to", "config", "hf_quant_config", "host_state"}
              : std::vector<std::string_view>{"args", "config", "hf_quant_config", "host_state", "host"};
   for (const auto& [key, _] : j.items()) {
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
@@ -177,6 +187,20 @@ ApiRequest parse_api_request(std::string_view verb, std::string_view body) {
       continue;
     } else if (!catalog && (value.find('/') != std::string::npos || value.find('\\') != std::string::npos || looks_like_file(value))) {
       fail_input(kSource, name, fmt::format("'{}' looks like a file path; the web API reads no files", value));
+    }
+  }
+  if (diff) {
+    if (j.contains("to")) {
+      req.to = take_text(j["to"], "to");
+      check_version("to", *req.to);
+    }
+    const auto& opts = parsed.options();
+    const auto in_args = std::find_if(opts.begin(), opts.end(), [](const auto& o) { return o.first == "--to"; });
+    if (in_args != opts.end()) {
+      if (req.to) fail_input(kSource, "to", "given twice: send the second version as \"to\" or as --to in args, not both");
+      check_version("--to", in_args->second);
+    } else if (!req.to) {
+      fail_input(kSource, "to", "missing (the version to compare with, e.g. \"0.10.2\" or \"vllm@0.10.2\")");
     }
   }
   return req;

@@ -33,7 +33,7 @@ struct Route {
   std::string_view path;
   std::string_view method;  // the one method the path answers
 };
-constexpr std::array<Route, 7> kApiRoutes{{{"/api/plan", "POST"}, {"/api/tune", "POST"}, {"/api/doctor", "POST"},
+constexpr std::array<Route, 8> kApiRoutes{{{"/api/plan", "POST"}, {"/api/tune", "POST"}, {"/api/doctor", "POST"}, {"/api/diff", "POST"},
                                            {"/api/gpus", "GET"}, {"/api/models", "GET"}, {"/api/meta", "GET"},
                                            {"/api/profiles", "GET"}}};
 
@@ -177,7 +177,7 @@ HttpServer::HttpServer(ServerOptions opt) : impl_(std::make_unique<Impl>()) {
     return httplib::Server::HandlerResponse::Unhandled;
   });
 
-  for (std::string_view verb : {"plan", "tune", "doctor"}) {
+  for (std::string_view verb : {"plan", "tune", "doctor", "diff"}) {
     std::string v(verb);
     // The body is read here, through the cap, whether it comes with a length or chunked.
     svr.Post("/api/" + v, [v](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader) {

@@ -37,9 +37,11 @@ struct ApiRequest {
   std::optional<std::string> log;              // doctor only: the log text
   std::optional<std::string> host_state;       // plan/tune: nvidia-smi / rocm-smi text (--host-state)
   std::optional<std::string> host;             // plan/tune: HOST.yaml text (--host: servers sharing GPUs)
+  std::optional<std::string> to;               // diff only: the second version, "0.10.2" or "vllm@0.10.2" (--to)
 };
 
-// Parses and checks a request body for `verb` ("plan", "tune", "doctor"). Throws InputError
+// Parses and checks a request body for `verb` ("plan", "tune", "doctor", "diff"; diff takes the
+// second version as "to" or as --to in args, exactly once). Throws InputError
 // (source "request") for bad JSON, unknown fields, wrong types, over-long lists, positional
 // arguments, --help/--version, and any value that would make the CLI read a file (only
 // catalog model ids are accepted; a config is sent as text).
@@ -48,7 +50,10 @@ ApiRequest parse_api_request(std::string_view verb, std::string_view body);
 // Catalog model ids embedded in the binary (data/models/<org>/<name>/config.json), sorted.
 std::vector<std::string> catalog_model_ids();
 
-// POST /api/<verb>: runs `headroom <verb> <args> --json` in-process and maps the exit code:
+// Longest "to" version accepted by /api/diff.
+inline constexpr std::size_t kMaxVersionChars = 64;
+
+// POST /api/<verb> (plan, tune, doctor, diff): runs `headroom <verb> <args> --json` in-process and maps the exit code:
 // 0/1 -> 200 with the CLI's JSON, 2 -> 400 {"error"}, 3 -> 500 {"error"}.
 Reply api_run(std::string_view verb, std::string_view body);
 // GET /api/gpus: `headroom gpus --json`. GET /api/models: {"models": [ids]}.

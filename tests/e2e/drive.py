@@ -9,7 +9,9 @@ the URL alone restores the deployment, and saves screenshots at 1280x800 and at 
 The tune and doctor tabs are exercised and photographed too; their answers belong to their own
 tests, so only the plan verdicts are asserted here. The Host tab plans and tunes its example (two
 vLLM 0.8.5 servers at 0.5 on one H100: the second is refused; tune raises it to 0.61) and shows a
-garbled host state as one line. Last, llama.cpp: Qwen/Qwen3-8B as a derived Q4_K_M GGUF on an RTX
+garbled host state as one line. The Versions tab compares vLLM 0.8.2 and 0.10.2 for Qwen2.5-7B on an
+A100-80GB (its example chip): KV tokens 1,030,784 -> 1,039,200, the stage table and a pair of bars
+per stage, and PR #19312's per-instance budget among the rules new in 0.10.2. Last, llama.cpp: Qwen/Qwen3-8B as a derived Q4_K_M GGUF on an RTX
 4090 (fits: one bar for the GPU, one for the host RAM), then Q8_0 split 1,5 over an RTX 4090 and an
 RTX 3060 with f32 K and --fit off (the 3060 is OVER, the 4090 fits), with the llama-server command.
 """
@@ -261,6 +263,7 @@ def run(driver):
     shot(driver, "e2e-doctor.png", full=True)
 
     run_host(driver)
+    run_versions(driver)
     run_llamacpp(driver)
 
 
@@ -330,6 +333,73 @@ def run_llamacpp(driver):
     banner = driver.find_element(By.ID, "error")
     check(v == "error" and banner.is_displayed() and "q9" in banner.text and "\n" not in banner.text.strip(),
           f"llama.cpp: a bad --cache-type-k shows {banner.text!r}, want one line naming q9")
+
+
+def run_versions(driver):
+    """The Versions tab: the vLLM 0.8.2 -> 0.10.2 chip on Qwen2.5-7B / A100-80GB, drawn answer first."""
+    driver.find_element(By.ID, "tab-versions").click()
+    check(driver.find_element(By.ID, "tab-versions").get_attribute("aria-selected") == "true", "the Versions tab is not selected")
+    Select(driver.find_element(By.ID, "engine")).select_by_value("vllm")
+    Select(driver.find_element(By.ID, "gpu")).select_by_value("a100-80gb")
+    typed(driver, "tp", "")  # the seed's TP 8: one GPU here
+    typed(driver, "model", "Qwen/Qwen2.5-7B-Instruct")
+    chip = WebDriverWait(driver, 10).until(
+        lambda d: d.find_element(By.CSS_SELECTOR, "#versions-examples button[data-from='0.8.2'][data-to='0.10.2']"))
+    chip.click()
+
+    def ready(d):
+        res = d.find_element(By.ID, "versions-result")
+        return (not d.find_element(By.ID, "versions-busy").is_displayed() and res.get_attribute("data-pair") == "0.8.2>0.10.2"
+                and "Qwen2.5-7B" in d.current_url and "to=0.10.2" in d.current_url)
+    try:
+        WebDriverWait(driver, TIMEOUT, poll_frequency=0.1).until(ready)
+    except TimeoutException:
+        log("versions: no answer in time; the banner says " + repr(driver.find_element(By.ID, "error").text))
+    text = driver.find_element(By.ID, "versions-result").text.replace("\n", " ")
+    log("versions: " + text[:300])
+    kv = driver.find_element(By.ID, "versions-kv").text if driver.find_elements(By.ID, "versions-kv") else ""
+    check("1,030,784 → 1,039,200" in kv and "+8,416" in kv and "+0.8%" in kv,
+          f"versions: the KV line is {kv!r}, want 1,030,784 → 1,039,200 (+8,416, +0.8%)")
+    rules = [li.get_attribute("data-rule") for li in driver.find_elements(By.CSS_SELECTOR, "#versions-rules-to li.rule")]
+    check(rules[:1] == ["vllm.per_instance_budget"], f"versions: rules new in 0.10.2 are {rules}, want vllm.per_instance_budget first")
+    budget = driver.find_elements(By.CSS_SELECTOR, "#versions-rules-to li[data-rule='vllm.per_instance_budget']")
+    check(bool(budget) and "PR #19312" in budget[0].text, "versions: the per-instance budget rule does not name PR #19312")
+    gone = [li.get_attribute("data-rule") for li in driver.find_elements(By.CSS_SELECTOR, "#versions-rules-from li.rule")]
+    check("vllm.graph_outputs_per_size" in gone, f"versions: rules only in 0.8.2 are {gone}")
+    stages = [tr.get_attribute("data-stage") for tr in driver.find_elements(By.CSS_SELECTOR, "#versions-stages tr[data-stage]")]
+    want = driver.execute_script("return versionsState.answer ? versionsState.answer.stages.map((s) => s.name) : []")
+    check(stages == want and "kv_pool" in stages, f"versions: stage rows {stages}, the answer has {want}")
+    for stage, arrow in (("kv_pool", "▲"), ("cuda_graph", "▼")):  # more KV memory, smaller graphs: both better
+        cell = driver.find_elements(By.CSS_SELECTOR, f"#versions-stages tr[data-stage={stage}] td.delta")
+        text = cell[0].text if cell else "(no row)"
+        check(bool(cell) and "better" in cell[0].get_attribute("class") and arrow in text,
+              f"versions: the {stage} change is {text!r}, want {arrow} and 'better'")
+    bars = driver.find_elements(By.CSS_SELECTOR, "#versions-chart svg.vbar")
+    check(len(bars) == 2 * len(want) and len(want) > 0, f"versions: {len(bars)} bars for {len(want)} stages, want a pair each")
+    drawn = driver.execute_script("const b = document.querySelector('#versions-chart .vpair[data-stage=kv_pool] svg.vbar.to');"
+                                  "return b ? Number(b.getAttribute('data-bytes')) : -1")
+    check(drawn == 59591884800, f"versions: the 0.10.2 KV pool bar is {drawn} B, want 59591884800")
+    era = driver.find_element(By.ID, "engine-era").text
+    check("0.8.2" in era, f"versions: the form's 'Rules used' line is {era!r}, want the 'from' version 0.8.2")
+    shot(driver, "e2e-versions.png", full=True)
+    viewport(driver, 390, 844, mobile=True)
+    shot(driver, "e2e-versions-narrow.png", full=True)
+    viewport(driver, 1280, 800)
+
+    # A version the engine never had is one line in the banner.
+    typed(driver, "versions-to", "99.1")
+    try:
+        WebDriverWait(driver, TIMEOUT, poll_frequency=0.1).until(
+            lambda d: "to=99.1" in d.current_url and not d.find_element(By.ID, "versions-busy").is_displayed()
+            and d.find_element(By.ID, "versions-result").get_attribute("data-state") == "error")
+    except TimeoutException:
+        log("versions: no error in time")
+    banner = driver.find_element(By.ID, "error")
+    check(banner.is_displayed() and "99.1" in banner.text and "\n" not in banner.text.strip(),
+          f"versions: an unknown version shows {banner.text!r}, want one line naming 99.1")
+    # Leave the form as the next steps expect it: the newest version, the Plan tab.
+    typed(driver, "versions-to", "")
+    typed(driver, "engine-version", "")
 
 
 def wait_host(driver, verb):
