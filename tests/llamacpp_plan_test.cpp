@@ -297,3 +297,39 @@ TEST(LlamacppPlan, MmprojLoadsTheVisionTowerOnTheFirstGpu) {
   ASSERT_TRUE(tight.failure);
   EXPECT_EQ(tight.failure->stage, "mmproj");
 }
+
+// A GGUF converted with --fuse_gate_up_exps (blk.N.ffn_gate_up_exps) under --cpu-moe: llama.cpp's
+// expert regex caught the fused tensor only from PR #20416 (~b8290); on b8284 it stayed on the GPU
+// (llama.cpp issue #20431: 141 GiB of Qwen3.5-397B experts on a 24 GiB card).
+TEST(LlamacppPlan, CpuMoeMissesFusedGateUpBeforePr20416) {
+  using namespace gguf_test;
+  Writer w;
+  w.kv_str("general.architecture", "llama").kv_u32("llama.block_count", 2).kv_u32("llama.embedding_length", 512)
+      .kv_u32("llama.attention.head_count", 4).kv_u32("llama.attention.head_count_kv", 2).kv_u32("llama.context_length", 4096)
+      .kv_u32("llama.feed_forward_length", 1024).kv_u32("llama.vocab_size", 1000).kv_u32("llama.expert_count", 4)
+      .kv_u32("llama.expert_used_count", 2);
+  w.tensor("token_embd.weight", {512, 1000}, T_Q8_0, 544000).tensor("output.weight", {512, 1000}, T_Q6_K, 420000);
+  for (int i = 0; i < 2; ++i) {
+    const std::string b = "blk." + std::to_string(i) + ".";
+    // gate_up: 512 x 2048 x 4 experts q4_K = 2,359,296 B; down: 1024 x 512 x 4 = 1,179,648 B.
+    w.tensor(b + "attn_q.weight", {512, 512}, T_Q4_K, 147456).tensor(b + "attn_k.weight", {512, 256}, T_Q4_K, 73728)
+        .tensor(b + "attn_v.weight", {512, 256}, T_Q4_K, 73728).tensor(b + "attn_output.weight", {512, 512}, T_Q4_K, 147456)
+        .tensor(b + "ffn_gate_inp.weight", {512, 4}, T_F32, 8192)
+        .tensor(b + "ffn_gate_up_exps.weight", {512, 2048, 4}, T_Q4_K, 2359296)
+        .tensor(b + "ffn_down_exps.weight", {1024, 512, 4}, T_Q4_K, 1179648);
+  }
+  const std::string path = ::testing::TempDir() + "tiny-fused-moe-Q4_K.gguf";
+  w.write(path);
+  const std::vector<std::string> base = {"--model", path, "--gpu", "rtx-4090", "-c", "4096", "-np", "1", "--cpu-moe", "--fit", "off"};
+  const Forecast old_build = run(plus({"--engine", "llamacpp@b8284"}, base));
+  const Forecast fixed = run(plus({"--engine", "llamacpp@b8290"}, base));
+  // The fixed build keeps attention, router and output on the GPU: 2 x 450,560 + 420,000 B.
+  EXPECT_EQ(dev(fixed, "CUDA0").model_buffer_bytes, 2 * (147456 * 2 + 73728 * 2 + 8192) + 420000);
+  // b8284 also keeps both layers' fused gate_up experts there; down goes to the host either way.
+  EXPECT_EQ(dev(old_build, "CUDA0").model_buffer_bytes - dev(fixed, "CUDA0").model_buffer_bytes, 2 * 2359296);
+  auto noted = [](const Forecast& f) {
+    return std::any_of(f.notes.begin(), f.notes.end(), [](const std::string& n) { return n.find("PR #20416") != std::string::npos; });
+  };
+  EXPECT_TRUE(noted(old_build));
+  EXPECT_FALSE(noted(fixed));
+}

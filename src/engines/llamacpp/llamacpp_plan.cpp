@@ -22,7 +22,22 @@
 namespace headroom {
 
 namespace {
+
 using namespace llamacpp;
+
+// A GGUF with fused ffn_gate_up_exps tensors under --cpu-moe / --n-cpu-moe on a build before PR
+// #20416: llama.cpp's regex misses them and they stay on the GPU (issue #20431); say so and how.
+std::string fused_gate_up_note(const LlamaModel& m, const ServerSettings& s) {
+  if ((!s.cpu_moe && s.n_cpu_moe <= 0) || has(Rule::CpuMoeFusedGateUp, s.build)) return {};
+  int64_t bytes = 0;
+  for (const auto& t : m.tensors)
+    if (t.expert && t.name.find("gate_up") != std::string::npos) bytes += t.bytes;
+  if (bytes == 0) return {};
+  return fmt::format("this GGUF fuses gate and up experts (ffn_gate_up_exps, {:.2f} GiB): before ~b8290 (PR #20416) --cpu-moe / "
+                     "--n-cpu-moe do not move them, so they stay on the GPU as planned above; add -ot 'ffn_gate_up_exps=CPU' "
+                     "or use a newer build",
+                     static_cast<double>(bytes) / (1024.0 * 1024 * 1024));
+}
 
 // GUESS rows of llamacpp_constants.cpp: what the GPU runtime takes before llama.cpp allocates
 // anything (llama.cpp's own fit leaves a 1 GiB margin for it and more), and the projector's image
@@ -260,6 +275,7 @@ Forecast plan_llamacpp(const Deployment& d, const PlanOptions& opt) {
                                   : fit.changed ? "the context / layers above are what it chose for its free-memory target per device"
                                                 : "every device keeps its target, nothing changed"));
   if (!fit.unmodelled.empty()) f.notes.push_back(fit.unmodelled);
+  if (std::string n = fused_gate_up_note(m, s); !n.empty()) f.notes.push_back(std::move(n));
   if (!s.ngl_given && s.n_gpu_layers == 0)
     f.notes.push_back("-ngl not given: builds before ~b6800 offload no layer by default (pass -ngl 99 to offload all)");
   return f;

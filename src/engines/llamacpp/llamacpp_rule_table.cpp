@@ -24,6 +24,10 @@ constexpr EngineRule kRules[] = {
     {"llamacpp.all_layers_offloaded", B(6800), kOpen, "-ngl defaults to every layer (n_gpu_layers = -1)", "llama_model_default_params, logs of b6800+"},
     {"llamacpp.fit_on", B(6895), kOpen, "--fit on by default: llama_params_fit lowers the context, then experts or layers, to keep 1 GiB free",
      "llama_params_fit_impl lines in b6895+ logs (fit-params README)"},
+    {"llamacpp.cpu_moe_fused_gate_up", B(8290), kOpen,
+     "--cpu-moe / --n-cpu-moe also keep fused ffn_gate_up_exps tensors on the host (before: only up, gate and down; a GGUF "
+     "converted with --fuse_gate_up_exps kept two thirds of its experts on the GPU)",
+     "PR #20416 (LLM_FFN_EXPS_REGEX gains gate_up; merged 2026-03-11, fixes issue #20431 on b8284; build INFERRED)"},
 };
 static_assert(std::size(kRules) == static_cast<size_t>(Rule::Count), "one row per Rule, in the enum's order");
 }  // namespace

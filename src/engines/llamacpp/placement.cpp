@@ -82,12 +82,14 @@ std::vector<OverrideRule> override_rules(const LlamaModel& m, const ServerSettin
   std::vector<OverrideRule> r;
   for (const auto& o : s.overrides) r.push_back({regex_matches(m, o.pattern), o.device});
   // common/arg.cpp: --cpu-moe adds `\.ffn_(up|down|gate_up|gate)_(ch|)exps` with the CPU buffer
-  // type (every expert tensor), --n-cpu-moe N `blk\.i\.ffn_(up|down|gate)_exps` for i < N.
+  // type (every expert tensor), --n-cpu-moe N `blk\.i\.ffn_(up|down|gate)_exps` for i < N; a fused
+  // gate_up tensor only from PR #20416 (Rule::CpuMoeFusedGateUp).
   if (s.cpu_moe || s.n_cpu_moe > 0) {
+    const bool gate_up = has(Rule::CpuMoeFusedGateUp, s.build);
     auto all = std::make_shared<std::vector<char>>(), first = std::make_shared<std::vector<char>>();
     for (const auto& t : m.tensors) {
-      all->push_back(t.expert ? 1 : 0);
-      const bool plain = t.name.find("gate_up") == std::string::npos && t.name.find("chexps") == std::string::npos;
+      all->push_back(t.expert && (gate_up || t.name.find("gate_up") == std::string::npos) ? 1 : 0);
+      const bool plain = (gate_up || t.name.find("gate_up") == std::string::npos) && t.name.find("chexps") == std::string::npos;
       first->push_back(t.expert && plain && t.layer >= 0 && t.layer < s.n_cpu_moe ? 1 : 0);
     }
     if (s.cpu_moe) r.push_back({all, -1});
