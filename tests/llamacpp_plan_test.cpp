@@ -3,6 +3,7 @@
 // --cpu-moe, --no-kv-offload), the failure stage, and bad input as one line.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "headroom/advise.h"
@@ -286,6 +287,8 @@ TEST(LlamacppPlan, MmprojLoadsTheVisionTowerOnTheFirstGpu) {
   EXPECT_LE(compute->low, 248LL << 20);
   EXPECT_GE(compute->high, 249LL << 20);
   EXPECT_EQ(f.ranks.at(0).stages.back().name, "mmproj");
+  // The projector's note reaches the reader (it was once overwritten by the model's notes).
+  EXPECT_TRUE(std::any_of(f.notes.begin(), f.notes.end(), [](const std::string& n) { return n.rfind("--mmproj: the vision tower", 0) == 0; }));
   // In host memory with --no-mmproj-offload: no GPU stage.
   const Forecast host = run(plus(base, {"--mmproj", "mmproj-BF16.gguf", "--no-mmproj-offload"}));
   EXPECT_EQ(rank0_item(host, "CUDA0 projector"), nullptr);
@@ -332,4 +335,28 @@ TEST(LlamacppPlan, CpuMoeMissesFusedGateUpBeforePr20416) {
   };
   EXPECT_TRUE(noted(old_build));
   EXPECT_FALSE(noted(fixed));
+}
+
+// --host-memory: experts on the host (--cpu-moe) take ~16.5 GiB of RAM. Mapped from the file they
+// may be evicted and re-read (at risk when they do not fit); copied (--no-mmap) they must fit (OOM).
+TEST(LlamacppPlan, HostMemoryChecksWhatTheHostHolds) {
+  const std::vector<std::string> base = {"--engine", "llamacpp", "--model", "Qwen/Qwen3-30B-A3B", "--quant", "Q4_K_M",
+                                         "--gpu", "rtx-4090", "-c", "32768", "--cpu-moe"};
+  const Forecast plain = run(base);
+  const DeviceMemory& host = dev(plain, "CPU_Mapped");
+  const int64_t buffers = host.kv_buffer_bytes + host.compute_buffer_bytes + host.output_buffer_bytes;
+  ASSERT_GT(host.model_buffer_bytes, int64_t{16} << 30);  // the experts of 48 layers
+  EXPECT_EQ(plain.verdict, Verdict::Fits);
+  EXPECT_EQ(run(plus(base, {"--host-memory", "32GiB"})).verdict, Verdict::Fits);
+  const Forecast mapped = run(plus(base, {"--host-memory", "16GiB"}));
+  EXPECT_EQ(mapped.verdict, Verdict::AtRisk);
+  EXPECT_FALSE(mapped.failure);
+  const Forecast copied = run(plus(base, {"--host-memory", "16GiB", "--no-mmap"}));
+  EXPECT_EQ(copied.verdict, Verdict::Oom);
+  ASSERT_TRUE(copied.failure);
+  EXPECT_EQ(copied.failure->stage, "weights");
+  EXPECT_EQ(copied.failure->request_bytes, dev(copied, "CPU").model_buffer_bytes + buffers);
+  EXPECT_EQ(copied.failure->free_bytes, int64_t{16} << 30);
+  // Other engines do not model the host: one line, exit 2.
+  EXPECT_THROW(run({"--engine", "vllm", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--host-memory", "16GiB"}), InputError);
 }

@@ -778,7 +778,10 @@ function launchCommand(f, rec) {
     if (f.dp) parts.push(`--dp-size ${f.dp}`);
   }
   if (f.dpa) parts.push('--enable-dp-attention');
-  for (const [k, v] of Object.entries(flags)) parts.push(v === true || v === 'true' ? k : `${k} ${v}`);
+  for (const [k, v] of Object.entries(flags)) {
+    if (k === '--host-memory') continue;  // headroom's own option, not the server's
+    parts.push(v === true || v === 'true' ? k : `${k} ${v}`);
+  }
   if (f.extra) parts.push(f.extra);
   return parts.join(' \\\n  ');
 }

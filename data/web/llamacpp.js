@@ -25,6 +25,7 @@ KEY_FLAGS.llamacpp = [
   ['--no-kv-offload', 'bool', 'KV cache in RAM'],
   ['--swa-full', 'bool', 'full-size sliding-window cache'],
   ['--no-mmap', 'bool', ''],
+  ['--host-memory', 'text', 'RAM the server may use, e.g. 64GiB (headroom checks the host against it)'],
 ];
 KNOBS.llamacpp = '--ctx-size';
 const LLAMA_DEFAULT_QUANT = 'Q4_K_M';  // sent when the quant field is empty (its grey placeholder)
@@ -56,14 +57,16 @@ function llamaDevice(d, gi, j) {
   const parts = llamaParts(d, rank);
   const total = parts.reduce((a, p) => a + p.bytes, 0);
   const worst = parts.reduce((a, p) => a + (p.estimated && p.range ? p.range[1] : p.bytes), 0);
-  const cap = d.host ? 0 : d.capacity_bytes;
+  const cap = d.capacity_bytes || 0;  // the host's: --host-memory, else 0 (not checked)
   let verdict = 'host';
   if (!d.host) verdict = total > cap || (j.failure && j.failure.rank === gi) ? 'over' : worst > cap ? 'at_risk' : 'fits';
+  else if (cap > 0) verdict = total <= cap ? 'fits' : d.name === 'CPU_Mapped' && total - d.model_buffer_bytes <= cap ? 'at_risk' : 'over';
   return { d, parts, total, worst, cap, verdict, first: !d.host && j.failure && j.failure.rank === gi };
 }
 
 function llamaVerdictText(v) {
-  if (v.d.host) return `host RAM the server takes: ${fmtBytes(v.total)}` + (v.d.name === 'CPU_Mapped' ? ' (the model part mmapped from the file)' : '');
+  if (v.d.host && v.verdict === 'at_risk') return `over by ${fmtBytes(v.total - v.cap)}: the weights mapped from the file are re-read from disk while generating (slow)`;
+  if (v.d.host && v.verdict === 'host') return `host RAM the server takes: ${fmtBytes(v.total)}` + (v.d.name === 'CPU_Mapped' ? ' (the model part mmapped from the file)' : '');
   if (v.verdict === 'over') return `OVER by ${fmtBytes(Math.max(0, v.total - v.cap))}` + (v.first ? ' — llama.cpp fails here first' : '');
   if (v.verdict === 'at_risk') return `fits at the central estimate (${fmtBytes(v.cap - v.total)} free), over by ${fmtBytes(v.worst - v.cap)} at the worst end`;
   return `fits — ${fmtBytes(v.cap - v.total)} free`;
@@ -91,7 +94,7 @@ function llamaBar(v, scale, width) {
   const barH = 34, top = 18, bottom = 22, left = 4;
   const W = width - 8;
   const x = (b) => left + (b / scale) * W;
-  const label = `${v.d.name}: ${fmtBytes(v.total)}` + (v.d.host ? ' of host RAM' : ` of ${fmtBytes(v.cap)}; ${llamaVerdictText(v)}`);
+  const label = `${v.d.name}: ${fmtBytes(v.total)}` + (v.cap > 0 ? ` of ${fmtBytes(v.cap)}; ${llamaVerdictText(v)}` : ' of host RAM');
   const s = svg('svg', { width, height: top + barH + bottom, class: 'bar device-bar', role: 'img', 'aria-label': label,
     'data-device': v.d.name, 'data-verdict': v.verdict });
   let pos = 0;
@@ -107,7 +110,7 @@ function llamaBar(v, scale, width) {
     }
     pos += p.bytes;
   }
-  if (!v.d.host) {
+  if (v.cap > 0) {
     if (v.total <= v.cap) {
       const x0 = x(pos), w = x(v.cap) - x0;
       s.append(svg('rect', { x: x0, y: top, width: w, height: barH, fill: 'url(#pat-free)', stroke: '#6b7280', 'stroke-dasharray': '4 3', class: 'free' },

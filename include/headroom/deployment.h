@@ -36,6 +36,8 @@ struct Deployment {
   // torch_compile_cache): cold on a first start or in a fresh container, warm on a restart that kept
   // it. Empty = not said (each engine model states what it assumes).
   std::string compile_cache;
+  // --host-memory: RAM the server may use (llama.cpp only); 0 = not given, the host is not checked.
+  int64_t host_memory_bytes = 0;
   // --host-state: memory other processes hold on each of this deployment's GPUs when it starts
   // (device order, after CUDA_VISIBLE_DEVICES); empty = nothing else on the GPUs.
   std::vector<int64_t> held_by_others;

@@ -55,7 +55,7 @@ struct DeviceMemory {
   std::string name;
   bool host = false;
   int layers = 0;
-  int64_t capacity_bytes = 0;  // 0 for the host
+  int64_t capacity_bytes = 0;  // the host's: --host-memory, else 0 (not checked)
   int64_t model_buffer_bytes = 0, kv_buffer_bytes = 0, compute_buffer_bytes = 0, output_buffer_bytes = 0;
   int64_t recurrent_state_bytes = 0;
   int64_t compute_low_bytes = 0, compute_high_bytes = 0;  // the compute buffer is an estimate

@@ -70,7 +70,8 @@ constexpr Alias kParallelFlags[] = {
 };
 constexpr std::string_view kHeadroomOptions[] = {"--engine", "--model", "--model-path", "--gpu", "--gpu-memory",
                                                  "--gpus", "--json", "--enable-dp-attention", "--env",
-                                                 "--interconnect", "--compile-cache", "--brief", "--host-state", "--profile"};
+                                                 "--interconnect", "--compile-cache", "--brief", "--host-state", "--profile",
+                                                 "--host-memory"};
 }  // namespace
 
 const std::vector<std::string_view>& common_deployment_options() {
@@ -262,6 +263,12 @@ Deployment parse_deployment(const Args& given, std::string_view default_model, s
     d.gpu.interconnect = *ic;
   }
 
+  // --host-memory: the RAM the server may use (llama.cpp keeps weights, KV and buffers there).
+  if (auto hm = args.get("--host-memory")) {
+    if (d.engine != EngineKind::LlamaCpp) fail_input("command line", "--host-memory", "host RAM is modelled for --engine llamacpp only");
+    d.host_memory_bytes = parse_bytes(*hm, "command line", "--host-memory");
+    if (d.host_memory_bytes < 256 * MiB) fail_input("command line", "--host-memory", "below 256 MiB is not a host that serves a model");
+  }
   if (auto cc = args.get("--compile-cache")) {
     if (*cc != "cold" && *cc != "warm") fail_input("command line", "--compile-cache", fmt::format("'{}' is not one of cold, warm", *cc));
     d.compile_cache = *cc;

@@ -7,7 +7,7 @@
 namespace headroom {
 
 #if defined(__GLIBCXX__) && defined(__x86_64__)
-static_assert(sizeof(Deployment) == 560, "Deployment changed: compare the new field in same_but_budget()");
+static_assert(sizeof(Deployment) == 568, "Deployment changed: compare the new field in same_but_budget()");
 static_assert(sizeof(GpuSpec) == 256, "GpuSpec changed: compare the new field in same_gpu()");
 static_assert(sizeof(Parallel) == 20, "Parallel changed: compare the new field in same_but_budget()");
 #endif
@@ -26,7 +26,7 @@ bool same_but_budget(const Deployment& a, const Deployment& b, std::span<const s
   if (a.engine != b.engine || a.model != b.model || a.capacity_bytes != b.capacity_bytes || a.gpus != b.gpus) return false;
   if (a.par.tp != b.par.tp || a.par.pp != b.par.pp || a.par.ep != b.par.ep || a.par.dp != b.par.dp || a.par.dp_attention != b.par.dp_attention)
     return false;
-  if (a.env != b.env || a.compile_cache != b.compile_cache) return false;
+  if (a.env != b.env || a.compile_cache != b.compile_cache || a.host_memory_bytes != b.host_memory_bytes) return false;
   if (a.held_by_others != b.held_by_others || a.host_state_source != b.host_state_source) return false;
   // a.calibration: not compared. The engines apply a host profile after the terms kept here
   // (vllm_plan.cpp calibrated_ranks works on copies), so the kept terms hold with or without one.

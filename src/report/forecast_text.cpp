@@ -2,7 +2,9 @@
 // estimated marked), a terminal bar chart, the engine's predicted log lines, notes.
 #include <algorithm>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <ostream>
+#include <vector>
 
 #include "headroom/report.h"
 #include "headroom/units.h"
@@ -31,6 +33,26 @@ const RankForecast* critical_rank(const Forecast& f) {
   for (const auto& r : f.ranks)
     if (last_free(r) < last_free(*best)) best = &r;
   return best;
+}
+const DeviceMemory* host_device(const Forecast& f) {
+  for (const auto& d : f.devices)
+    if (d.host) return &d;
+  return nullptr;
+}
+
+// The host side of a per-device plan (llama.cpp): weights kept in RAM, mapped from the file or
+// copied (--no-mmap), then the KV cache, compute and output buffers the host holds.
+void print_host_ram(std::ostream& out, const DeviceMemory& h) {
+  const int64_t other = h.compute_buffer_bytes + h.output_buffer_bytes + h.recurrent_state_bytes + h.indexer_cache_bytes;
+  const int64_t total = h.model_buffer_bytes + h.kv_buffer_bytes + other;
+  if (total <= 0) return;
+  std::vector<std::string> parts;
+  if (h.model_buffer_bytes > 0)
+    parts.push_back(fmt::format("{} of weights {}", human_bytes(h.model_buffer_bytes),
+                                h.name == "CPU_Mapped" ? "mapped from the file as page cache" : "copied into RAM"));
+  if (h.kv_buffer_bytes > 0) parts.push_back(fmt::format("{} KV cache", human_bytes(h.kv_buffer_bytes)));
+  if (other > 0) parts.push_back(fmt::format("{} compute and output buffers", human_bytes(other)));
+  out << fmt::format("host RAM: {} ({})\n", human_bytes(total), fmt::join(parts, ", "));
 }
 }  // namespace
 
@@ -82,6 +104,7 @@ void print_forecast_summary(std::ostream& out, const Forecast& f, const std::str
                          r->rank, tight->min_free_worst != tight->min_free ? fmt::format(" (worst case {})", human_bytes(tight->min_free_worst)) : "",
                          human_bytes(f.headroom_bytes));
   }
+  if (const DeviceMemory* h = host_device(f)) print_host_ram(out, *h);
   if (!launch.empty()) out << "launch: " << launch << "\n";
 }
 

@@ -25,6 +25,34 @@ namespace {
 
 using namespace llamacpp;
 
+// --host-memory: what the host must hold resident (weights copied with --no-mmap, KV cache, compute
+// and output buffers) against the RAM given. Past it the start fails or swaps: OOM. Weights mapped
+// from the file need not stay resident, but when they do not fit beside the rest the OS re-reads
+// them from disk as it generates (slow, not a failure): at risk. Returns the note that says which.
+std::string check_host_ram(Forecast& f, const DeviceBuffers& host, bool no_mmap, int64_t ram) {
+  if (ram <= 0) return {};
+  const int64_t buffers = host.kv + host.compute + host.output + host.recurrent + host.indexer;
+  const int64_t resident = buffers + (no_mmap ? host.model : 0), mapped = no_mmap ? 0 : host.model;
+  const std::string sums = fmt::format("host RAM {:.2f} GiB against --host-memory {:.2f} GiB", static_cast<double>(resident + mapped) / GiB,
+                                       static_cast<double>(ram) / GiB);
+  if (resident > ram) {
+    if (!f.failure) {
+      const std::string stage = no_mmap && host.model > buffers ? "weights" : host.kv > 0 ? "kv_pool" : "compute_buffer";
+      f.failure = Failure{stage, 0, resident, ram, fmt::format("{}: the host must hold {:.2f} GiB resident{}", sums,
+                                                               static_cast<double>(resident) / GiB, no_mmap ? " (--no-mmap copies the weights)" : "")};
+    }
+    f.verdict = Verdict::Oom;
+    return sums + ": more than the host has; the start fails or swaps";
+  }
+  if (resident + mapped > ram) {
+    if (f.verdict == Verdict::Fits) f.verdict = Verdict::AtRisk;
+    return sums + fmt::format(": the {:.2f} GiB of weights mapped from the file do not all stay in RAM; the OS re-reads them from disk "
+                              "while generating (slow; more layers on the GPUs or a smaller quant avoid it)",
+                              static_cast<double>(mapped) / GiB);
+  }
+  return sums + ": fits";
+}
+
 // A GGUF with fused ffn_gate_up_exps tensors under --cpu-moe / --n-cpu-moe on a build before PR
 // #20416: llama.cpp's regex misses them and they stay on the GPU (issue #20431); say so and how.
 std::string fused_gate_up_note(const LlamaModel& m, const ServerSettings& s) {
@@ -178,14 +206,15 @@ void add_draft(Placement& p, const DraftPlan& dp) {
   add(p.host, dp.p.host);
 }
 
-void add_devices(Forecast& f, const Placement& p, const std::vector<int64_t>& cap, const std::string& backend, bool mmap) {
+void add_devices(Forecast& f, const Placement& p, const std::vector<int64_t>& cap, const std::string& backend, bool mmap,
+                 int64_t host_memory) {
   for (size_t g = 0; g < p.gpu.size(); ++g) {
     const DeviceBuffers& b = p.gpu[g];
     f.devices.push_back(DeviceMemory{fmt::format("{}{}", backend, g), false, b.layers, cap[g], b.model, b.kv, b.compute,
                                      b.output, b.recurrent, b.compute_low, b.compute_high, b.indexer});
   }
   const DeviceBuffers& h = p.host;
-  f.devices.push_back(DeviceMemory{mmap ? "CPU_Mapped" : "CPU", true, 0, 0, h.model, h.kv, h.compute, h.output, h.recurrent,
+  f.devices.push_back(DeviceMemory{mmap ? "CPU_Mapped" : "CPU", true, 0, host_memory, h.model, h.kv, h.compute, h.output, h.recurrent,
                                    h.compute_low, h.compute_high, h.indexer});
 }
 
@@ -249,13 +278,14 @@ Forecast plan_llamacpp(const Deployment& d, const PlanOptions& opt) {
   f.headroom_bytes = least == INT64_MAX ? 0 : least;
   Placement shown = p;
   if (draft) add_draft(shown, *draft);
-  add_devices(f, shown, cap, backend, !s.no_mmap);
+  const std::string host_note = check_host_ram(f, shown.host, s.no_mmap, d.host_memory_bytes);
+  add_devices(f, shown, cap, backend, !s.no_mmap, d.host_memory_bytes);
   if (!opt.detail) return f;
+  f.notes = m.notes;
   for (auto& n : mm_notes) f.notes.push_back(std::move(n));
   note_host_state(f, d, "llama.cpp reads each device's free memory at start: the default split and --fit work from what is left");
   for (const auto& line : fit.log) f.log.push_back("llama_params_fit_impl: " + line);
   for (auto& line : log_lines(m, s, kv ? &*kv : nullptr, p, backend)) f.log.push_back(std::move(line));
-  f.notes = m.notes;
   if (m.kv_declined) f.notes.push_back("KV cache not modelled: " + *m.kv_declined + "; the plan counts none");
   if (m.mla)
     f.notes.push_back(fmt::format("multi-head latent attention: {}{}", has(Rule::MlaLatentKOnly, s.build)
@@ -276,6 +306,7 @@ Forecast plan_llamacpp(const Deployment& d, const PlanOptions& opt) {
                                                 : "every device keeps its target, nothing changed"));
   if (!fit.unmodelled.empty()) f.notes.push_back(fit.unmodelled);
   if (std::string n = fused_gate_up_note(m, s); !n.empty()) f.notes.push_back(std::move(n));
+  if (!host_note.empty()) f.notes.push_back(host_note);
   if (!s.ngl_given && s.n_gpu_layers == 0)
     f.notes.push_back("-ngl not given: builds before ~b6800 offload no layer by default (pass -ngl 99 to offload all)");
   return f;
