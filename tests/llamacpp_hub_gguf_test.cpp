@@ -201,3 +201,28 @@ TEST_F(HubGguf, WebTakesTheTaggedIdAndAFileNameButNoPath) {
   for (const char* bad : {"../tiny.gguf", "/etc/tiny.gguf", "~/tiny.gguf", "a\\b.gguf"})
     EXPECT_THROW(headroom::web::parse_api_request("plan", json{{"args", {"--model", "acme/tiny-GGUF", "--gguf", bad}}}.dump()), std::exception) << bad;
 }
+
+// `headroom model ORG/NAME:TAG` (and `--gguf FILE`): the file's facts from its header over Range
+// requests, the same as `headroom model` of the bytes on disk (parameters and bytes by type).
+TEST_F(HubGguf, ModelVerbReadsTheHubFilesHeader) {
+  CliRun r = cli({"model", "acme/tiny-GGUF:Q4_K_M", "--json"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const json j = json::parse(r.out);
+  const std::string path = (tmp / "local.gguf").string();
+  std::ofstream(path, std::ios::binary) << big;
+  CliRun local = cli({"model", path, "--json"});
+  ASSERT_EQ(local.rc, 0) << local.err;
+  const json l = json::parse(local.out);
+  EXPECT_EQ(j["bytes_by_type"], l["bytes_by_type"]);
+  EXPECT_EQ(j["params_total"], l["params_total"]);
+  // q4_K: per layer q, o (147,456 B each), k, v (73,728), gate, up, down (294,912) x 4 layers.
+  EXPECT_EQ(j["bytes_by_type"]["q4_K"].get<int64_t>(), 4 * (2 * 147456 + 2 * 73728 + 3 * 294912));
+  EXPECT_NE(j["notes"][0].get<std::string>().find("acme/tiny-GGUF@0123456789ab tiny-Q4_K_M.gguf"), std::string::npos) << j["notes"][0];
+  CliRun g = cli({"model", "acme/tiny-GGUF", "--gguf", "tiny-Q8_0.gguf", "--json"});
+  ASSERT_EQ(g.rc, 0) << g.err;
+  EXPECT_EQ(json::parse(g.out)["tensors"], l["tensors"]);
+  set("HF_HUB_OFFLINE", "1");
+  CliRun off = cli({"model", "acme/tiny-GGUF:Q4_K_M"});
+  EXPECT_EQ(off.rc, 2);
+  EXPECT_NE(off.err.find("offline"), std::string::npos) << off.err;
+}

@@ -20,13 +20,14 @@ namespace headroom {
 namespace {
 
 constexpr std::string_view kUsage =
-    "usage: headroom model <HF_ID|DIR|config.json|FILE.gguf> [--engine sglang|vllm[@VER]] [--tp N] [--pp N] [--ep N]\n"
+    "usage: headroom model <HF_ID|DIR|config.json|FILE.gguf|ORG/NAME:QUANT> [--engine sglang|vllm[@VER]] [--tp N] [--pp N] [--ep N]\n"
     "                      [--dp N] [--enable-dp-attention] [--kv-cache-dtype X] [--gpu NAME] [--json]\n"
     "Parameters, checkpoint bytes (by component and dtype), and per GPU rank the weight bytes and\n"
     "KV-cache bytes per token as the engine lays them out. Catalog ids: data/models (case-insensitive).\n"
     "A Hugging Face id ORG/NAME[@REVISION] is looked up in the local Hugging Face cache, headroom's cache,\n"
     "the catalog, then the Hub (config files and safetensors headers only); --offline sends no request.\n"
-    "A GGUF file (or split set, or a folder of one) is read from its header: bytes by ggml type, for llama.cpp,\n"
+    "A GGUF file (or split set, or a folder of one), or a Hub GGUF repo's file (ORG/NAME:Q4_K_M, or ORG/NAME\n"
+    "--gguf FILE.gguf: its header by Range requests) is read from its header: bytes by ggml type, for llama.cpp,\n"
     "and the KV cache llama-server allocates: [--engine llamacpp[@bNNNN]] [--ctx-size N] [--parallel N]\n"
     "[--cache-type-k T] [--cache-type-v T].\n";
 

@@ -17,6 +17,7 @@
 #include "headroom/gguf_model.h"
 #include "headroom/llamacpp_kv.h"
 #include "headroom/units.h"
+#include "model/gguf_hub.h"
 
 namespace headroom {
 namespace {
@@ -63,14 +64,34 @@ gguf::GgmlType cache_type(const Args& args, std::string_view opt) {
   fail_input("command line", opt, fmt::format("'{}' is not a ggml type", *v));
 }
 
+// A local file, split set or folder; else a Hub GGUF repo's file (ORG/NAME:TAG, or ORG/NAME with
+// --gguf FILE): its header only, by Range requests (model/gguf_hub.cpp), as plan reads it.
+gguf::ModelSummary summary_of(const std::string& spec, const Args& args) {
+  const auto file = args.get("--gguf");
+  if (!file && gguf::is_gguf_path(spec)) return gguf::read_model_summary(spec);
+  const auto tagged = hub::parse_gguf_ref(spec);
+  if (file && tagged) fail_input("command line", "--gguf", fmt::format("'{}' already names its file by the tag ':{}': give one", spec, tagged->tag));
+  const std::optional<hub::RepoRef> ref = tagged ? std::optional<hub::RepoRef>(tagged->ref) : hub::parse_repo_ref(spec);
+  if (!ref || ref->repo.find('/') == std::string::npos)
+    fail_input("command line", "--model", fmt::format("'{}' is not a Hub repo ORG/NAME[@REVISION] (--gguf names a file of one)", spec));
+  const std::string want = file ? *file : tagged->tag;
+  if (want.empty()) fail_input("command line", "--gguf", "is empty (a file name of the repo, e.g. Qwen3-8B-Q4_K_M.gguf)");
+  const hub::HubGguf g = hub::read_hub_gguf(*ref, want);
+  gguf::ModelSummary s = gguf::summarize(g.files);
+  s.notes.insert(s.notes.begin(), fmt::format("from the Hugging Face Hub: {}@{} {}, its header read by Range requests ({:.1f} KiB), no tensor data",
+                                              g.repo, g.sha.substr(0, 12), g.file, static_cast<double>(g.bytes_read) / 1024.0));
+  return s;
+}
+
 }  // namespace
 
 std::optional<std::string> gguf_model_spec(const Args& args) {
   std::string spec;
   if (!args.positionals().empty()) spec = args.positionals()[0];
   if (auto m = args.get("--model")) spec = *m;
-  if (spec.empty() || !gguf::is_gguf_path(spec)) return std::nullopt;
-  return spec;
+  if (spec.empty()) return std::nullopt;
+  if (gguf::is_gguf_path(spec) || hub::parse_gguf_ref(spec) || args.has("--gguf")) return spec;
+  return std::nullopt;
 }
 
 int verb_model_gguf(const std::string& spec, const Args& args, std::ostream& out) {
@@ -84,7 +105,7 @@ int verb_model_gguf(const std::string& spec, const Args& args, std::ostream& out
       fail_input("command line", "--engine", "a GGUF model is reported for llama.cpp only (--engine llamacpp)");
     if (at != std::string::npos) version = e->substr(at + 1);
   }
-  args.reject_unknown({"--engine", "--json", "--model", "--ctx-size", "--parallel", "--cache-type-k", "--cache-type-v", "--tp", "--pp", "--ep",
+  args.reject_unknown({"--engine", "--json", "--model", "--gguf", "--ctx-size", "--parallel", "--cache-type-k", "--cache-type-v", "--tp", "--pp", "--ep",
                        "--dp", "--tensor-parallel-size", "--pipeline-parallel-size", "--ep-size", "--dp-size", "--kv-cache-dtype"},
                       "model FILE.gguf");
   if (args.positionals().size() > 1) fail_input("command line", args.positionals()[1], "unexpected extra argument");
@@ -92,7 +113,7 @@ int verb_model_gguf(const std::string& spec, const Args& args, std::ostream& out
     if (auto v = args.get_int(opt, 1, 4096); v && *v > 1) fail_input("command line", opt, "parallel layouts of a GGUF model are not modelled yet");
   if (args.has("--kv-cache-dtype")) fail_input("command line", "--kv-cache-dtype", "llama.cpp spells it --cache-type-k / --cache-type-v; not modelled here yet");
 
-  const gguf::ModelSummary s = gguf::read_model_summary(spec);
+  const gguf::ModelSummary s = summary_of(spec, args);
   const int64_t kv_per_token = f16_kv_bytes_per_token(s);
   // The cache llama-server would allocate (-c 0 = the model's context; no -np = its default slots).
   llamacpp::KvSettings ks;
