@@ -355,6 +355,17 @@ def run_versions(driver):
         WebDriverWait(driver, TIMEOUT, poll_frequency=0.1).until(ready)
     except TimeoutException:
         log("versions: no answer in time; the banner says " + repr(driver.find_element(By.ID, "error").text))
+    # A plan answered after the diff redraws the tab once more: read it when it holds still.
+    last = [None]
+
+    def still(d):
+        html = d.execute_script("const r = document.getElementById('versions-result'); return r ? r.innerHTML : ''")
+        same, last[0] = html == last[0], html
+        return same
+    try:
+        WebDriverWait(driver, TIMEOUT, poll_frequency=0.5).until(still)
+    except TimeoutException:
+        log("versions: the answer kept changing")
     text = driver.find_element(By.ID, "versions-result").text.replace("\n", " ")
     log("versions: " + text[:300])
     kv = driver.find_element(By.ID, "versions-kv").text if driver.find_elements(By.ID, "versions-kv") else ""
@@ -362,8 +373,9 @@ def run_versions(driver):
           f"versions: the KV line is {kv!r}, want 1,030,784 → 1,039,200 (+8,416, +0.8%)")
     rules = [li.get_attribute("data-rule") for li in driver.find_elements(By.CSS_SELECTOR, "#versions-rules-to li.rule")]
     check(rules[:1] == ["vllm.per_instance_budget"], f"versions: rules new in 0.10.2 are {rules}, want vllm.per_instance_budget first")
-    budget = driver.find_elements(By.CSS_SELECTOR, "#versions-rules-to li[data-rule='vllm.per_instance_budget']")
-    check(bool(budget) and "PR #19312" in budget[0].text, "versions: the per-instance budget rule does not name PR #19312")
+    budget = driver.execute_script("const b = document.querySelector(\"#versions-rules-to li[data-rule='vllm.per_instance_budget']\");"
+                                   "return b ? b.textContent : ''")
+    check("PR #19312" in budget, "versions: the per-instance budget rule does not name PR #19312")
     gone = [li.get_attribute("data-rule") for li in driver.find_elements(By.CSS_SELECTOR, "#versions-rules-from li.rule")]
     check("vllm.graph_outputs_per_size" in gone, f"versions: rules only in 0.8.2 are {gone}")
     stages = [tr.get_attribute("data-stage") for tr in driver.find_elements(By.CSS_SELECTOR, "#versions-stages tr[data-stage]")]
