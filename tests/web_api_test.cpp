@@ -455,6 +455,11 @@ TEST_F(WebApi, DoctorReadsTheSeedCrashLog) {
   EXPECT_EQ(j["cause"], "static_fraction_too_high");
   EXPECT_FALSE(j["evidence"].empty());
   EXPECT_EQ(r->body.find("headroom-web-"), std::string::npos);
+  // The page's form sends --fill unless "it overrides the log" is ticked: the log's GPU stays.
+  auto filled = post("/api/doctor", json{{"args", {"--gpu", "h100", "--fill"}}, {"log", log}}.dump());
+  ASSERT_TRUE(filled);
+  ASSERT_EQ(filled->status, 200) << filled->body;
+  EXPECT_EQ(body_json(filled)["overrides"], json::array({"--gpu h100 (filled in) not used: the log says 94.97 GiB per GPU"}));
 }
 
 // The Versions tab's request (web_diff_test.cpp has the figures): the CLI's diff over HTTP.

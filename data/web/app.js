@@ -794,7 +794,8 @@ async function runDoctor() {
   if (!text.trim()) { out.replaceChildren(el('p', { class: 'muted', text: 'Paste a log first.' })); return; }
   if (!verbAvailable('doctor')) { out.replaceChildren(el('p', { class: 'bad', text: 'This build of headroom has no doctor verb.' })); return; }
   const f = readForm();
-  const body = $('doctor-fill').checked ? requestBody(f) : { args: [] };
+  // The form fills what the log leaves out (--fill); it replaces what the log says only when asked.
+  const body = $('doctor-fill').checked ? requestBody(f, $('doctor-override').checked ? [] : ['--fill']) : { args: [] };
   body.log = text;
   const seq = ++state.seq.doctor;
   out.replaceChildren(el('p', { class: 'muted', text: 'Reading the log…' }));
@@ -820,6 +821,8 @@ function renderDiagnosis(j, text) {
   if (j.explanation) out.append(el('p', { class: 'explanation', text: j.explanation }));
   const arith = Array.isArray(j.arithmetic) ? j.arithmetic : [];
   if (arith.length) out.append(el('h3', { text: 'The numbers' }), el('ul', { class: 'arith' }, ...arith.map((a) => el('li', { text: a }))));
+  const over = Array.isArray(j.overrides) ? j.overrides : [];
+  if (over.length) out.append(el('h3', { text: 'The form against the log' }), el('ul', { class: 'overrides' }, ...over.map((o) => el('li', { text: o }))));
   const cal = Array.isArray(j.calibration) ? j.calibration : [];
   if (cal.length) out.append(el('h3', { text: 'Calibration: what the log said, what the forecast said, which the fix uses' }),
     el('pre', { class: 'log calibration', text: cal.join('\n') }));

@@ -41,6 +41,7 @@ struct Diagnosis {
   std::vector<std::string> will_not_help;
   std::vector<std::string> gaps;    // what the log did not say and was not given
   std::vector<std::string> calibration;  // healthy start: logged vs forecast
+  std::vector<std::string> overrides;    // options given that the log also says: used over it, or (--fill) not used
   std::string command;              // the launch command with the fix applied, when known
 };
 

@@ -15,7 +15,7 @@ namespace {
 // Flags that take no value: headroom's own and the engines' store_true flags, spelled as the
 // engines spell them (SGLang server_args.py, vLLM EngineArgs).
 constexpr std::string_view kBooleanFlags[] = {
-    "--json", "--brief", "--all", "--estimates", "--help", "--version", "--enable-dp-attention", "--disable-cuda-graph",
+    "--json", "--brief", "--all", "--estimates", "--help", "--version", "--fill", "--enable-dp-attention", "--disable-cuda-graph",
     "--enforce-eager", "--enable-torch-compile", "--trust-remote-code", "--disable-radix-cache",
     "--enable-expert-parallel", "--disable-cuda-graph-padding", "--enable-memory-saver",
     "--enable-dp-lm-head", "--enable-mixed-chunk", "--disable-custom-all-reduce",

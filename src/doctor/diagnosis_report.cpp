@@ -51,7 +51,7 @@ nlohmann::ordered_json diagnosis_json_raw(const Diagnosis& d) {
     if (f.together) fix.back()["together"] = true;
     if (!f.from.empty()) fix.back()["from"] = f.from;
   }
-  return J{{"engine", d.engine},
+  J j{{"engine", d.engine},
            {"stage", d.stage},
            {"stage_basis", d.stage_basis},
            {"reached_stage", d.reached_stage.empty() ? J(nullptr) : J(d.reached_stage)},
@@ -66,6 +66,8 @@ nlohmann::ordered_json diagnosis_json_raw(const Diagnosis& d) {
            {"will_not_help", d.will_not_help},
            {"calibration", d.calibration},
            {"gaps", d.gaps}};
+  j["overrides"] = d.overrides;
+  return j;
 }
 
 void print_diagnosis_text(std::ostream& out, const Diagnosis& d, const LogScan& scan) {
@@ -104,6 +106,10 @@ void print_diagnosis_text(std::ostream& out, const Diagnosis& d, const LogScan& 
   if (!d.will_not_help.empty()) {
     out << "\nwill not help:\n";
     for (const auto& w : d.will_not_help) out << "  - " << w << "\n";
+  }
+  if (!d.overrides.empty()) {
+    out << "\nyour options against the log:\n";
+    for (const auto& o : d.overrides) out << "  - " << o << "\n";
   }
   if (!d.gaps.empty()) {
     out << "\nnot known:\n";
