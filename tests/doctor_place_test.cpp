@@ -146,9 +146,18 @@ TEST(DoctorPlace, SglangAllocatorWarningWithoutFractionComparesTheLargestDefault
       "[rank1]:[W906 07:46:05.008634648 CUDACachingAllocator.cpp:3933] memory allocation failed with OOM on device 1 while trying to "
       "allocate 4334813184 bytes (free: 3779919872, total: 287431131136).\n",
       {"--engine", "sglang", "--enable-dp-attention"});
-  EXPECT_EQ(d.stage, "cuda_graph");
+  // Past the pools, and one block of 4.04 GiB (not whole GiB): a pool set up after the target's (the
+  // thread's draft KV pool), not capture, whose blocks are activations (the seed's largest: 694 MiB).
+  EXPECT_EQ(d.stage, "kv_pool");
   EXPECT_EQ(d.stage_basis, "guess");  // device-wide use may include other processes
   EXPECT_TRUE(has(d.arithmetic, "at most 0.904 x 267.69 GiB = 241.99 GiB")) << d.explanation;
+  // corpus sglang-012: 4.00 GiB exactly, SGLang's symmetric-memory pool (SGLANG_SYMM_MEM_PREALLOC_GB_SIZE)
+  // after the KV pool: the post-pool stage, as before.
+  Diagnosis symm = run(
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 3 has a total capacity of 184.00 GiB of which "
+      "2.21 GiB is free. Including non-PyTorch memory, this process has 181.77 GiB memory in use.\n",
+      {"--engine", "sglang", "--mem-fraction-static", "0.95"});
+  EXPECT_EQ(symm.stage, "cuda_graph");
 }
 
 TEST(DoctorPlace, VllmLoneOomWithoutModelIsAWeightsGuess) {

@@ -43,6 +43,17 @@ bool graphs_off(const LogScan& sc, const std::optional<Deployment>& dep) {
 // The stage after the static pools: capture, or the warm-up where graphs are off.
 std::string after_pools(const LogScan& sc, const std::optional<Deployment>& dep) { return graphs_off(sc, dep) ? "warmup" : "cuda_graph"; }
 
+// One request of at least 2 GiB after SGLang's static pools, outside capture (no "Capture cuda graph
+// failed" wrapper, nothing in CUDA graphs' private pools yet), and not SGLang's symmetric-memory pool
+// (prealloc_symmetric_memory_pool: SGLANG_SYMM_MEM_PREALLOC_GB_SIZE whole GiB, 4 by default, set up
+// after the KV pool with --enable-symm-mem or FlashInfer's TRT-LLM FP4 kernels), whose size is whole GiB.
+bool later_pool_request(const LogOom& o, const LogScan& sc, const std::optional<Deployment>& dep) {
+  constexpr int64_t kPoolBlock = int64_t{2} << 30, kGiB = int64_t{1} << 30;
+  if (o.request < kPoolBlock || o.request % kGiB == 0 || o.in_capture_failed || o.private_pools > 0) return false;
+  if (sc.flags.count("--enable-symm-mem") || (dep && dep->flag("--enable-symm-mem"))) return false;
+  return true;
+}
+
 // vLLM labels the profile run after the weights "warmup" ("Model loading took"), which comes
 // before the KV pool; it is the post-capture warm-up only once the KV pool or capture was seen.
 bool vllm_pre_kv(const LogScan& sc, const std::string& engine, const std::string& reached) {
@@ -146,6 +157,18 @@ Placed by_engine(const LogOom* o, const LogScan& sc, const std::optional<Deploym
       const int64_t line = static_cast<int64_t>(*f * static_cast<double>(o->total));
       arith.push_back(fmt::format("{} {} when the request failed; mem_fraction_static {}{} x {} = {}", own ? "this process held" : "the device had in use",
                                   doctor_gib(held), given ? "" : "at most ", fmt::format("{:.3f}", *f), doctor_gib(o->total), doctor_gib(line)));
+      if (held > line && later_pool_request(*o, sc, dep)) {
+        // GUESS: one request of GiB after the target's pools is a pool allocated after them (a
+        // speculative draft worker's KV pool: its ModelRunner sets up its own pool once the target's
+        // capture is done), not capture, whose single blocks are activations (the seed's: 694 MiB).
+        p.stage = "kv_pool";
+        p.basis = "guess";
+        p.why = fmt::format("A guess: {} {}, past the {} the static pools may take, and the failed request is one block of {}: "
+                            "capture allocates batch activations (the largest seen, 0.7 GiB), while a pool SGLang sets up after the "
+                            "target's (a speculative draft worker's KV cache) allocates per-layer buffers of that size.",
+                            own ? "the process held" : "the device had in use", doctor_gib(held), doctor_gib(line), doctor_gib(o->request));
+        return p;
+      }
       if (held > line) {
         p.stage = after_pools(sc, dep);
         p.basis = own ? "numbers" : "guess";
