@@ -360,3 +360,36 @@ TEST(LlamacppPlan, HostMemoryChecksWhatTheHostHolds) {
   // Other engines do not model the host: one line, exit 2.
   EXPECT_THROW(run({"--engine", "vllm", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--host-memory", "16GiB"}), InputError);
 }
+
+// --device (llama-server's device list): the plan runs on those GPUs alone, in that order, and names
+// each buffer by its device as llama.cpp prints it.
+TEST(LlamacppPlan, DeviceListPicksAndOrdersTheGpus) {
+  auto base = case010();  // rtx-4090 (CUDA0), rtx-5090 (CUDA1), experts on the host
+  base.resize(base.size() - 2);  // no -ts
+  const Forecast one = run(plus(base, {"--device", "CUDA1"}));
+  ASSERT_EQ(one.devices.size(), 2u);  // CUDA1, then the host
+  EXPECT_EQ(one.devices[0].name, "CUDA1");
+  EXPECT_EQ(one.devices[0].capacity_bytes, require_gpu("rtx-5090").capacity_bytes);
+  EXPECT_EQ(one.devices[0].layers, 49);
+  EXPECT_TRUE(test::has_line(one, "llama_kv_cache_unified:      CUDA1 KV buffer size =  1536.00 MiB"));
+  // Both, 5090 first: the same buffers as a host whose cards are in that order.
+  const Forecast both = run(plus(base, {"--device", "CUDA1,CUDA0", "-ts", "37,12"}));
+  std::vector<std::string> swapped = base;
+  std::replace(swapped.begin(), swapped.end(), std::string("rtx-4090,rtx-5090"), std::string("rtx-5090,rtx-4090"));
+  const Forecast host = run(plus(swapped, {"-ts", "37,12"}));
+  ASSERT_EQ(both.devices.size(), 3u);
+  EXPECT_EQ(both.devices[0].name, "CUDA1");
+  EXPECT_EQ(both.devices[1].name, "CUDA0");
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(both.devices[i].model_buffer_bytes, host.devices[i].model_buffer_bytes) << i;
+    EXPECT_EQ(both.devices[i].kv_buffer_bytes, host.devices[i].kv_buffer_bytes) << i;
+    EXPECT_EQ(both.devices[i].capacity_bytes, host.devices[i].capacity_bytes) << i;
+  }
+  EXPECT_EQ(both.devices[0].kv_buffer_bytes + both.devices[1].kv_buffer_bytes, 1536 * MiB);
+  // -ot names a device on the host; one --device leaves out is one line.
+  EXPECT_THROW(run(plus(base, {"--device", "CUDA1", "-ot", "exps=CUDA0"})), InputError);
+  EXPECT_EQ(run(plus(base, {"--device", "CUDA1", "-ot", "blk\\.0\\.=CUDA1"})).devices[0].name, "CUDA1");
+  EXPECT_THROW(run(plus(base, {"--device", "none"})), InputError);
+  EXPECT_THROW(run(plus(base, {"--device", "CUDA2"})), InputError);
+  EXPECT_THROW(run(plus(base, {"--device", "CUDA0,CUDA0"})), InputError);
+}

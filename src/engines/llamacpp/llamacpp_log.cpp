@@ -37,10 +37,10 @@ std::string backend_name(const GpuSpec& gpu) {
 
 std::string era_name(int build) { return std::string(era(build).name) + (build == 0 ? ", newest rules" : ""); }
 
-std::string failure_line(const Failure& f, const std::string& backend) {
-  const std::string dev = fmt::format("{}{}", backend, f.rank);
+std::string failure_line(const Failure& f, const DeviceNaming& names) {
+  const std::string dev = names(static_cast<size_t>(f.rank));
   const std::string alloc = fmt::format("ggml_backend_cuda_buffer_type_alloc_buffer: allocating {:.2f} MiB on device {}: cudaMalloc failed: "
-                                        "out of memory ({:.2f} MiB free)", mib(f.request_bytes), f.rank, mib(f.free_bytes));
+                                        "out of memory ({:.2f} MiB free)", mib(f.request_bytes), names.id(static_cast<size_t>(f.rank)), mib(f.free_bytes));
   if (f.stage == "weights") return alloc + fmt::format("; alloc_tensor_range: failed to allocate {} buffer of size {}", dev, f.request_bytes);
   if (f.stage == "kv_pool") return alloc + "; failed to allocate buffer for kv cache";
   if (f.stage == "mmproj") return alloc + "; clip_model_loader: failed to load the projector (--mmproj)";
@@ -53,7 +53,7 @@ std::string failure_line(const Failure& f, const std::string& backend) {
 }
 
 std::vector<std::string> log_lines(const LlamaModel& m, const ServerSettings& s, const KvCache* kv, const Placement& p,
-                                   const std::string& backend) {
+                                   const DeviceNaming& names) {
   const Era& e = era(s.build);
   const bool old = e.since < 3900;
   std::vector<std::string> out;
@@ -65,14 +65,14 @@ std::vector<std::string> log_lines(const LlamaModel& m, const ServerSettings& s,
     else out.push_back(fmt::format("{}: {:>12} model buffer size = {:8.2f} MiB", e.tensors, dev, mib(b)));
   };
   model_line(host, p.host.model);
-  for (size_t g = 0; g < p.gpu.size(); ++g) model_line(fmt::format("{}{}", backend, g), p.gpu[g].model);
+  for (size_t g = 0; g < p.gpu.size(); ++g) model_line(names(g), p.gpu[g].model);
   if (kv) {
     out.push_back(fmt::format("{}: n_ctx = {}, n_batch = {}, n_ubatch = {}, flash_attn = {}", e.context, kv->n_ctx, s.kv.n_batch,
                               s.kv.n_ubatch, s.kv.flash_attn ? "enabled" : "disabled"));
-    out.push_back(fmt::format("{}: {:>10} output buffer size = {:8.2f} MiB", e.context, backend + "_Host", mib(p.host.output)));
+    out.push_back(fmt::format("{}: {:>10} output buffer size = {:8.2f} MiB", e.context, names.backend + "_Host", mib(p.host.output)));
     if (p.host.kv > 0) out.push_back(fmt::format("{}: {:>10} KV buffer size = {:8.2f} MiB", e.kv, "CPU", mib(p.host.kv)));
     for (size_t g = 0; g < p.gpu.size(); ++g)
-      if (p.gpu[g].kv > 0) out.push_back(fmt::format("{}: {:>10} KV buffer size = {:8.2f} MiB", e.kv, fmt::format("{}{}", backend, g), mib(p.gpu[g].kv)));
+      if (p.gpu[g].kv > 0) out.push_back(fmt::format("{}: {:>10} KV buffer size = {:8.2f} MiB", e.kv, names(g), mib(p.gpu[g].kv)));
     if (e.since >= 5000) {
       std::string line = kv_cache_log_line(*kv, kv->base, s.kv);
       out.push_back(std::string(e.kv) + line.substr(line.find(':')));
@@ -82,7 +82,7 @@ std::vector<std::string> log_lines(const LlamaModel& m, const ServerSettings& s,
       }
       for (size_t g = 0; g < p.gpu.size(); ++g)
         if (p.gpu[g].indexer > 0)
-          out.push_back(fmt::format("{}: {:>10} KV buffer size = {:8.2f} MiB (DSA indexer)", e.kv, fmt::format("{}{}", backend, g), mib(p.gpu[g].indexer)));
+          out.push_back(fmt::format("{}: {:>10} KV buffer size = {:8.2f} MiB (DSA indexer)", e.kv, names(g), mib(p.gpu[g].indexer)));
     } else {
       out.push_back(fmt::format("{}: KV self size  = {:7.2f} MiB, K ({}): {:7.2f} MiB, V ({}): {:7.2f} MiB", e.context, mib(kv->bytes()),
                                 gguf::type_traits(s.kv.type_k).name, mib(kv->base.k_bytes + kv->swa.k_bytes),
@@ -91,8 +91,8 @@ std::vector<std::string> log_lines(const LlamaModel& m, const ServerSettings& s,
   }
   for (size_t g = 0; g < p.gpu.size(); ++g)
     if (p.gpu[g].compute > 0)
-      out.push_back(fmt::format("{}: {:>10} compute buffer size = {:8.2f} MiB (estimate)", e.context, fmt::format("{}{}", backend, g), mib(p.gpu[g].compute)));
-  out.push_back(fmt::format("{}: {:>10} compute buffer size = {:8.2f} MiB (estimate)", e.context, backend + "_Host", mib(p.host.compute)));
+      out.push_back(fmt::format("{}: {:>10} compute buffer size = {:8.2f} MiB (estimate)", e.context, names(g), mib(p.gpu[g].compute)));
+  out.push_back(fmt::format("{}: {:>10} compute buffer size = {:8.2f} MiB (estimate)", e.context, names.backend + "_Host", mib(p.host.compute)));
   return out;
 }
 

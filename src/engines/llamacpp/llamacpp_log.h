@@ -7,6 +7,7 @@
 #include "headroom/forecast.h"
 #include "headroom/gpu.h"
 #include "headroom/llamacpp_plan.h"
+#include "engines/llamacpp/device_select.h"
 
 namespace headroom::llamacpp {
 
@@ -15,8 +16,8 @@ std::string backend_name(const GpuSpec& gpu);
 // "llama_kv_cache era (b8100+)", ... for Forecast::era.
 std::string era_name(int build);
 // The line llama.cpp prints when the allocation of `f` fails.
-std::string failure_line(const Failure& f, const std::string& backend);
+std::string failure_line(const Failure& f, const DeviceNaming& names);
 std::vector<std::string> log_lines(const LlamaModel& m, const ServerSettings& s, const KvCache* kv, const Placement& p,
-                                   const std::string& backend);
+                                   const DeviceNaming& names);
 
 }  // namespace headroom::llamacpp

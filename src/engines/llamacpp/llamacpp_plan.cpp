@@ -17,6 +17,7 @@
 #include "headroom/units.h"
 #include "engines/llamacpp/llamacpp_constants.h"
 #include "engines/llamacpp/llamacpp_fit.h"
+#include "engines/llamacpp/device_select.h"
 #include "engines/llamacpp/llamacpp_log.h"
 
 namespace headroom {
@@ -143,14 +144,14 @@ std::vector<int64_t> capacities(const Deployment& d) {
 }
 
 // Each GPU's start, stage by stage; llama.cpp's failure is the first stage (in its order) any device fails.
-std::vector<RankForecast> simulate(const Deployment& d, const Placement& p, const std::vector<int64_t>& cap, const std::string& backend,
+std::vector<RankForecast> simulate(const Deployment& d, const Placement& p, const std::vector<int64_t>& cap, const DeviceNaming& names,
                                    const MmprojLoad& mm, const std::optional<DraftPlan>& draft, std::optional<Failure>& failure) {
   std::vector<RankForecast> ranks;
   static constexpr std::string_view kOrder[] = {"init", "weights", "kv_pool", "compute_buffer", "draft_model", "mmproj", "draft_contexts"};
   auto order = [](const std::string& s) { return std::find(std::begin(kOrder), std::end(kOrder), s) - std::begin(kOrder); };
   for (size_t g = 0; g < p.gpu.size(); ++g) {
     const DeviceBuffers& b = p.gpu[g];
-    const std::string dev = fmt::format("{}{}", backend, g);
+    const std::string dev = names(g);
     RankSim sim(static_cast<int>(g), cap[g]);
     sim.begin_stage("init");
     sim_held_by_others(sim, d, d.held_by_others_on(g));
@@ -186,7 +187,7 @@ std::vector<RankForecast> simulate(const Deployment& d, const Placement& p, cons
     if (sim.failure() && (!failure || order(sim.failure()->stage) < order(failure->stage))) failure = sim.failure();
     ranks.push_back(sim.finish());
   }
-  if (failure) failure->message = failure_line(*failure, backend);
+  if (failure) failure->message = failure_line(*failure, names);
   return ranks;
 }
 
@@ -206,11 +207,11 @@ void add_draft(Placement& p, const DraftPlan& dp) {
   add(p.host, dp.p.host);
 }
 
-void add_devices(Forecast& f, const Placement& p, const std::vector<int64_t>& cap, const std::string& backend, bool mmap,
+void add_devices(Forecast& f, const Placement& p, const std::vector<int64_t>& cap, const DeviceNaming& names, bool mmap,
                  int64_t host_memory) {
   for (size_t g = 0; g < p.gpu.size(); ++g) {
     const DeviceBuffers& b = p.gpu[g];
-    f.devices.push_back(DeviceMemory{fmt::format("{}{}", backend, g), false, b.layers, cap[g], b.model, b.kv, b.compute,
+    f.devices.push_back(DeviceMemory{names(g), false, b.layers, cap[g], b.model, b.kv, b.compute,
                                      b.output, b.recurrent, b.compute_low, b.compute_high, b.indexer});
   }
   const DeviceBuffers& h = p.host;
@@ -238,11 +239,16 @@ void add_settings(Forecast& f, const ServerSettings& s, const std::optional<KvCa
 }
 }  // namespace
 
-Forecast plan_llamacpp(const Deployment& d, const PlanOptions& opt) {
+Forecast plan_llamacpp(const Deployment& given, const PlanOptions& opt) {
+  // --device CUDA2,CUDA1: the plan runs on those GPUs alone, in that order, named as llama.cpp names them.
+  std::vector<std::string> device_notes;
+  const std::vector<int> device_ids = device_list(given);
+  const Deployment d = device_ids.empty() ? given : on_devices(given, device_ids, device_notes);
   const std::shared_ptr<const LlamaModel> held = load(d);
   const LlamaModel& m = *held;
   ServerSettings s = parse_server_settings(d, m.n_layer);
   const std::string backend = backend_name(d.gpu);
+  const DeviceNaming names{backend, device_ids};
   s.cuda_row_padding = backend == "CUDA" || backend == "ROCm";
   const std::vector<int64_t> cap = capacities(d);
   // What llama.cpp sees free at start (the split and --fit read it): capacity less the runtime.
@@ -264,7 +270,7 @@ Forecast plan_llamacpp(const Deployment& d, const PlanOptions& opt) {
   std::optional<DraftPlan> draft = plan_draft(d, s, kv ? &*kv : nullptr, free_after_target, opt.files_elsewhere);
   std::vector<std::string> draft_notes;
   if (draft && !draft->model) draft_notes = std::move(draft->notes), draft.reset();
-  f.ranks = simulate(d, p, cap, backend, mm, draft, f.failure);
+  f.ranks = simulate(d, p, cap, names, mm, draft, f.failure);
   f.verdict = verdict_from_ranks(f.ranks, f.failure);
   if (!draft_notes.empty() && f.verdict == Verdict::Fits) f.verdict = Verdict::AtRisk;  // a draft not counted
   if (kv) {
@@ -279,13 +285,13 @@ Forecast plan_llamacpp(const Deployment& d, const PlanOptions& opt) {
   Placement shown = p;
   if (draft) add_draft(shown, *draft);
   const std::string host_note = check_host_ram(f, shown.host, s.no_mmap, d.host_memory_bytes);
-  add_devices(f, shown, cap, backend, !s.no_mmap, d.host_memory_bytes);
+  add_devices(f, shown, cap, names, !s.no_mmap, d.host_memory_bytes);
   if (!opt.detail) return f;
   f.notes = m.notes;
   for (auto& n : mm_notes) f.notes.push_back(std::move(n));
   note_host_state(f, d, "llama.cpp reads each device's free memory at start: the default split and --fit work from what is left");
   for (const auto& line : fit.log) f.log.push_back("llama_params_fit_impl: " + line);
-  for (auto& line : log_lines(m, s, kv ? &*kv : nullptr, p, backend)) f.log.push_back(std::move(line));
+  for (auto& line : log_lines(m, s, kv ? &*kv : nullptr, p, names)) f.log.push_back(std::move(line));
   if (m.kv_declined) f.notes.push_back("KV cache not modelled: " + *m.kv_declined + "; the plan counts none");
   if (m.mla)
     f.notes.push_back(fmt::format("multi-head latent attention: {}{}", has(Rule::MlaLatentKOnly, s.build)
@@ -294,6 +300,7 @@ Forecast plan_llamacpp(const Deployment& d, const PlanOptions& opt) {
                                                         : "builds before MLA support (~b5090) cache every head's K and V",
                                   m.mla->index_dim > 0 && !has(Rule::MlaLatentKOnly, s.build) ? "; the DSA indexer cache of this build is not modelled" : ""));
   f.notes.insert(f.notes.end(), s.notes.begin(), s.notes.end());
+  f.notes.insert(f.notes.end(), device_notes.begin(), device_notes.end());
   f.notes.insert(f.notes.end(), p.notes.begin(), p.notes.end());
   if (draft) f.notes.insert(f.notes.end(), draft->notes.begin(), draft->notes.end());
   f.notes.insert(f.notes.end(), draft_notes.begin(), draft_notes.end());

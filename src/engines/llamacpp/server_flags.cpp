@@ -35,7 +35,6 @@ constexpr std::string_view kNoMemoryEffect[] = {
     "--draft-max", "--draft-min", "--draft-p-min", "--embedding", "--reranking", "--no-op-offload", "--no-repack"};
 // Flags accepted whose memory effect is not modelled: named in the notes with what they change.
 constexpr std::pair<std::string_view, std::string_view> kUnmodelled[] = {
-    {"--device", "which devices are used (all GPUs of --gpus are assumed)"},
     {"--cache-ram", "host RAM for the prompt cache"},
 };
 // Every flag the model reads.
@@ -45,7 +44,7 @@ constexpr std::string_view kModelled[] = {
     "--kv-unified", "--no-kv-unified", "--cache-type-k", "--cache-type-v", "--flash-attn", "--batch-size", "--ubatch-size",
     "--no-kv-offload", "--cpu-moe", "--n-cpu-moe", "--override-tensor", "--swa-full", "--no-mmap", "--fit", "--fit-target",
     "--fit-ctx", "--model-draft", "--n-gpu-layers-draft", "--ctx-size-draft", "--cache-type-k-draft", "--cache-type-v-draft",
-    "--device-draft"};
+    "--device-draft", "--device"};
 
 }  // namespace
 
