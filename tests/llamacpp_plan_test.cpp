@@ -393,3 +393,26 @@ TEST(LlamacppPlan, DeviceListPicksAndOrdersTheGpus) {
   EXPECT_THROW(run(plus(base, {"--device", "CUDA2"})), InputError);
   EXPECT_THROW(run(plus(base, {"--device", "CUDA0,CUDA0"})), InputError);
 }
+
+// A unified-memory device (DGX Spark): the host's resident buffers come out of the GPU's memory, so
+// they join its stages; weights mapped from the file stay page cache (noted, not counted).
+TEST(LlamacppPlan, UnifiedMemoryCountsTheHostsBuffersOnTheGpu) {
+  const std::vector<std::string> base = {"--engine", "llamacpp", "--model", "Qwen/Qwen3-30B-A3B", "--quant", "Q4_K_M",
+                                         "--gpu", "dgx-spark", "-c", "32768", "--cpu-moe"};
+  const Forecast mapped = run(base);
+  EXPECT_EQ(rank0_item(mapped, "host model buffer (unified memory)"), nullptr);
+  const Forecast copied = run(plus(base, {"--no-mmap"}));
+  const Item* host = rank0_item(copied, "host model buffer (unified memory)");
+  ASSERT_NE(host, nullptr);
+  EXPECT_EQ(host->bytes, dev(copied, "CPU").model_buffer_bytes);
+  const Item* compute = rank0_item(copied, "host compute buffers (unified memory)");
+  ASSERT_NE(compute, nullptr);
+  EXPECT_EQ(compute->bytes, dev(copied, "CPU").compute_buffer_bytes + dev(copied, "CPU").output_buffer_bytes);
+  // Mapped or copied, the host's compute buffers count; only the copied weights differ.
+  ASSERT_NE(rank0_item(mapped, "host compute buffers (unified memory)"), nullptr);
+  EXPECT_EQ(mapped.headroom_bytes - copied.headroom_bytes, host->bytes);
+  // A discrete card keeps the host apart.
+  std::vector<std::string> discrete = base;
+  std::replace(discrete.begin(), discrete.end(), std::string("dgx-spark"), std::string("h100"));
+  EXPECT_EQ(rank0_item(run(plus(discrete, {"--no-mmap"})), "host model buffer (unified memory)"), nullptr);
+}

@@ -18,6 +18,7 @@
 #include "engines/llamacpp/llamacpp_constants.h"
 #include "engines/llamacpp/llamacpp_fit.h"
 #include "engines/llamacpp/device_select.h"
+#include "engines/shared/process_terms.h"
 #include "engines/llamacpp/llamacpp_log.h"
 
 namespace headroom {
@@ -143,9 +144,21 @@ std::vector<int64_t> capacities(const Deployment& d) {
   return c;
 }
 
+// On a unified-memory device (DGX Spark, Jetson, Apple silicon) the host's buffers come out of the
+// same memory as the GPU's: what the host must keep resident joins the one GPU's stages. Weights
+// mapped from the file are page cache the OS can drop (named in the notes, not counted).
+struct HostShare {
+  int64_t weights = 0, kv = 0, compute = 0;
+};
+bool unified_memory(const GpuSpec& g) { return g.vendor == "apple" || (g.vendor == "nvidia" && unified_memory_device(g.sm)); }
+HostShare host_share(const DeviceBuffers& h, bool no_mmap) {
+  return {no_mmap ? h.model : 0, h.kv + h.recurrent + h.indexer, h.compute + h.output};
+}
+
 // Each GPU's start, stage by stage; llama.cpp's failure is the first stage (in its order) any device fails.
 std::vector<RankForecast> simulate(const Deployment& d, const Placement& p, const std::vector<int64_t>& cap, const DeviceNaming& names,
-                                   const MmprojLoad& mm, const std::optional<DraftPlan>& draft, std::optional<Failure>& failure) {
+                                   const MmprojLoad& mm, const std::optional<DraftPlan>& draft, const HostShare& host,
+                                   std::optional<Failure>& failure) {
   std::vector<RankForecast> ranks;
   static constexpr std::string_view kOrder[] = {"init", "weights", "kv_pool", "compute_buffer", "draft_model", "mmproj", "draft_contexts"};
   auto order = [](const std::string& s) { return std::find(std::begin(kOrder), std::end(kOrder), s) - std::begin(kOrder); };
@@ -158,12 +171,15 @@ std::vector<RankForecast> simulate(const Deployment& d, const Placement& p, cons
     sim.alloc_estimated("GPU runtime context (estimate)", kRuntimeBytes, kRuntimeLow, kRuntimeHigh);
     sim.begin_stage("weights");
     sim.alloc(dev + " model buffer", b.model);
+    if (g == 0 && host.weights > 0) sim.alloc("host model buffer (unified memory)", host.weights);
     sim.begin_stage("kv_pool");
     sim.alloc(dev + " KV buffer", b.kv);
+    if (g == 0 && host.kv > 0) sim.alloc("host KV buffers (unified memory)", host.kv);
     if (b.indexer > 0) sim.alloc(dev + " KV buffer of the DSA indexer", b.indexer);
     if (b.recurrent > 0) sim.alloc(dev + " RS buffer (recurrent state)", b.recurrent);
     sim.begin_stage("compute_buffer");
     if (b.compute > 0) sim.alloc_estimated(dev + " compute buffer (estimate)", b.compute, b.compute_low, b.compute_high);
+    if (g == 0 && host.compute > 0) sim.alloc("host compute buffers (unified memory)", host.compute);
     const DeviceBuffers* db = draft ? &draft->p.gpu[g] : nullptr;
     if (db && db->model > 0) {  // server.cpp load_model: the draft loads after the target's context
       sim.begin_stage("draft_model");
@@ -270,7 +286,8 @@ Forecast plan_llamacpp(const Deployment& given, const PlanOptions& opt) {
   std::optional<DraftPlan> draft = plan_draft(d, s, kv ? &*kv : nullptr, free_after_target, opt.files_elsewhere);
   std::vector<std::string> draft_notes;
   if (draft && !draft->model) draft_notes = std::move(draft->notes), draft.reset();
-  f.ranks = simulate(d, p, cap, names, mm, draft, f.failure);
+  const HostShare host = unified_memory(d.gpu) && cap.size() == 1 ? host_share(p.host, s.no_mmap) : HostShare{};
+  f.ranks = simulate(d, p, cap, names, mm, draft, host, f.failure);
   f.verdict = verdict_from_ranks(f.ranks, f.failure);
   if (!draft_notes.empty() && f.verdict == Verdict::Fits) f.verdict = Verdict::AtRisk;  // a draft not counted
   if (kv) {
@@ -314,6 +331,13 @@ Forecast plan_llamacpp(const Deployment& given, const PlanOptions& opt) {
   if (!fit.unmodelled.empty()) f.notes.push_back(fit.unmodelled);
   if (std::string n = fused_gate_up_note(m, s); !n.empty()) f.notes.push_back(std::move(n));
   if (!host_note.empty()) f.notes.push_back(host_note);
+  if (unified_memory(d.gpu))
+    f.notes.push_back(fmt::format("unified memory ({}): the host's buffers come out of the GPU's memory and are counted in its stages{}",
+                                  d.gpu.display, !s.no_mmap && shown.host.model > 0
+                                                     ? fmt::format("; the {:.2f} GiB of weights mapped from the file sit in the page cache beside "
+                                                                   "them, which the OS drops under pressure (slower, not a failure)",
+                                                                   static_cast<double>(shown.host.model) / GiB)
+                                                     : ""));
   if (!s.ngl_given && s.n_gpu_layers == 0)
     f.notes.push_back("-ngl not given: builds before ~b6800 offload no layer by default (pass -ngl 99 to offload all)");
   return f;
