@@ -1,5 +1,6 @@
 // The GPUs llama.cpp users run beyond the datacenter: Radeon, Arc and laptop rows with the totals
-// their runtimes print; Apple Silicon by chip and memory (Metal's recommendedMaxWorkingSetSize).
+// their runtimes print; Apple Silicon by chip and memory (Metal's recommendedMaxWorkingSetSize);
+// engines that do not run (or are not modelled) on Apple and Intel GPUs refuse in one line.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -136,4 +137,19 @@ TEST(GpuReach, LlamaCppPlanOnAMacUsesTheWorkingSet) {
     }
   EXPECT_TRUE(seen);
   EXPECT_EQ(j["ranks"][0]["capacity_bytes"].get<int64_t>(), ws);
+}
+
+TEST(GpuReach, EnginesThatDoNotRunThereRefuseInOneLine) {
+  for (const char* engine : {"vllm", "sglang"}) {
+    CliRun r = cli({"plan", "--engine", engine, "--model", "Qwen/Qwen3-8B", "--gpu", "m3-max-64gb"});
+    EXPECT_EQ(r.rc, kExitBadInput) << engine;
+    EXPECT_NE(r.err.find("on Apple Silicon is not modelled"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("use --engine llamacpp"), std::string::npos) << r.err;
+  }
+  CliRun t = cli({"plan", "--engine", "trtllm", "--model", "Qwen/Qwen3-8B", "--gpu", "arc-a770"});
+  EXPECT_EQ(t.rc, kExitBadInput);
+  EXPECT_NE(t.err.find("TensorRT-LLM runs on NVIDIA GPUs only"), std::string::npos) << t.err;
+  CliRun v = cli({"plan", "--engine", "vllm", "--model", "Qwen/Qwen3-8B", "--gpu", "b580"});
+  EXPECT_EQ(v.rc, kExitBadInput);
+  EXPECT_NE(v.err.find("Intel GPUs"), std::string::npos) << v.err;
 }
