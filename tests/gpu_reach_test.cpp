@@ -72,6 +72,11 @@ TEST(GpuReach, ArcAndLaptopRows) {
   EXPECT_NE(&r4070m, &require_gpu("rtx-4070"));
   EXPECT_EQ(require_gpu("rtx-4050-laptop").capacity_bytes, int64_t{6083706880});
   EXPECT_EQ(require_gpu("4060-laptop").capacity_bytes, int64_t{8187} * MiB);
+  // Linux llama.cpp: "CUDA0: NVIDIA GeForce RTX 3060 Ti (7840 MiB, ...)" (id 68911545814), "RTX 3070 ... VRAM: 7819 MiB"
+  // (id 68714327338); nvidia-smi 8192 MiB on both.
+  EXPECT_EQ(require_gpu("NVIDIA GeForce RTX 3060 Ti").capacity_bytes, int64_t{7840} * MiB);
+  EXPECT_EQ(require_gpu("3070").capacity_bytes, int64_t{7819} * MiB);
+  EXPECT_EQ(require_gpu("3070").smi_total_mib, 8192);
 }
 
 TEST(GpuReach, AppleWorkingSetIsTwoThirdsUpTo32GiBThreeQuartersAbove) {
