@@ -77,6 +77,10 @@ TEST(GpuReach, ArcAndLaptopRows) {
   EXPECT_EQ(require_gpu("NVIDIA GeForce RTX 3060 Ti").capacity_bytes, int64_t{7840} * MiB);
   EXPECT_EQ(require_gpu("3070").capacity_bytes, int64_t{7819} * MiB);
   EXPECT_EQ(require_gpu("3070").smi_total_mib, 8192);
+  // "CUDA0: NVIDIA GeForce GTX 1080 Ti (11157 MiB, 10260 MiB free)" (id 56840531390); nvidia-smi 11264 MiB.
+  const GpuSpec& g1080ti = require_gpu("NVIDIA GeForce GTX 1080 Ti");
+  EXPECT_EQ(g1080ti.capacity_bytes, int64_t{11157} * MiB);
+  EXPECT_EQ(g1080ti.sm, 61);
 }
 
 TEST(GpuReach, AppleWorkingSetIsTwoThirdsUpTo32GiBThreeQuartersAbove) {
