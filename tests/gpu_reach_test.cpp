@@ -132,6 +132,15 @@ TEST(GpuReach, AppleChipWithoutMemoryNamesTheFix) {
   EXPECT_NE(r.err.find("give the memory"), std::string::npos) << r.err;
 }
 
+TEST(GpuReach, GpusListsAnAppleNameAndSaysHowToSpellOne) {
+  CliRun r = cli({"gpus", "m4-max-128gb"});
+  ASSERT_EQ(r.rc, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("apple-m4-max-128gb"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" 96.00 "), std::string::npos) << r.out;  // 3/4 of 128 GiB; llama.cpp: "/ 98304.00" MiB
+  CliRun all = cli({"gpus"});
+  EXPECT_NE(all.out.find("Apple Silicon: --gpu apple-CHIP-NNgb"), std::string::npos);
+}
+
 TEST(GpuReach, LlamaCppPlanOnAMacUsesTheWorkingSet) {
   CliRun r = cli({"plan", "--engine", "llamacpp", "--model", "Qwen/Qwen3-8B", "--quant", "Q4_K_M", "--gpu", "m3-max-36gb", "--json"});
   ASSERT_EQ(r.rc, kExitOk) << r.err;
