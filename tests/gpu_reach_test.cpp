@@ -72,6 +72,9 @@ TEST(GpuReach, ArcAndLaptopRows) {
   EXPECT_NE(&r4070m, &require_gpu("rtx-4070"));
   EXPECT_EQ(require_gpu("rtx-4050-laptop").capacity_bytes, int64_t{6083706880});
   EXPECT_EQ(require_gpu("4060-laptop").capacity_bytes, int64_t{8187} * MiB);
+  // WSL llama.cpp: "RTX 5070 Laptop GPU, compute capability 12.0, VMM: yes, VRAM: 8150 MiB" (id 59968647534).
+  EXPECT_EQ(require_gpu("NVIDIA GeForce RTX 5070 Laptop GPU").capacity_bytes, int64_t{8150} * MiB);
+  EXPECT_NE(require_gpu("rtx-5070-laptop").name, require_gpu("rtx-5070").name);
   // Linux llama.cpp: "CUDA0: NVIDIA GeForce RTX 3060 Ti (7840 MiB, ...)" (id 68911545814), "RTX 3070 ... VRAM: 7819 MiB"
   // (id 68714327338); nvidia-smi 8192 MiB on both.
   EXPECT_EQ(require_gpu("NVIDIA GeForce RTX 3060 Ti").capacity_bytes, int64_t{7840} * MiB);
