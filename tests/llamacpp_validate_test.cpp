@@ -30,13 +30,15 @@ TEST(LlamacppValidate, Figures) {
   EXPECT_DOUBLE_EQ(j["kv_size_mib"]["p90_abs_pct_err"].get<double>(), 0.0);
   EXPECT_EQ(j["compute_buffer_mib"]["n"], 5);
   EXPECT_DOUBLE_EQ(j["compute_buffer_mib"]["median_abs_pct_err"].get<double>(), 0.01);
-  EXPECT_EQ(j["outcome"]["n"], 8);
-  // 4 of 8: -002 (the log's fit shrank a context the record gives as set; then a compute-buffer
+  // llamacpp-001 (Radeon 8060S, Vulkan) joined when its row joined the GPU catalog: its 113909 MiB
+  // make the outcome comparable, and the plan fits as the log did (4 of 8 -> 5 of 9).
+  EXPECT_EQ(j["outcome"]["n"], 9);
+  // 4 of 9: -002 (the log's fit shrank a context the record gives as set; then a compute-buffer
   // failure the author puts on fragmentation), -004 (weights left on the GPU by -cmoe), -024 (a
   // runtime failure at the first request) and -006 (llama.cpp's own fit dry run also said it fits:
   // other consumers held 1947 MiB of the RX 560's 4 GiB, which the corpus' --gpu-memory can't say)
   // are missed.
-  EXPECT_DOUBLE_EQ(j["outcome"]["agreement"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(j["outcome"]["agreement"].get<double>(), 0.556);
 }
 
 TEST(LlamacppValidate, Rows) {

@@ -12,7 +12,7 @@ struct GpuSpec {
   std::string name;                  // canonical catalog name, e.g. "rtx-pro-6000"
   std::string display;               // "NVIDIA RTX PRO 6000 Blackwell"
   std::vector<std::string> aliases;  // lower-case
-  std::string vendor;                // "nvidia" | "amd"
+  std::string vendor;                // "nvidia" | "amd" | "intel" | "apple"
   std::string arch;                  // "blackwell", "hopper", ...
   int sm = 0;                        // compute capability x10 (120, 90, 100, ...); 0 for AMD
   int64_t capacity_bytes = 0;        // torch.cuda.get_device_properties().total_memory
@@ -28,12 +28,14 @@ struct GpuSpec {
 };
 
 const std::vector<GpuSpec>& gpu_catalog();
-// Case-insensitive lookup by name or alias; nullptr when unknown.
+// Case-insensitive lookup by name or alias; nullptr when unknown. Apple Silicon is parametric
+// ("apple-m3-max-64gb", "m2-ultra-192gb": src/gpu/apple_silicon.h).
 const GpuSpec* find_gpu(std::string_view name);
 // The row for a GPU as nvidia-smi / NVML names it, with the total memory it reports (0 = not
 // known); nullptr when no row matches.
 const GpuSpec* find_gpu_for_host(std::string_view reported_name, int64_t smi_total_bytes);
-// Throws InputError("--gpu", ...) listing close names when unknown.
+// Throws InputError("--gpu", ...) listing close names when unknown; an Apple chip without its
+// memory size says which sizes to add.
 const GpuSpec& require_gpu(std::string_view name);
 // The interconnect classes above; is_interconnect() says whether a string is one of them.
 inline constexpr std::string_view kInterconnects[] = {"nvswitch", "nvlink", "pcie", "xgmi", "network"};

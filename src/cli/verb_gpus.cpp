@@ -1,5 +1,6 @@
 // `headroom gpus [NAME ...] [--json]`: the GPU catalog, or the rows whose name, alias or display
-// name contains one of the NAMEs. A figure the catalog does not have prints as "-".
+// name contains one of the NAMEs (an Apple Silicon name with its memory: that GPU). A figure the
+// catalog does not have prints as "-".
 #include <algorithm>
 #include <cctype>
 #include <fmt/format.h>
@@ -34,6 +35,9 @@ int verb_gpus(const Args& args, std::ostream& out, std::ostream& err) {
     }
     if (keep) rows.push_back(&g);
   }
+  // Apple Silicon has no rows (a GPU per chip and memory): a name with its memory shows that GPU.
+  for (const auto& want : args.positionals())
+    if (const GpuSpec* g = find_gpu(want); g && g->vendor == "apple") rows.push_back(g);
   if (rows.empty()) {
     std::vector<std::string> names;
     for (const auto& g : gpu_catalog()) names.push_back(g.name);
@@ -63,6 +67,8 @@ int verb_gpus(const Args& args, std::ostream& out, std::ostream& err) {
                        g.smi_total_mib > 0 ? std::to_string(g.smi_total_mib) : "-", g.sm ? fmt::format("sm{}", g.sm) : g.arch.empty() ? "-" : g.arch,
                        g.fp8 ? "yes" : "no", g.fp4 ? "yes" : "no", g.bandwidth_tbs > 0 ? fmt::format("{:.3f}", g.bandwidth_tbs) : "-", al);
   }
+  if (args.positionals().empty())
+    out << "Apple Silicon: --gpu apple-CHIP-NNgb, e.g. apple-m3-max-64gb (Metal's working set for that memory; docs/gpus.md)\n";
   return kExitOk;
 }
 

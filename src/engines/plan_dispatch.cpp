@@ -1,5 +1,8 @@
 // plan(): picks the engine model for a deployment.
+#include <fmt/format.h>
+
 #include "headroom/engine.h"
+#include "headroom/engine_traits.h"
 #include "headroom/error.h"
 
 namespace headroom {
@@ -26,7 +29,20 @@ Forecast with_model_note(Forecast f, const Deployment& d, const PlanOptions& opt
   return f;
 }
 
+// One line instead of numbers where the engine does not run on the GPU, or headroom does not model
+// it there: TensorRT-LLM is NVIDIA-only; vLLM and SGLang are modelled in their CUDA and ROCm builds,
+// not on Apple Silicon (Metal) or Intel (XPU). llama.cpp runs on every catalog GPU.
+void require_engine_on_gpu(const Deployment& d) {
+  if (d.engine == EngineKind::LlamaCpp || (d.gpu.vendor != "apple" && d.gpu.vendor != "intel")) return;
+  const std::string_view engine = traits(d.engine).display;
+  const std::string_view where = d.gpu.vendor == "apple" ? "Apple Silicon" : "Intel GPUs";
+  if (d.engine == EngineKind::TRTLLM)
+    fail_input("--gpu", d.gpu.name, fmt::format("{} runs on NVIDIA GPUs only; use --engine llamacpp", engine));
+  fail_input("--gpu", d.gpu.name, fmt::format("{} on {} is not modelled (headroom models its CUDA and ROCm builds); use --engine llamacpp", engine, where));
+}
+
 Forecast plan_engine(const Deployment& d, const PlanOptions& opt) {
+  require_engine_on_gpu(d);
   switch (d.engine) {
     case EngineKind::SGLang: return plan_sglang(d, opt);
     case EngineKind::VLLM: return plan_vllm(d, opt);

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "gpu/apple_silicon.h"
 #include "headroom/embedded.h"
 #include "headroom/error.h"
 #include "headroom/cli.h"
@@ -94,6 +95,9 @@ const GpuSpec* find_gpu(std::string_view name) {
     if (g.name == key) return &g;
     if (std::find(g.aliases.begin(), g.aliases.end(), key) != g.aliases.end()) return &g;
   }
+  std::string why;  // Apple Silicon: a GPU per chip and memory size (apple_silicon.h)
+  if (const GpuSpec* g = apple::find(key, why)) return g;
+  if (!why.empty()) return nullptr;
   // Not spelled as a name or alias: the row whose name or an alias has the same words, if only one does.
   const auto words = name_words(name);
   if (words.empty()) return nullptr;
@@ -127,6 +131,9 @@ const GpuSpec* find_gpu_for_host(std::string_view reported_name, int64_t smi_tot
 
 const GpuSpec& require_gpu(std::string_view name) {
   if (const GpuSpec* g = find_gpu(name)) return *g;
+  std::string why;
+  apple::find(lower(name), why);
+  if (!why.empty()) fail_input("--gpu", std::string(name), why);
   std::vector<std::string> names;
   for (const auto& g : gpu_catalog()) {
     names.push_back(g.name);

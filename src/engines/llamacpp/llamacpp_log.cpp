@@ -30,8 +30,11 @@ double mib(int64_t b) { return static_cast<double>(b) / static_cast<double>(MiB)
 }  // namespace
 
 std::string backend_name(const GpuSpec& gpu) {
-  if (gpu.vendor == "amd") return "ROCm";
+  // Polaris (gfx803) has no current ROCm: llama.cpp runs it through Vulkan. Intel Arc: the SYCL
+  // backend, "SYCL0" (llama.cpp docs/backend/SYCL.md).
+  if (gpu.vendor == "amd") return gpu.arch == "gcn4" ? "Vulkan" : "ROCm";
   if (gpu.vendor == "apple") return "Metal";
+  if (gpu.vendor == "intel") return "SYCL";
   return "CUDA";
 }
 
