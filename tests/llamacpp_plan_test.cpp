@@ -85,7 +85,7 @@ TEST(LlamacppPlan, WeightsDoNotFit) {
                           "19.98GiB", "-ngl", "999", "-c", "4096"});
   EXPECT_EQ(f.verdict, Verdict::Oom);
   ASSERT_TRUE(f.failure);
-  EXPECT_EQ(f.failure->stage, "weights");
+  EXPECT_EQ(f.failure->stage, StageId::Weights);
   EXPECT_NE(f.failure->message.find("failed to allocate CUDA0 buffer"), std::string::npos) << f.failure->message;
 }
 
@@ -194,7 +194,7 @@ TEST(LlamacppPlan, FitShrinksContextThenMovesExperts) {
   // Without fit the 57 GiB of weights are the failure; with -ngl set fit gives up on the layers.
   const Forecast off = run(test::plus(base, {"--fit", "off"}));
   ASSERT_TRUE(off.failure);
-  EXPECT_EQ(off.failure->stage, "weights");
+  EXPECT_EQ(off.failure->stage, StageId::Weights);
   const Forecast ngl = run(test::plus(base, {"-ngl", "99"}));
   EXPECT_TRUE(test::has_prefix(ngl, "llama_params_fit_impl: failed to fit params to free device memory: n_gpu_layers already set by user"));
   EXPECT_EQ(ngl.verdict, Verdict::Oom);
@@ -285,7 +285,7 @@ TEST(LlamacppPlan, MmprojLoadsTheVisionTowerOnTheFirstGpu) {
   ASSERT_NE(compute, nullptr);
   EXPECT_LE(compute->low, 248LL << 20);
   EXPECT_GE(compute->high, 249LL << 20);
-  EXPECT_EQ(f.ranks.at(0).stages.back().name, "mmproj");
+  EXPECT_EQ(f.ranks.at(0).stages.back().id, StageId::Mmproj);
   // In host memory with --no-mmproj-offload: no GPU stage.
   const Forecast host = run(plus(base, {"--mmproj", "mmproj-BF16.gguf", "--no-mmproj-offload"}));
   EXPECT_EQ(rank0_item(host, "CUDA0 projector"), nullptr);
@@ -295,5 +295,5 @@ TEST(LlamacppPlan, MmprojLoadsTheVisionTowerOnTheFirstGpu) {
   EXPECT_FALSE(run(small).failure);
   const Forecast tight = run(plus(small, {"--mmproj", "mmproj-F16.gguf"}));
   ASSERT_TRUE(tight.failure);
-  EXPECT_EQ(tight.failure->stage, "mmproj");
+  EXPECT_EQ(tight.failure->stage, StageId::Mmproj);
 }

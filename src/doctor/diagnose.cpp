@@ -339,7 +339,7 @@ std::string effective_outcome(LogScan& sc, const std::optional<Forecast>& foreca
                                 "can be held against the forecast");
       return "oom";
     } else if (forecast && forecast->failure) {
-      sc.failure_stage = forecast->failure->stage;
+      sc.failure_stage = name(forecast->failure->stage);
       sc.failure_basis = "guess";
       gaps.push_back("the log shows no startup lines; the stage is the one the forecast fails at");
     } else if (!reached.empty()) {

@@ -157,7 +157,7 @@ std::optional<std::pair<double, std::string>> fraction_from_shortfall(const Depl
   else if (dep.engine == EngineKind::VLLM) share = static_cast<double>(oom->total > 0 ? oom->total : dep.capacity_bytes);
   else if (!base.ranks.empty())
     for (const auto& st : base.ranks.front().stages)
-      if (st.name == "kv_pool") {
+      if (st.id == StageId::KvPool) {
         int64_t t = 0;
         for (const auto& i : st.items) t += i.bytes;
         share = static_cast<double>(t) / cur;
@@ -231,7 +231,7 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, const std::set<std::
   const LogOom* oom = first_oom(scan);
   if (dep.engine == EngineKind::SGLang && s.graph_begin_avail && !base->ranks.empty()) {
     for (const auto& st : base->ranks.front().stages)
-      if (st.name == "workspaces") {
+      if (st.id == StageId::Workspaces) {
         int64_t extra = st.free_bytes_after - s.graph_begin_avail->value;
         if (extra > 64 * MiB) {
           o.extra_before_capture_bytes = extra;
@@ -266,27 +266,27 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, const std::set<std::
     auto pure = try_plan(dep, raw);
     if (pure && !pure->ranks.empty()) {
       const auto& r0 = pure->ranks.front();
-      auto free_after = [&](const char* st) -> std::optional<int64_t> {
-        for (const auto& x : r0.stages) if (x.name == st) return x.free_bytes_after;
+      auto free_after = [&](StageId st) -> std::optional<int64_t> {
+        for (const auto& x : r0.stages) if (x.id == st) return x.free_bytes_after;
         return std::nullopt;
       };
-      auto sum = [&](const char* st) -> std::optional<int64_t> {
+      auto sum = [&](StageId st) -> std::optional<int64_t> {
         for (const auto& x : r0.stages)
-          if (x.name == st) { int64_t t = 0; for (const auto& i : x.items) t += i.bytes; return t; }
+          if (x.id == st) { int64_t t = 0; for (const auto& i : x.items) t += i.bytes; return t; }
         return std::nullopt;
       };
-      cmp("free before weights", s.init_avail, free_after("init"), true);
-      cmp("weights", s.weights, sum("weights"), true);
-      cmp("free after weights", s.post_weights_avail, free_after("weights"), true);
+      cmp("free before weights", s.init_avail, free_after(StageId::Init), true);
+      cmp("weights", s.weights, sum(StageId::Weights), true);
+      cmp("free after weights", s.post_weights_avail, free_after(StageId::Weights), true);
       cmp("KV cache tokens", s.kv_tokens, pure->kv_tokens, false);
-      cmp("free at memory pool end", s.pool_end_avail, free_after("kv_pool"), true);
-      cmp("free at capture begin", s.graph_begin_avail, free_after("workspaces"), true);
-      cmp("CUDA-graph memory", s.graph_bytes, sum("cuda_graph"), true);
-      if (dep.engine == EngineKind::VLLM) cmp("KV cache memory", s.kv_bytes, sum("kv_pool"), true);
+      cmp("free at memory pool end", s.pool_end_avail, free_after(StageId::KvPool), true);
+      cmp("free at capture begin", s.graph_begin_avail, free_after(StageId::Workspaces), true);
+      cmp("CUDA-graph memory", s.graph_bytes, sum(StageId::CudaGraph), true);
+      if (dep.engine == EngineKind::VLLM) cmp("KV cache memory", s.kv_bytes, sum(StageId::KvPool), true);
     }
     if (no_error) {  // the forecast says whether this deployment should start; the fixes below are conditional
       if (pure && pure->failure)
-        dx.arithmetic.push_back(fmt::format("headroom's forecast of this deployment fails at stage '{}' on rank {}: {}", pure->failure->stage,
+        dx.arithmetic.push_back(fmt::format("headroom's forecast of this deployment fails at stage '{}' on rank {}: {}", name(pure->failure->stage),
                                             pure->failure->rank, pure->failure->message));
       else if (pure)
         dx.arithmetic.push_back(fmt::format("headroom's forecast of this deployment starts ({}, KV cache {} tokens): the log's stop is not "

@@ -95,12 +95,12 @@ std::optional<Placed> by_forecast(const LogOom& o, const Forecast& f, const LogS
   const RankForecast* r = &f.ranks.front();
   for (const auto& x : f.ranks)
     if (x.rank == o.device) r = &x;
-  auto used_after = [&](const char* name) -> std::optional<int64_t> {
+  auto used_after = [&](StageId id) -> std::optional<int64_t> {
     for (const auto& s : r->stages)
-      if (s.name == name) return r->capacity_bytes - s.free_bytes_after;
+      if (s.id == id) return r->capacity_bytes - s.free_bytes_after;
     return std::nullopt;
   };
-  const auto init = used_after("init"), weights = used_after("weights"), kv = used_after("kv_pool");
+  const auto init = used_after(StageId::Init), weights = used_after(StageId::Weights), kv = used_after(StageId::KvPool);
   if (!weights) return std::nullopt;
   // "this process has X in use" counts the CUDA context and NCCL; PyTorch's allocated bytes do not,
   // so they get the forecast's init total added.
@@ -242,7 +242,7 @@ std::string place_failure(LogScan& sc, const std::optional<Deployment>& dep, con
   if (sc.outcome == "oom") {  // an OOM report nothing places (effective_outcome)
     Placed p = by_engine(oom, sc, dep, forecast, dx.engine, dx.arithmetic);
     if (p.basis == "guess" && forecast && forecast->failure) {
-      p.stage = forecast->failure->stage;
+      p.stage = name(forecast->failure->stage);
       p.why = fmt::format("A guess: nothing in the log places the OOM report; the forecast of this deployment fails at '{}' ({}).",
                           p.stage, forecast->failure->message);
     }

@@ -183,7 +183,7 @@ std::optional<double> infer_sglang_fraction(const LogScan& scan, const Deploymen
       Forecast fc = plan(d, o);
       if (fc.ranks.empty()) return std::nullopt;
       for (const auto& st : fc.ranks.front().stages)
-        if (st.name == (at_capture ? "workspaces" : "kv_pool")) return st.free_bytes_after;
+        if (st.id == (at_capture ? StageId::Workspaces : StageId::KvPool)) return st.free_bytes_after;
     } catch (const InputError&) {
     }
     return std::nullopt;

@@ -161,24 +161,24 @@ std::string outcome_of(const Forecast& f) {
     case Verdict::Refused: return "refused_kv";
     case Verdict::Oom: break;
   }
-  const std::string& s = f.failure ? f.failure->stage : std::string("runtime");
-  if (s == "weights" || s == "init" || s == "draft") return "oom_weights";
-  if (s == "kv_pool") return "oom_kv";
-  if (s == "cuda_graph" || s == "workspaces") return "oom_graph";
-  if (s == "warmup") return "oom_warmup";
+  const StageId s = f.failure ? f.failure->stage : StageId::Runtime;
+  if (s == StageId::Weights || s == StageId::Init || s == StageId::Draft) return "oom_weights";
+  if (s == StageId::KvPool) return "oom_kv";
+  if (s == StageId::CudaGraph || s == StageId::Workspaces) return "oom_graph";
+  if (s == StageId::Warmup) return "oom_warmup";
   return "oom_runtime";
 }
 
-int64_t stage_sum(const RankForecast& r, std::string_view name) {
+int64_t stage_sum(const RankForecast& r, StageId id) {
   int64_t t = 0;
   for (const auto& s : r.stages)
-    if (s.name == name)
+    if (s.id == id)
       for (const auto& i : s.items) t += i.bytes;
   return t;
 }
-std::optional<int64_t> free_after(const RankForecast& r, std::string_view name) {
+std::optional<int64_t> free_after(const RankForecast& r, StageId id) {
   for (const auto& s : r.stages)
-    if (s.name == name) return s.free_bytes_after;
+    if (s.id == id) return s.free_bytes_after;
   return std::nullopt;
 }
 
@@ -421,12 +421,12 @@ J validate_corpus(const std::string& path) {
         pred["outcome"] = outcome_of(f);
         if (!f.ranks.empty()) {
           const RankForecast& r0 = f.ranks.front();
-          pred["weights_gib"] = std::round(to_gib(stage_sum(r0, "weights")) * 100) / 100;
-          if (auto a = free_after(r0, "weights")) pred["post_weights_avail_gib"] = std::round(to_gib(*a) * 100) / 100;
-          int64_t g = stage_sum(r0, "cuda_graph");
+          pred["weights_gib"] = std::round(to_gib(stage_sum(r0, StageId::Weights)) * 100) / 100;
+          if (auto a = free_after(r0, StageId::Weights)) pred["post_weights_avail_gib"] = std::round(to_gib(*a) * 100) / 100;
+          int64_t g = stage_sum(r0, StageId::CudaGraph);
           if (g > 0) pred["graph_gib"] = std::round(to_gib(g) * 100) / 100;
-          if (auto o = num(obs, "weights_gib")) weights.add(to_gib(stage_sum(r0, "weights")), *o);
-          if (auto o = num(obs, "post_weights_avail_gib"); o && free_after(r0, "weights")) post_weights.add(to_gib(*free_after(r0, "weights")), *o);
+          if (auto o = num(obs, "weights_gib")) weights.add(to_gib(stage_sum(r0, StageId::Weights)), *o);
+          if (auto o = num(obs, "post_weights_avail_gib"); o && free_after(r0, StageId::Weights)) post_weights.add(to_gib(*free_after(r0, StageId::Weights)), *o);
           if (auto o = num(obs, "graph_gib"); o && g > 0) graph.add(to_gib(g), *o);
         }
         if (auto o = num(obs, "kv_tokens"); o && f.verdict != Verdict::Refused) kv.add(static_cast<double>(f.kv_tokens), *o);

@@ -101,8 +101,8 @@ std::vector<std::string> gpu_names(const std::string& field, std::string& unknow
 
 std::string outcome_of(const Forecast& f) {
   if (!f.failure) return "ok";
-  if (f.failure->stage == "weights" || f.failure->stage == "init") return "oom_weights";
-  if (f.failure->stage == "kv_pool") return "oom_kv";
+  if (f.failure->stage == StageId::Weights || f.failure->stage == StageId::Init) return "oom_weights";
+  if (f.failure->stage == StageId::KvPool) return "oom_kv";
   return "oom_graph";  // the compute buffer reservation (the corpus' name for it)
 }
 
