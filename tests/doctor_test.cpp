@@ -242,7 +242,7 @@ TEST(DoctorCli, HealthyLogGivesACalibrationReport) {
       "[2026-01-10 10:10:30 TP0] Capture cuda graph end. Time elapsed: 45.00 s. mem usage=1.50 GB. avail mem=7.60 GB.\n"
       "[2026-01-10 10:10:40] The server is fired up and ready to roll!\n";
   LogScan scan = scan_log_text(log, "healthy");
-  EXPECT_EQ(scan.outcome, "ok");
+  EXPECT_EQ(scan.outcome, Outcome::Ok);
   Diagnosis d = diagnose(scan, Args::parse({"--engine", "sglang", "--model", "nvidia/GLM-5-NVFP4", "--gpu", "rtx-pro-6000", "--tp", "8",
                                             "--mem-fraction-static", "0.88"}));
   EXPECT_EQ(d.stage, "none");

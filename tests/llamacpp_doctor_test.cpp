@@ -58,7 +58,7 @@ TEST(LlamacppDoctor, WeightsOnCuda0) {
   const LogScan s = scan_log_text(raw("llamacpp-004"), "004");
   EXPECT_EQ(s.engine, LogEngine::LlamaCpp);
   EXPECT_EQ(s.engine_version, "b8284");
-  EXPECT_EQ(s.outcome, "oom_weights");
+  EXPECT_EQ(s.outcome, Outcome::OomWeights);
   ASSERT_EQ(s.llama.failures.size(), 1u);
   EXPECT_EQ(s.llama.failures[0].device, "CUDA0");
   EXPECT_EQ(s.llama.failures[0].request, 151851674624);
@@ -91,7 +91,7 @@ TEST(LlamacppDoctor, ComputeOnVulkan1AfterTheRetry) {
   const LogScan s = scan_log_text(raw("llamacpp-006"), "006");
   EXPECT_EQ(s.engine, LogEngine::LlamaCpp);
   EXPECT_EQ(s.engine_version, "");  // "build_info: b1-e365e65" names no era
-  EXPECT_EQ(s.outcome, "oom_graph");
+  EXPECT_EQ(s.outcome, Outcome::OomGraph);
   EXPECT_EQ(s.failure_stage, "compute_buffer");
   EXPECT_EQ(s.failure_line, 34);
   EXPECT_EQ(s.failure_device, 1);
@@ -147,7 +147,7 @@ TEST(LlamacppDoctor, RocmComputeBufferNamedByGallocr) {
   // llamacpp-022 (ROCm, Apertus-70B IQ4_XS): "cudaMalloc failed" on device 0, then
   // "ggml_gallocr_reserve_n: failed to allocate ROCm0 buffer of size 14822711296".
   const LogScan s = scan_log_text(raw("llamacpp-022"), "022");
-  EXPECT_EQ(s.outcome, "oom_graph");
+  EXPECT_EQ(s.outcome, Outcome::OomGraph);
   ASSERT_EQ(s.llama.failures.size(), 1u);
   EXPECT_EQ(s.llama.failures[0].device, "ROCm0");
   EXPECT_EQ(s.llama.failures[0].request, 14822711296);
@@ -188,7 +188,7 @@ TEST(LlamacppDoctor, HealthyStartReadsEveryBuffer) {
   // llamacpp-010 (b5622, Qwen3-30B-A3B Q4_K_M on RTX 4090 + RTX 5090, experts on the host).
   const LogScan s = scan_log_text(raw("llamacpp-010"), "010");
   EXPECT_EQ(s.engine_version, "b5622");
-  EXPECT_EQ(s.outcome, "ok");
+  EXPECT_EQ(s.outcome, Outcome::Ok);
   EXPECT_EQ(s.llama.device("CUDA0")->model->value, to_bytes(135.76, MiB));
   EXPECT_EQ(s.llama.device("CUDA1")->kv->value, 1152 * MiB);
   EXPECT_EQ(s.llama.device("CUDA1")->compute->value, 1080 * MiB);

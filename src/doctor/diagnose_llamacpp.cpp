@@ -193,7 +193,7 @@ Diagnosis diagnose_llamacpp(const LogScan& scan0, const Args& args) {
   const LlamaFailure* f = failing(scan);
   if (!f) {
     dx.stage = "none";
-    const bool ok = scan.outcome == "ok";
+    const bool ok = scan.outcome == Outcome::Ok;
     dx.cause = ok ? "none" : scan.errors.empty() ? "no_error_in_log" : "not_oom";
     dx.explanation = ok ? "llama.cpp made every buffer it needed: a healthy start." 
                         : scan.errors.empty() ? "The log shows no allocation failure and no finished start (the excerpt may be cut before the error)."

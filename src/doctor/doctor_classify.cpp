@@ -109,7 +109,7 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
     if (listed > 0 && oom->other_processes.size() > 1) A(fmt::format("processes listed on this GPU hold {}", doctor_gib(listed)));
   }
 
-  const std::string& outcome = scan.outcome;
+  const std::optional<Outcome>& outcome = scan.outcome;
   int64_t others = 0;
   if (oom) {
     bool self_skipped = false;  // torch lists this process among "Process P has X" when it cannot tell
@@ -120,13 +120,13 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
   }
   const bool other_proc = others > GiB;
 
-  if (outcome.empty() || outcome == "ok") {
+  if (!outcome || outcome == Outcome::Ok) {
     dx.stage = "none";
     dx.cause = "not_oom";
     dx.explanation = "The log shows a healthy start: no out-of-memory error and no refusal. Below, each figure the engine printed is held against headroom's forecast for the same deployment.";
     return;
   }
-  if (outcome == "no_error" && !scan.failure_stage.empty() && dx.stage != "none") {
+  if (outcome == Outcome::NoError && !scan.failure_stage.empty() && dx.stage != "none") {
     // effective_outcome: the log stops inside a stage, with no error line.
     dx.cause = "no_error_in_log";
     bool cut_traceback = false;  // the stop is a traceback whose exception line is missing
@@ -163,7 +163,7 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
     }
     return;
   }
-  if (outcome == "no_error") {
+  if (outcome == Outcome::NoError) {
     // effective_outcome: no error line, no finished startup, stopped between stages.
     int64_t last = 0;
     for (const auto& r : scan.ranks) last = std::max(last, r.stage_line);
@@ -182,7 +182,7 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
         dx.reached_stage, last > 0 ? fmt::format(" (its last startup line is line {})", last) : "", dx.stage);
     return;
   }
-  if (outcome == "other_error") {
+  if (outcome == Outcome::OtherError) {
     dx.cause = "not_oom";
     const LogError* e = scan.errors.empty() ? nullptr : &scan.errors.front();
     for (const auto& err : scan.errors)
@@ -240,7 +240,7 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
     return;
   }
 
-  if (outcome == "oom") {
+  if (outcome == Outcome::Oom) {
     // An OOM report that nothing in the log places in a stage (effective_outcome).
     if (oom && oom->reserved_unallocated > 0 && oom->request > 0 && oom->reserved_unallocated >= oom->request &&
         oom->total > 0 && oom->reserved_unallocated >= oom->total / 20) {
@@ -271,7 +271,7 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
     return;
   }
 
-  if (outcome == "oom_weights" && dx.stage == "init") {
+  if (outcome == Outcome::OomWeights && dx.stage == "init") {
     // Before the weights only the CUDA context, NCCL's buffers and the communicators exist: running
     // out there means the GPU was already nearly full when the engine started.
     dx.cause = "other_process";
@@ -283,7 +283,7 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
     dx.will_not_help.push_back("a larger --tp / --pp: every GPU still needs its CUDA context and NCCL buffers first");
     return;
   }
-  if (outcome == "oom_weights") {
+  if (outcome == Outcome::OomWeights) {
     dx.cause = "weights_do_not_fit";
     dx.explanation = "The model's weights did not fit in GPU memory while loading: this happens before any KV budget or fraction applies. "
                      "Spread the weights over more GPUs (a larger --tp / --pp), use a smaller quantization, or a GPU with more memory.";
@@ -293,7 +293,7 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
     return;
   }
 
-  if (outcome == "refused_kv") {
+  if (outcome == Outcome::RefusedKv) {
     if (find_error(scan, "trtllm_kv_too_small")) {
       // TensorRT-LLM's KV cache manager: maxTokensInPagedKvCache < beam_width x tokensPerBlock x maxBlocksPerSeq.
       dx.cause = "kv_too_small_for_context";
@@ -361,7 +361,7 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
     return;
   }
 
-  if (outcome == "oom_graph") {
+  if (outcome == Outcome::OomGraph) {
     const bool high = frac && (*frac >= 0.9 || (sglang && dep && *frac > 0.88));
     dx.cause = high ? "static_fraction_too_high" : "graph_capture_headroom";
     const int64_t begin = s.graph_begin_avail ? s.graph_begin_avail->value : -1;
@@ -385,7 +385,7 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
     return;
   }
 
-  if (outcome == "oom_kv") {
+  if (outcome == Outcome::OomKv) {
     dx.cause = "static_fraction_too_high";
     // The pool caps, as each engine spells them: SGLang --max-total-tokens, vLLM
     // --kv-cache-memory-bytes, TensorRT-LLM KvCacheConfig.max_tokens / max_gpu_total_bytes.
@@ -409,7 +409,7 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
   dx.cause = "activation_peak";
   dx.explanation = fmt::format("Activations of a {} step ran out of memory after the KV cache took its budget. Process fewer tokens per "
                                "step (a smaller chunked prefill / max-num-batched-tokens / max-num-seqs) or give the dynamic side more room (lower {}).",
-                               outcome == "oom_warmup" ? "warm-up (profiling or sampler)" : "serving", knob);
+                               outcome == Outcome::OomWarmup ? "warm-up (profiling or sampler)" : "serving", knob);
   dx.will_not_help.push_back(fmt::format("raising {}: it leaves less for activations", knob));
   if (!(oom && oom->reserved_unallocated >= oom->request))
     dx.will_not_help.push_back("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: the reserved-but-unallocated memory is smaller than the request, so defragmenting cannot satisfy it");

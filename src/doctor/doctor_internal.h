@@ -74,7 +74,7 @@ int64_t budget_fix_margin(const LogScan& scan, const LogOom* oom);
 std::string doctor_gib(int64_t bytes);
 // The cause an out-of-memory failure at `stage` would have (for a log that stops there silently).
 std::string stage_cause(const std::string& stage);
-std::string effective_outcome(LogScan& sc, const std::optional<Forecast>& forecast, std::vector<std::string>& gaps);
+std::optional<Outcome> effective_outcome(LogScan& sc, const std::optional<Forecast>& forecast, std::vector<std::string>& gaps);
 // The first OOM report of the failing rank (or the first at all).
 const LogOom* first_oom(const LogScan& scan);
 // Sets dx.stage (always a CONTRACT stage) and dx.stage_basis for a failure effective_outcome

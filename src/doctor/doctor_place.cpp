@@ -221,7 +221,7 @@ std::string place_failure(LogScan& sc, const std::optional<Deployment>& dep, con
   // Rule b first, also over a stage the OOM message alone suggested (logscan: private pools ->
   // capture, a request of >= 30% of the device -> KV pool).
   if (oom && forecast && (sc.failure_stage.empty() || sc.failure_basis == "numbers") &&
-      (sc.outcome == "oom" || sc.failure_basis == "numbers")) {
+      (sc.outcome == Outcome::Oom || sc.failure_basis == "numbers")) {
     if (auto p = by_forecast(*oom, *forecast, sc, dep, dx.arithmetic)) {
       dx.stage = p->stage;
       dx.stage_basis = p->basis;
@@ -239,7 +239,7 @@ std::string place_failure(LogScan& sc, const std::optional<Deployment>& dep, con
       return fmt::format("A guess: the log shows no startup lines, and the forecast of this deployment fails at '{}'.", dx.stage);
     return "";
   }
-  if (sc.outcome == "oom") {  // an OOM report nothing places (effective_outcome)
+  if (sc.outcome == Outcome::Oom) {  // an OOM report nothing places (effective_outcome)
     Placed p = by_engine(oom, sc, dep, forecast, dx.engine, dx.arithmetic);
     if (p.basis == "guess" && forecast && forecast->failure) {
       p.stage = name(forecast->failure->stage);

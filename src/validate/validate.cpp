@@ -13,6 +13,7 @@
 #include "headroom/deployment.h"
 #include "headroom/doctor.h"
 #include "headroom/logscan.h"
+#include "headroom/outcome.h"
 #include "headroom/engine.h"
 #include "headroom/error.h"
 #include "headroom/gpu.h"
@@ -154,19 +155,19 @@ std::optional<std::string> str(const J& o, const char* k) {
 }
 
 // Predicted outcome in the corpus vocabulary.
-std::string outcome_of(const Forecast& f) {
+Outcome outcome_of(const Forecast& f) {
   switch (f.verdict) {
     case Verdict::Fits:
-    case Verdict::AtRisk: return "ok";
-    case Verdict::Refused: return "refused_kv";
+    case Verdict::AtRisk: return Outcome::Ok;
+    case Verdict::Refused: return Outcome::RefusedKv;
     case Verdict::Oom: break;
   }
   const StageId s = f.failure ? f.failure->stage : StageId::Runtime;
-  if (s == StageId::Weights || s == StageId::Init || s == StageId::Draft) return "oom_weights";
-  if (s == StageId::KvPool) return "oom_kv";
-  if (s == StageId::CudaGraph || s == StageId::Workspaces) return "oom_graph";
-  if (s == StageId::Warmup) return "oom_warmup";
-  return "oom_runtime";
+  if (s == StageId::Weights || s == StageId::Init || s == StageId::Draft) return Outcome::OomWeights;
+  if (s == StageId::KvPool) return Outcome::OomKv;
+  if (s == StageId::CudaGraph || s == StageId::Workspaces) return Outcome::OomGraph;
+  if (s == StageId::Warmup) return Outcome::OomWarmup;
+  return Outcome::OomRuntime;
 }
 
 int64_t stage_sum(const RankForecast& r, StageId id) {
@@ -219,12 +220,12 @@ std::optional<std::string> logged_knob_value(const LogScan& scan, const std::str
 }
 
 // Stage a crash outcome points at (CONTRACT doctor stages).
-std::string stage_of_outcome(const std::string& o) {
-  if (o == "oom_weights") return "weights";
-  if (o == "oom_kv" || o == "refused_kv") return "kv_pool";
-  if (o == "oom_graph") return "cuda_graph";
-  if (o == "oom_warmup") return "warmup";
-  if (o == "oom_runtime") return "runtime";
+std::string stage_of_outcome(std::optional<Outcome> o) {
+  if (o == Outcome::OomWeights) return "weights";
+  if (o == Outcome::OomKv || o == Outcome::RefusedKv) return "kv_pool";
+  if (o == Outcome::OomGraph) return "cuda_graph";
+  if (o == Outcome::OomWarmup) return "warmup";
+  if (o == Outcome::OomRuntime) return "runtime";
   return "";
 }
 
@@ -327,6 +328,7 @@ J validate_corpus(const std::string& path) {
     J row{{"id", str(c, "id").value_or(fmt::format("line-{}", lineno))}, {"covered", false}};
     const J obs = c.contains("observed") && c["observed"].is_object() ? c["observed"] : J::object();
     const auto oo = str(obs, "outcome");
+    const std::optional<Outcome> observed = oo ? parse_outcome(*oo) : std::nullopt;
     std::vector<std::string> args;
     std::string why;
     auto engine = str(c, "engine").value_or("");
@@ -418,7 +420,8 @@ J validate_corpus(const std::string& path) {
         row["covered"] = true;
         J pred = J::object();
         pred["kv_tokens"] = f.kv_tokens;
-        pred["outcome"] = outcome_of(f);
+        const Outcome predicted = outcome_of(f);
+        pred["outcome"] = name(predicted);
         if (!f.ranks.empty()) {
           const RankForecast& r0 = f.ranks.front();
           pred["weights_gib"] = std::round(to_gib(stage_sum(r0, StageId::Weights)) * 100) / 100;
@@ -430,9 +433,9 @@ J validate_corpus(const std::string& path) {
           if (auto o = num(obs, "graph_gib"); o && g > 0) graph.add(to_gib(g), *o);
         }
         if (auto o = num(obs, "kv_tokens"); o && f.verdict != Verdict::Refused) kv.add(static_cast<double>(f.kv_tokens), *o);
-        if (oo && *oo != "other_error") {
+        if (oo && observed != Outcome::OtherError) {
           ++outcome.n;
-          if (*oo == pred["outcome"].get<std::string>()) ++outcome.agree;
+          if (observed == predicted) ++outcome.agree;
         }
         // kv_tokens_given_memory: SGLang's pool recomputed from the log's own free memory.
         auto pre = num(obs, "init_avail_gib"), post = num(obs, "post_weights_avail_gib"), okv = num(obs, "kv_tokens");
@@ -522,7 +525,7 @@ J validate_corpus(const std::string& path) {
     }
     // doctor on the case's own log: the stage it names, and whether its fixes move the flags the
     // thread's resolution moved, in the same direction.
-    const std::string want_stage = oo ? stage_of_outcome(*oo) : "";
+    const std::string want_stage = stage_of_outcome(observed);
     if (!raw.empty() && !want_stage.empty()) {
       try {
         LogScan scan = scan_log_text(raw, row["id"].get<std::string>());
