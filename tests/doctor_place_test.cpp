@@ -45,7 +45,7 @@ TEST(DoctorPlace, NoErrorAfterKvPoolIsARuntimeGuess) {
   EXPECT_EQ(d.stage, "runtime");
   EXPECT_EQ(d.stage_basis, "guess");
   EXPECT_EQ(d.reached_stage, "kv_pool");
-  EXPECT_EQ(d.cause, "no_error_in_log");
+  EXPECT_EQ(d.cause, Cause::NoErrorInLog);
   EXPECT_NE(d.explanation.find("no error in the log"), std::string::npos) << d.explanation;
   // A guess gives no confident fix: each one says it depends on the guessed stage.
   for (const auto& f : d.fixes) EXPECT_EQ(f.effect.rfind("if the failure was in runtime", 0), 0u) << f.effect;
@@ -84,7 +84,7 @@ TEST(DoctorPlace, OomFiguresBelowTheWeightsAreWeights) {
                     {"--engine", "vllm", "--model", "Qwen/Qwen3-8B", "--gpu", "h100"});
   EXPECT_EQ(d.stage, "weights");
   EXPECT_EQ(d.stage_basis, "numbers");
-  EXPECT_EQ(d.cause, "weights_do_not_fit");
+  EXPECT_EQ(d.cause, Cause::WeightsDoNotFit);
   EXPECT_TRUE(has(d.arithmetic, "the process held 10.00 GiB")) << d.explanation;
 }
 
@@ -119,7 +119,7 @@ TEST(DoctorPlace, SglangProcessAboveItsFractionIsPastThePools) {
   Diagnosis d = run(log, {"--engine", "sglang", "--mem-fraction-static", "0.95", "--tp-size", "4"});
   EXPECT_EQ(d.stage, "cuda_graph");
   EXPECT_EQ(d.stage_basis, "numbers");
-  EXPECT_EQ(d.cause, "static_fraction_too_high");
+  EXPECT_EQ(d.cause, Cause::StaticFractionTooHigh);
   EXPECT_TRUE(has(d.arithmetic, "174.80 GiB")) << d.explanation;
   Diagnosis e = run(log, {"--engine", "sglang", "--mem-fraction-static", "0.95", "--disable-cuda-graph"});
   EXPECT_EQ(e.stage, "warmup");
@@ -133,7 +133,7 @@ TEST(DoctorPlace, SglangProcessWithinItsFractionIsAWeightsGuess) {
       {"--engine", "sglang", "--mem-fraction-static", "0.95"});
   EXPECT_EQ(d.stage, "weights");
   EXPECT_EQ(d.stage_basis, "guess");
-  EXPECT_EQ(d.cause, "oom_stage_unknown");  // a guessed stage keeps the fixes of both readings
+  EXPECT_EQ(d.cause, Cause::OomStageUnknown);  // a guessed stage keeps the fixes of both readings
 }
 
 TEST(DoctorPlace, SglangAllocatorWarningWithoutFractionComparesTheLargestDefault) {
@@ -157,7 +157,7 @@ TEST(DoctorPlace, VllmLoneOomWithoutModelIsAWeightsGuess) {
                     {"--engine", "vllm", "--gpu-memory-utilization", "0.95", "--tensor-parallel-size", "8"});
   EXPECT_EQ(d.stage, "weights");
   EXPECT_EQ(d.stage_basis, "guess");
-  EXPECT_EQ(d.cause, "oom_stage_unknown");
+  EXPECT_EQ(d.cause, Cause::OomStageUnknown);
   EXPECT_NE(d.explanation.find("A guess"), std::string::npos);
 }
 
@@ -186,5 +186,5 @@ TEST(DoctorPlace, TensorRtLlmCppRuntimeOomIsAnOom) {
       "(/home/jenkins/agent/workspace/LLM/release-0.18/L0_Test-x86_64/tensorrt_llm/cpp/tensorrt_llm/runtime/tllmBuffers.h:125)\n",
       {"--engine", "trtllm"});
   EXPECT_EQ(d.stage, "runtime");
-  EXPECT_NE(d.cause, "not_oom");
+  EXPECT_NE(d.cause, Cause::NotOom);
 }

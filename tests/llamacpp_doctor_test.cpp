@@ -71,7 +71,7 @@ TEST(LlamacppDoctor, WeightsOnCuda0) {
   EXPECT_EQ(d.stage, "weights");
   EXPECT_EQ(d.stage_basis, "log");
   EXPECT_EQ(d.rank, 0);
-  EXPECT_EQ(d.cause, "weights_do_not_fit");
+  EXPECT_EQ(d.cause, Cause::WeightsDoNotFit);
   EXPECT_TRUE(has_line(d.arithmetic, "requested 144817.04 MiB on CUDA0 (line 4)")) << d.arithmetic.front();
   // 144817.04 - 23863 free = 120954.04 MiB short
   EXPECT_TRUE(has_line(d.arithmetic, "short by 120954.04 MiB"));
@@ -111,7 +111,7 @@ TEST(LlamacppDoctor, ComputeOnVulkan1AfterTheRetry) {
 
   const Diagnosis d = doctor(raw("llamacpp-006"));
   EXPECT_EQ(d.stage, "compute_buffer");
-  EXPECT_EQ(d.cause, "compute_buffer_does_not_fit");
+  EXPECT_EQ(d.cause, Cause::ComputeBufferDoesNotFit);
   EXPECT_EQ(d.rank, 1);
   // 1368.79 + 120 = 1488.79 MiB held; + 396.75 = 1885.54 <= 3169 free: the log's figures say it fits.
   EXPECT_TRUE(has_line(d.arithmetic, "requested 396.75 MiB on Vulkan1"));
@@ -174,7 +174,7 @@ TEST(LlamacppDoctor, RuntimeCudaError) {
   EXPECT_EQ(s.flags.at("--no-warmup"), "true");
   const Diagnosis d = doctor(log);
   EXPECT_EQ(d.stage, "runtime");
-  EXPECT_EQ(d.cause, "activation_peak");
+  EXPECT_EQ(d.cause, Cause::ActivationPeak);
   ASSERT_NE(fix(d, "--ctx-size"), nullptr);
   EXPECT_EQ(fix(d, "--ctx-size")->value, "32768");
   EXPECT_EQ(fix(d, "--ubatch-size")->value, "256");

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "headroom/cause.h"
 #include "headroom/cli.h"
 #include "headroom/deployment.h"
 #include "headroom/forecast.h"
@@ -32,7 +33,7 @@ struct Diagnosis {
                                     // "guess": no evidence, the likeliest stage given how far the log got
   std::string reached_stage;        // the furthest startup stage the log shows ("" if none)
   int rank = -1;
-  std::string cause;                // stable code (CONTRACT doctor)
+  std::optional<Cause> cause;       // stable code (CONTRACT doctor); JSON "" while unset
   std::string explanation;          // one paragraph
   std::vector<std::string> arithmetic;  // the numbers behind it, from the log
   std::vector<LogEvidence> evidence;

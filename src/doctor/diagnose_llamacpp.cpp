@@ -25,11 +25,11 @@ const LlamaFailure* failing(const LogScan& s) {
   return nullptr;
 }
 
-std::string cause_of(const std::string& stage) {
-  if (stage == "weights") return "weights_do_not_fit";
-  if (stage == "kv_pool") return "kv_cache_does_not_fit";
-  if (stage == "compute_buffer") return "compute_buffer_does_not_fit";
-  return "activation_peak";
+Cause cause_of(const std::string& stage) {
+  if (stage == "weights") return Cause::WeightsDoNotFit;
+  if (stage == "kv_pool") return Cause::KvCacheDoesNotFit;
+  if (stage == "compute_buffer") return Cause::ComputeBufferDoesNotFit;
+  return Cause::ActivationPeak;
 }
 
 std::string reached(const LlamaLogFacts& L) {
@@ -194,7 +194,7 @@ Diagnosis diagnose_llamacpp(const LogScan& scan0, const Args& args) {
   if (!f) {
     dx.stage = "none";
     const bool ok = scan.outcome == Outcome::Ok;
-    dx.cause = ok ? "none" : scan.errors.empty() ? "no_error_in_log" : "not_oom";
+    dx.cause = ok ? Cause::None : scan.errors.empty() ? Cause::NoErrorInLog : Cause::NotOom;
     dx.explanation = ok ? "llama.cpp made every buffer it needed: a healthy start." 
                         : scan.errors.empty() ? "The log shows no allocation failure and no finished start (the excerpt may be cut before the error)."
                                               : "The log's errors are not llama.cpp memory failures.";

@@ -56,7 +56,7 @@ nlohmann::ordered_json diagnosis_json_raw(const Diagnosis& d) {
            {"stage_basis", d.stage_basis},
            {"reached_stage", d.reached_stage.empty() ? J(nullptr) : J(d.reached_stage)},
            {"rank", d.rank},
-           {"cause", d.cause},
+           {"cause", d.cause ? name(*d.cause) : ""},
            {"explanation", d.explanation},
            {"arithmetic", d.arithmetic},
            {"evidence", ev},
@@ -79,7 +79,7 @@ void print_diagnosis_text(std::ostream& out, const Diagnosis& d, const LogScan& 
   else if (d.stage_basis == "numbers")
     out << fmt::format("stage:  {} (placed by the OOM report's figures{})\n", d.stage, gpu);
   else out << fmt::format("stage:  {}{}\n", d.stage, d.rank >= 0 ? fmt::format(" (GPU {})", d.rank) : "");
-  out << fmt::format("cause:  {}\n\n{}\n", d.cause, d.explanation);
+  out << fmt::format("cause:  {}\n\n{}\n", d.cause ? name(*d.cause) : "", d.explanation);
   if (!d.arithmetic.empty()) {
     out << "\nthe numbers:\n";
     for (const auto& a : d.arithmetic) out << "  - " << a << "\n";

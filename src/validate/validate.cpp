@@ -554,7 +554,7 @@ J validate_corpus(const std::string& path) {
           ++doctor_decided.n;
           if (dx.stage == want_stage) ++doctor_decided.agree;
         }
-        row["doctor"] = J{{"stage", dx.stage}, {"stage_basis", dx.stage_basis}, {"want_stage", want_stage}, {"cause", dx.cause}};
+        row["doctor"] = J{{"stage", dx.stage}, {"stage_basis", dx.stage_basis}, {"want_stage", want_stage}, {"cause", dx.cause ? name(*dx.cause) : ""}};
         J fx = J::array();
         for (const auto& f : dx.fixes) fx.push_back(f.flag + "=" + f.value);
         row["doctor"]["fixes"] = std::move(fx);

@@ -168,7 +168,7 @@ void doctor_case(const J& c, const J& obs, LlamacppMetrics& metrics, J& row) {
       ++metrics.doctor_decided.n;
       if (dx.stage == want) ++metrics.doctor_decided.agree;
     }
-    drow.update(J{{"stage", dx.stage}, {"stage_basis", dx.stage_basis}, {"want_stage", want}, {"cause", dx.cause}});
+    drow.update(J{{"stage", dx.stage}, {"stage_basis", dx.stage_basis}, {"want_stage", want}, {"cause", dx.cause ? name(*dx.cause) : ""}});
     J fx = J::array();
     for (const auto& f : dx.fixes) fx.push_back(f.flag + "=" + f.value);
     drow["fixes"] = std::move(fx);
