@@ -261,7 +261,7 @@ TEST(DoctorMessages, LoneNcclOutOfMemoryIsGuessedAtInit) {
     SCOPED_TRACE(log);
     Diagnosis d = doctor(log, {"--engine", "vllm"});
     EXPECT_EQ(d.stage, "init");
-    EXPECT_EQ(d.stage_basis, "guess");
+    EXPECT_EQ(d.stage_basis, StageBasis::Guess);
     EXPECT_NE(d.cause, Cause::NotOom);
     EXPECT_EQ(cli_exit(log, "vllm"), kExitFails);
   }

@@ -43,7 +43,7 @@ TEST(DoctorPlace, NoErrorAfterKvPoolIsARuntimeGuess) {
       "(EngineCore pid=4108) INFO 05-28 08:00:26 [kv_cache_utils.py:1710] GPU KV cache size: 46,368 tokens\n",
       {"--engine", "vllm"});
   EXPECT_EQ(d.stage, "runtime");
-  EXPECT_EQ(d.stage_basis, "guess");
+  EXPECT_EQ(d.stage_basis, StageBasis::Guess);
   EXPECT_EQ(d.reached_stage, "kv_pool");
   EXPECT_EQ(d.cause, Cause::NoErrorInLog);
   EXPECT_NE(d.explanation.find("no error in the log"), std::string::npos) << d.explanation;
@@ -59,7 +59,7 @@ TEST(DoctorPlace, NoErrorBeforeKvPoolIsTheNextStage) {
   // the readers label a line with the stage in progress after it: the KV pool is next
   EXPECT_EQ(d.reached_stage, "kv_pool");
   EXPECT_EQ(d.stage, "kv_pool");
-  EXPECT_EQ(d.stage_basis, "guess");
+  EXPECT_EQ(d.stage_basis, StageBasis::Guess);
 }
 
 TEST(DoctorPlace, VllmFailureAfterTheWeightsWithNoMessageIsAKvGuess) {
@@ -73,7 +73,7 @@ TEST(DoctorPlace, VllmFailureAfterTheWeightsWithNoMessageIsAKvGuess) {
       "ERROR 03-10 08:07:20 [core.py:302]     engine_core = EngineCoreProc(*args, **kwargs)\n",
       {"--engine", "vllm"});
   EXPECT_EQ(d.stage, "kv_pool");
-  EXPECT_EQ(d.stage_basis, "guess");
+  EXPECT_EQ(d.stage_basis, StageBasis::Guess);
 }
 
 // ---- rule b: OOM figures against the forecast of a known deployment
@@ -83,7 +83,7 @@ TEST(DoctorPlace, OomFiguresBelowTheWeightsAreWeights) {
   Diagnosis d = run(torch_oom("1.16 GiB", "79.19 GiB", "500.00 MiB", "10.00 GiB"),
                     {"--engine", "vllm", "--model", "Qwen/Qwen3-8B", "--gpu", "h100"});
   EXPECT_EQ(d.stage, "weights");
-  EXPECT_EQ(d.stage_basis, "numbers");
+  EXPECT_EQ(d.stage_basis, StageBasis::Numbers);
   EXPECT_EQ(d.cause, Cause::WeightsDoNotFit);
   EXPECT_TRUE(has(d.arithmetic, "the process held 10.00 GiB")) << d.explanation;
 }
@@ -94,18 +94,18 @@ TEST(DoctorPlace, OomFiguresPastTheKvPoolAreCapture) {
   const std::string log = torch_oom("512.00 MiB", "79.19 GiB", "300.00 MiB", "78.00 GiB");
   Diagnosis d = run(log, {"--engine", "vllm", "--model", "Qwen/Qwen3-8B", "--gpu", "h100"});
   EXPECT_EQ(d.stage, "cuda_graph");
-  EXPECT_EQ(d.stage_basis, "numbers");
+  EXPECT_EQ(d.stage_basis, StageBasis::Numbers);
   // ... and in the warm-up when --enforce-eager switches them off.
   Diagnosis e = run(log, {"--engine", "vllm", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--enforce-eager"});
   EXPECT_EQ(e.stage, "warmup");
-  EXPECT_EQ(e.stage_basis, "numbers");
+  EXPECT_EQ(e.stage_basis, StageBasis::Numbers);
 }
 
 TEST(DoctorPlace, OomFiguresBetweenWeightsAndPoolAreTheKvPool) {
   Diagnosis d = run(torch_oom("8.00 GiB", "79.19 GiB", "1.00 GiB", "30.00 GiB"),
                     {"--engine", "vllm", "--model", "Qwen/Qwen3-8B", "--gpu", "h100"});
   EXPECT_EQ(d.stage, "kv_pool");
-  EXPECT_EQ(d.stage_basis, "numbers");
+  EXPECT_EQ(d.stage_basis, StageBasis::Numbers);
 }
 
 // ---- rule c: no model; SGLang's static pools sit within mem_fraction_static x total
@@ -118,7 +118,7 @@ TEST(DoctorPlace, SglangProcessAboveItsFractionIsPastThePools) {
       "2.21 GiB is free. Including non-PyTorch memory, this process has 181.77 GiB memory in use.\n";
   Diagnosis d = run(log, {"--engine", "sglang", "--mem-fraction-static", "0.95", "--tp-size", "4"});
   EXPECT_EQ(d.stage, "cuda_graph");
-  EXPECT_EQ(d.stage_basis, "numbers");
+  EXPECT_EQ(d.stage_basis, StageBasis::Numbers);
   EXPECT_EQ(d.cause, Cause::StaticFractionTooHigh);
   EXPECT_TRUE(has(d.arithmetic, "174.80 GiB")) << d.explanation;
   Diagnosis e = run(log, {"--engine", "sglang", "--mem-fraction-static", "0.95", "--disable-cuda-graph"});
@@ -132,7 +132,7 @@ TEST(DoctorPlace, SglangProcessWithinItsFractionIsAWeightsGuess) {
       "2.21 GiB is free. Including non-PyTorch memory, this process has 150.00 GiB memory in use.\n",
       {"--engine", "sglang", "--mem-fraction-static", "0.95"});
   EXPECT_EQ(d.stage, "weights");
-  EXPECT_EQ(d.stage_basis, "guess");
+  EXPECT_EQ(d.stage_basis, StageBasis::Guess);
   EXPECT_EQ(d.cause, Cause::OomStageUnknown);  // a guessed stage keeps the fixes of both readings
 }
 
@@ -147,7 +147,7 @@ TEST(DoctorPlace, SglangAllocatorWarningWithoutFractionComparesTheLargestDefault
       "allocate 4334813184 bytes (free: 3779919872, total: 287431131136).\n",
       {"--engine", "sglang", "--enable-dp-attention"});
   EXPECT_EQ(d.stage, "cuda_graph");
-  EXPECT_EQ(d.stage_basis, "guess");  // device-wide use may include other processes
+  EXPECT_EQ(d.stage_basis, StageBasis::Guess);  // device-wide use may include other processes
   EXPECT_TRUE(has(d.arithmetic, "at most 0.904 x 267.69 GiB = 241.99 GiB")) << d.explanation;
 }
 
@@ -156,7 +156,7 @@ TEST(DoctorPlace, VllmLoneOomWithoutModelIsAWeightsGuess) {
   Diagnosis d = run(torch_oom("1008.00 MiB", "139.81 GiB", "993.44 MiB", "138.83 GiB"),
                     {"--engine", "vllm", "--gpu-memory-utilization", "0.95", "--tensor-parallel-size", "8"});
   EXPECT_EQ(d.stage, "weights");
-  EXPECT_EQ(d.stage_basis, "guess");
+  EXPECT_EQ(d.stage_basis, StageBasis::Guess);
   EXPECT_EQ(d.cause, Cause::OomStageUnknown);
   EXPECT_NE(d.explanation.find("A guess"), std::string::npos);
 }
@@ -173,7 +173,7 @@ TEST(DoctorPlace, DeadServingEngineCarriesARuntimeOom) {
       "unallocated.').\n",
       {"--engine", "vllm"});
   EXPECT_EQ(d.stage, "runtime");
-  EXPECT_EQ(d.stage_basis, "log");
+  EXPECT_EQ(d.stage_basis, StageBasis::Log);
 }
 
 TEST(DoctorPlace, TensorRtLlmCppRuntimeOomIsAnOom) {

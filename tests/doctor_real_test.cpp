@@ -161,7 +161,7 @@ TEST(DoctorRealLogs, StageOfEachThread) {
     EXPECT_NE(head.find(std::string("expected stage: ") + c.stage + " "), std::string::npos) << head;
     LogScan scan = scan_log_text(std::string_view(text).substr(nl + 1), c.file);
     Diagnosis d = diagnose(scan, Args::parse(c.args));
-    EXPECT_EQ(d.stage, c.stage) << "cause " << (d.cause ? name(*d.cause) : "") << ", basis " << d.stage_basis;
+    EXPECT_EQ(d.stage, c.stage) << "cause " << (d.cause ? name(*d.cause) : "") << ", basis " << name(d.stage_basis);
     if (d.stage == c.stage) ++right;
     const std::string want = c.cause;
     if (!want.empty()) EXPECT_NE(("|" + want + "|").find("|" + std::string(d.cause ? name(*d.cause) : "") + "|"), std::string::npos) << (d.cause ? name(*d.cause) : "") << " vs " << want;

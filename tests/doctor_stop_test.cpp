@@ -71,7 +71,7 @@ TEST(DoctorStop, SglangBetweenStagesIsAGuess) {
       "[2025-06-01 10:00:01 TP0] Load weight end. type=Qwen3ForCausalLM, dtype=torch.bfloat16, avail mem=61.20 GB, mem usage=15.27 GB.\n",
       {"--engine", "sglang"});
   EXPECT_EQ(d.stage, "kv_pool");
-  EXPECT_EQ(d.stage_basis, "guess");
+  EXPECT_EQ(d.stage_basis, StageBasis::Guess);
   EXPECT_EQ(d.reached_stage, "kv_pool");
   EXPECT_EQ(d.cause, Cause::NoErrorInLog);
   // after the capture's end line: between capture and warm-up
@@ -80,7 +80,7 @@ TEST(DoctorStop, SglangBetweenStagesIsAGuess) {
       "[2025-06-01 10:00:40 TP0] Capture cuda graph end. Time elapsed: 37.10 s. mem usage=1.02 GB. avail mem=9.28 GB.\n",
       {"--engine", "sglang"});
   EXPECT_EQ(d.stage, "runtime");  // past the pools and capture, no error: a later failure
-  EXPECT_EQ(d.stage_basis, "guess");
+  EXPECT_EQ(d.stage_basis, StageBasis::Guess);
   EXPECT_EQ(d.reached_stage, "warmup");
 }
 
@@ -92,7 +92,7 @@ TEST(DoctorStop, AnotherRanksLaterLineMeansBetween) {
       "[2025-06-01 10:00:40 TP0] Capture cuda graph end. Time elapsed: 37.10 s. mem usage=1.02 GB. avail mem=9.28 GB.\n",
       {"--engine", "sglang", "--tp", "2"});
   EXPECT_EQ(d.stage, "runtime");
-  EXPECT_EQ(d.stage_basis, "guess");
+  EXPECT_EQ(d.stage_basis, StageBasis::Guess);
 }
 
 TEST(DoctorStop, VllmV1InsideCaptureAndInsideLoading) {
@@ -114,7 +114,7 @@ TEST(DoctorStop, VllmV1InsideCaptureAndInsideLoading) {
       "(EngineCore_DP0 pid=2201) INFO 09-02 11:18:45 [default_loader.py:267] Loading weights took 42.80 seconds\n",
       {"--engine", "vllm"});
   EXPECT_EQ(d.stage, "weights");  // in progress after "Loading weights took": a guess
-  EXPECT_EQ(d.stage_basis, "guess");
+  EXPECT_EQ(d.stage_basis, StageBasis::Guess);
   EXPECT_EQ(d.reached_stage, "weights");
 }
 
@@ -215,7 +215,7 @@ TEST(DoctorStop, TracebackThatNothingPlacesIsNotAHealthyStart) {
       "    run()\n",
       {"--engine", "sglang"});
   EXPECT_EQ(d.stage, "init");  // no startup line: the first stage, a guess
-  EXPECT_EQ(d.stage_basis, "guess");
+  EXPECT_EQ(d.stage_basis, StageBasis::Guess);
   EXPECT_EQ(d.cause, Cause::NoErrorInLog);
 }
 

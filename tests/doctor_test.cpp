@@ -114,7 +114,7 @@ TEST(DoctorBareOom, GuessedStageWithAFixForEachReading) {
       "bare");
   Diagnosis d = diagnose(scan, Args::parse({"--engine", "vllm", "--gpu-memory-utilization", "0.95", "--tensor-parallel-size", "8"}));
   EXPECT_EQ(d.stage, "weights");
-  EXPECT_EQ(d.stage_basis, "guess");
+  EXPECT_EQ(d.stage_basis, StageBasis::Guess);
   EXPECT_EQ(d.cause, Cause::OomStageUnknown);
   ASSERT_EQ(d.fixes.size(), 2u);
   // the guessed reading (weights) first
@@ -139,7 +139,7 @@ TEST(DoctorTruncated, LogEndingWithoutAnErrorSaysSo) {
       "cut");
   Diagnosis d = diagnose(scan, Args::parse({"--engine", "vllm"}));
   EXPECT_EQ(d.stage, "runtime");  // no failure in the log: past the KV pool, a later one is a guess
-  EXPECT_EQ(d.stage_basis, "guess");
+  EXPECT_EQ(d.stage_basis, StageBasis::Guess);
   EXPECT_EQ(d.reached_stage, "kv_pool");
   EXPECT_EQ(d.cause, Cause::NoErrorInLog);
   // The fixes, if any, are those of an OOM at the guessed stage, and say so.

@@ -69,7 +69,7 @@ TEST(LlamacppDoctor, WeightsOnCuda0) {
   const Diagnosis d = doctor(raw("llamacpp-004"), {"--cpu-moe", "-ot", "ffn_exps=CPU", "-ngl", "99"});
   EXPECT_EQ(d.engine, "llamacpp");
   EXPECT_EQ(d.stage, "weights");
-  EXPECT_EQ(d.stage_basis, "log");
+  EXPECT_EQ(d.stage_basis, StageBasis::Log);
   EXPECT_EQ(d.rank, 0);
   EXPECT_EQ(d.cause, Cause::WeightsDoNotFit);
   EXPECT_TRUE(has_line(d.arithmetic, "requested 144817.04 MiB on CUDA0 (line 4)")) << d.arithmetic.front();
@@ -133,7 +133,7 @@ TEST(LlamacppDoctor, RocmErrorBeforeTheComputeBuffers) {
   const Diagnosis d = doctor(raw("llamacpp-002"));
   EXPECT_EQ(d.engine, "llamacpp");
   EXPECT_EQ(d.stage, "compute_buffer");
-  EXPECT_EQ(d.stage_basis, "log");
+  EXPECT_EQ(d.stage_basis, StageBasis::Log);
   EXPECT_EQ(d.rank, 0);  // the only GPU the log shows, ROCm0
   // --fit's own deficit: 27091 projected - 20252 free = 6839 MiB; + 256 MiB = 7095 MiB over
   // 18508.35 / 65 = 284.74 MiB per layer = 25 layers: -ngl 65 -> 40.
@@ -210,7 +210,7 @@ TEST(LlamacppDoctor, PlannerFixOnARebuiltDeployment) {
   const Diagnosis d = doctor(raw("llamacpp-003"), {"--engine", "llamacpp", "--model", "Qwen/Qwen2.5-72B-Instruct", "--quant", "Q4_K_M",
                                                   "--gpu-memory", "19.98GiB", "--n-gpu-layers", "999"});
   EXPECT_EQ(d.stage, "weights");
-  EXPECT_EQ(d.stage_basis, "guess");  // nothing before the failure names the buffer
+  EXPECT_EQ(d.stage_basis, StageBasis::Guess);  // nothing before the failure names the buffer
   ASSERT_FALSE(d.fixes.empty());
   EXPECT_EQ(d.fixes[0].flag, "--n-gpu-layers");
   ASSERT_TRUE(d.forecast_after_fix.has_value());

@@ -348,7 +348,7 @@ TEST(LogScanOom, Torch24PrivatePoolsFromVllm073) {
   // No stage line in this excerpt: free blocks in graph private pools mean a capture was running,
   // a reading of the message's figures alone (the diagnosis may hold them against a forecast).
   EXPECT_EQ(s.failure_stage, "cuda_graph");
-  EXPECT_EQ(s.failure_basis, "numbers");
+  EXPECT_EQ(s.failure_basis, StageBasis::Numbers);
 }
 
 TEST(LogScanTrt, CppRuntimeOutOfMemoryIsAnOom) {
@@ -361,7 +361,7 @@ TEST(LogScanTrt, CppRuntimeOutOfMemoryIsAnOom) {
       "t");
   ASSERT_EQ(s.ooms.size(), 1u);
   EXPECT_EQ(s.ooms[0].form, "cuda_error");
-  EXPECT_EQ(s.failure_basis, "");
+  EXPECT_FALSE(s.failure_basis);
 }
 
 TEST(LogScanVllm, V0BlockCountAndCompileLinesAreStages) {

@@ -13,6 +13,7 @@
 #include "headroom/deployment.h"
 #include "headroom/forecast.h"
 #include "headroom/logscan.h"
+#include "headroom/stage_basis.h"
 
 namespace headroom {
 
@@ -28,7 +29,7 @@ struct DoctorFix {
 struct Diagnosis {
   std::string engine;               // "sglang" | "vllm" | "trtllm" | "unknown"
   std::string stage = "none";       // CONTRACT stages, or "none" for a healthy start (never anything else)
-  std::string stage_basis = "log";  // "log": a stage line, frame or engine message places it; "numbers": the
+  StageBasis stage_basis = StageBasis::Log;  // "log": a stage line, frame or engine message places it; "numbers": the
                                     // OOM message's figures against the forecast / the engine's budget;
                                     // "guess": no evidence, the likeliest stage given how far the log got
   std::string reached_stage;        // the furthest startup stage the log shows ("" if none)

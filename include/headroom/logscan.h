@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "headroom/outcome.h"
+#include "headroom/stage_basis.h"
 
 namespace headroom {
 
@@ -312,7 +313,7 @@ struct LogScan {
   // error and the stage its rank was in (message wording > traceback frames > last stage line).
   std::optional<Outcome> outcome;
   std::string failure_stage;   // "init"|"weights"|"kv_pool"|"cuda_graph"|"warmup"|"runtime"|"" (no failure)
-  std::string failure_basis;   // "" when the log's lines place it; "numbers" when only the OOM message's own figures do
+  std::optional<StageBasis> failure_basis;  // none when the log's lines place it; Numbers when only the OOM message's own figures do
   int64_t failure_line = 0;    // the line of that first fatal error
   int failure_device = -1;     // GPU index of the failing rank when the log says it (OOM "GPU d", TPd)
 

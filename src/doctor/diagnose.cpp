@@ -218,7 +218,7 @@ Diagnosis diagnose(const LogScan& scan, const Args& args) {
     placed_why = place_failure(sc, dep, forecast, dx);
     // Figures that place an OOM make it that stage's OOM (its cause and fixes follow); a guessed
     // stage keeps the outcome "oom", whose fixes are conditional.
-    if ((bare_oom || sc.failure_basis == "numbers") && dx.stage_basis == "numbers") sc.outcome = outcome_for_stage(dx.stage, false);
+    if ((bare_oom || sc.failure_basis == StageBasis::Numbers) && dx.stage_basis == StageBasis::Numbers) sc.outcome = outcome_for_stage(dx.stage, false);
   }
   classify(sc, dep, dx);
   if (!placed_why.empty() && dx.explanation.find(placed_why) == std::string::npos) dx.explanation += " " + placed_why;
@@ -340,7 +340,7 @@ std::optional<Outcome> effective_outcome(LogScan& sc, const std::optional<Foreca
       return Outcome::Oom;
     } else if (forecast && forecast->failure) {
       sc.failure_stage = name(forecast->failure->stage);
-      sc.failure_basis = "guess";
+      sc.failure_basis = StageBasis::Guess;
       gaps.push_back("the log shows no startup lines; the stage is the one the forecast fails at");
     } else if (!reached.empty()) {
       sc.failure_stage = "runtime";

@@ -324,7 +324,7 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, const std::set<std::
   // A log that stops without an error: the fixes for running out of memory where it stopped,
   // each said to depend on that.
   const std::string if_oom = !no_error ? ""
-                             : dx.stage_basis == "guess" ? fmt::format("if the failure was in {} and ran out of memory: ", dx.stage)
+                             : dx.stage_basis == StageBasis::Guess ? fmt::format("if the failure was in {} and ran out of memory: ", dx.stage)
                                                          : "if it ran out of memory there: ";
   auto add = [&](const std::string& flag, const std::string& value, const Forecast& f, const std::string& why) {
     dx.fixes.push_back({flag, value, if_oom + why + "; " + effect_of(f)});
@@ -561,7 +561,7 @@ void static_fixes(const LogScan& scan, Diagnosis& dx) {
   const std::string note = " (from the log's numbers alone; give --model and --gpu for a planned value and its forecast)";
   const bool no_error = dx.cause == Cause::NoErrorInLog;
   const std::string if_oom = !no_error ? ""
-                             : dx.stage_basis == "guess" ? fmt::format("if the failure was in {} and ran out of memory: ", dx.stage)
+                             : dx.stage_basis == StageBasis::Guess ? fmt::format("if the failure was in {} and ran out of memory: ", dx.stage)
                                                          : "if it ran out of memory there: ";
   auto add = [&](const std::string& flag, const std::string& value, const std::string& effect) {
     dx.fixes.push_back({flag, value, if_oom + effect + note});

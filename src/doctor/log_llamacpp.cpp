@@ -472,7 +472,7 @@ void finish_llamacpp(LogScan& s) {
   }
   s.failure_stage = f->stage;
   s.failure_line = f->line;
-  s.failure_basis = "";
+  s.failure_basis.reset();
   s.failure_device = -1;
   if (!f->device.empty() && std::isdigit(static_cast<unsigned char>(f->device.back()))) {
     size_t d = f->device.find_last_not_of("0123456789") + 1;

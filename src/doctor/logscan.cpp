@@ -492,7 +492,7 @@ LogScan LogScanner::Impl::finish() {
       const LogOom& o = s.ooms[static_cast<size_t>(f.oom_index)];
       if (o.private_pools > 0) st = "cuda_graph";
       else if (o.request > 0 && o.total > 0 && static_cast<double>(o.request) * 10 >= static_cast<double>(o.total) * 3) st = "kv_pool";  // any logged sizes, no wrap
-      if (!st.empty()) s.failure_basis = "numbers";
+      if (!st.empty()) s.failure_basis = StageBasis::Numbers;
     }
     s.failure_stage = st;
     s.failure_line = f.line;

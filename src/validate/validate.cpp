@@ -549,12 +549,12 @@ J validate_corpus(const std::string& path) {
         // A stage the doctor guessed (stage_basis "guess": nothing in the log places the failure)
         // counts above; the stages the log or its figures placed are also scored apart, so that a
         // lucky guess and evidence can be told apart.
-        if (dx.stage_basis == "guess") ++doctor_guessed;
+        if (dx.stage_basis == StageBasis::Guess) ++doctor_guessed;
         else {
           ++doctor_decided.n;
           if (dx.stage == want_stage) ++doctor_decided.agree;
         }
-        row["doctor"] = J{{"stage", dx.stage}, {"stage_basis", dx.stage_basis}, {"want_stage", want_stage}, {"cause", dx.cause ? name(*dx.cause) : ""}};
+        row["doctor"] = J{{"stage", dx.stage}, {"stage_basis", name(dx.stage_basis)}, {"want_stage", want_stage}, {"cause", dx.cause ? name(*dx.cause) : ""}};
         J fx = J::array();
         for (const auto& f : dx.fixes) fx.push_back(f.flag + "=" + f.value);
         row["doctor"]["fixes"] = std::move(fx);

@@ -163,12 +163,12 @@ void doctor_case(const J& c, const J& obs, LlamacppMetrics& metrics, J& row) {
     const Diagnosis dx = diagnose(scan_log_text(raw, text(c, "id").value_or("case")), Args::parse(hints));
     ++metrics.doctor_stage.n;
     if (dx.stage == want) ++metrics.doctor_stage.agree;
-    if (dx.stage_basis == "guess") ++metrics.doctor_guessed;
+    if (dx.stage_basis == StageBasis::Guess) ++metrics.doctor_guessed;
     else {
       ++metrics.doctor_decided.n;
       if (dx.stage == want) ++metrics.doctor_decided.agree;
     }
-    drow.update(J{{"stage", dx.stage}, {"stage_basis", dx.stage_basis}, {"want_stage", want}, {"cause", dx.cause ? name(*dx.cause) : ""}});
+    drow.update(J{{"stage", dx.stage}, {"stage_basis", name(dx.stage_basis)}, {"want_stage", want}, {"cause", dx.cause ? name(*dx.cause) : ""}});
     J fx = J::array();
     for (const auto& f : dx.fixes) fx.push_back(f.flag + "=" + f.value);
     drow["fixes"] = std::move(fx);
