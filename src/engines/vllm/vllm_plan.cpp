@@ -808,7 +808,6 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
   // ---- engine-core decisions on central estimates (refusals), min over workers
   std::optional<Failure> refusal;
   int refusal_rank = -1;
-  std::string refusal_stage;
   int64_t F0c = T - r0.st->ctx.central - others;
   if (!era.whole_gpu && F0c < R) {
     std::string dev = has(Rule::StartupErrorNamesDevice, era.version) ? " cuda:0" : "";
@@ -816,7 +815,6 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
                       fmt::format("ValueError: Free memory on device{} ({}/{} GiB) on startup is less than desired GPU memory utilization ({}, {} GiB). "
                                   "Decrease GPU memory utilization or reduce GPU memory used by other processes.",
                                   dev, gib(era, F0c), gib(era, T), py(u), gib(era, R))};
-    refusal_stage = "init";
   }
 
   int64_t L = L0;
