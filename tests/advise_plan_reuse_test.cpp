@@ -46,7 +46,7 @@ void expect_same(const Forecast& a, const Forecast& b, const std::string& what) 
 
 // The stage minima over ranks (what tune's search reads): equal with and without detail.
 struct StageMin {
-  std::string name;
+  StageId id;
   int64_t after, worst, best;
   bool operator==(const StageMin&) const = default;
 };
@@ -54,15 +54,15 @@ std::vector<StageMin> minima(const Forecast& f) {
   std::vector<StageMin> out;
   for (const auto& r : f.ranks)
     for (const auto& s : r.stages) {
-      auto it = std::find_if(out.begin(), out.end(), [&](const StageMin& m) { return m.name == s.name; });
-      if (it == out.end()) out.push_back({s.name, s.free_bytes_after, s.free_worst, s.free_best});
+      auto it = std::find_if(out.begin(), out.end(), [&](const StageMin& m) { return m.id == s.id; });
+      if (it == out.end()) out.push_back({s.id, s.free_bytes_after, s.free_worst, s.free_best});
       else {
         it->after = std::min(it->after, s.free_bytes_after);
         it->worst = std::min(it->worst, s.free_worst);
         it->best = std::min(it->best, s.free_best);
       }
     }
-  std::sort(out.begin(), out.end(), [](const StageMin& x, const StageMin& y) { return x.name < y.name; });
+  std::sort(out.begin(), out.end(), [](const StageMin& x, const StageMin& y) { return x.id < y.id; });
   return out;
 }
 

@@ -36,7 +36,7 @@ TEST(DoctorFixRange, VllmV0MaxLenFixIsTheCapacityItPrinted) {
   Diagnosis d = diagnose(scan_log_text(log, "vllm-021.log"),
                          Args::parse({"--engine", "vllm@0.6.4", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu-memory-utilization",
                                       "0.9", "--max-model-len", "29000", "--gpu", "rtx-3090", "--gpu-memory", "23.58GiB"}));
-  EXPECT_EQ(d.cause, "kv_too_small_for_context");
+  EXPECT_EQ(d.cause, Cause::KvTooSmallForContext);
   // 1478 blocks x 16 tokens = 23648: V0's check passes at exactly that length; inside [20000, 29000).
   EXPECT_EQ(fix_value(d, "--max-model-len"), "23648");
 }
@@ -52,7 +52,7 @@ TEST(DoctorFixRange, SglangRefusalKeepsTheLogsFixWhenTheForecastFindsNone) {
   Diagnosis d = diagnose(scan_log_text(log, "sglang-027.log"),
                          Args::parse({"--engine", "sglang", "--model", "deepseek-ai/DeepSeek-V4-Pro", "--gpu", "h200", "--tp-size", "8",
                                       "--mem-fraction-static", "0.88", "--quantization", "fp8"}));
-  EXPECT_EQ(d.cause, "static_fraction_too_low");
+  EXPECT_EQ(d.cause, Cause::StaticFractionTooLow);
   const std::string v = fix_value(d, "--mem-fraction-static");
   ASSERT_FALSE(v.empty());
   EXPECT_GT(std::stod(v), 0.9113);  // above what SGLang called the minimum, and raised from 0.88

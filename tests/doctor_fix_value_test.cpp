@@ -103,7 +103,7 @@ TEST(DoctorFixValue, VllmChunkedPrefillOffIsTurnedBackOnFirst) {
       "in use. Of the allocated memory 21.80 GiB is allocated by PyTorch, and 213.00 MiB is reserved by PyTorch but unallocated.\n";
   Diagnosis d = doctor(log, {"--engine", "vllm", "--max-model-len", "262144", "--no-enable-chunked-prefill"});
   EXPECT_EQ(d.stage, "warmup");
-  EXPECT_EQ(d.cause, "activation_peak");
+  EXPECT_EQ(d.cause, Cause::ActivationPeak);
   ASSERT_GE(d.fixes.size(), 2u);
   EXPECT_EQ(d.fixes[0].flag, "--enable-chunked-prefill");
   EXPECT_EQ(d.fixes[0].value, "true");
@@ -124,7 +124,7 @@ TEST(DoctorFixValue, VllmMambaBlockCountIsAMemoryRefusalWithTheEnginesBound) {
       "Mamba cache block, so CUDA graph capture cannot proceed. Please lower max_num_seqs to at most 73 or increase gpu_memory_utilization.\n";
   Diagnosis d = doctor(log, {"--engine", "vllm"});
   EXPECT_EQ(d.stage, "kv_pool");
-  EXPECT_EQ(d.cause, "state_cache_too_small");
+  EXPECT_EQ(d.cause, Cause::StateCacheTooSmall);
   ASSERT_FALSE(d.fixes.empty());
   EXPECT_EQ(d.fixes.front().flag, "--max-num-seqs");
   EXPECT_EQ(d.fixes.front().value, "73");
@@ -134,7 +134,7 @@ TEST(DoctorFixValue, VllmMambaBlockCountIsAMemoryRefusalWithTheEnginesBound) {
                        "Each decode sequence requires one Mamba cache block, so CUDA graph capture cannot\n"
                        "proceed. Please lower max_num_seqs to at most 939 or increase gpu_memory_utilization.\n",
                        {"--engine", "vllm"});
-  EXPECT_EQ(w.cause, "state_cache_too_small");
+  EXPECT_EQ(w.cause, Cause::StateCacheTooSmall);
   ASSERT_FALSE(w.fixes.empty());
   EXPECT_EQ(w.fixes.front().value, "939");
 }

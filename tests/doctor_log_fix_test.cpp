@@ -106,7 +106,7 @@ TEST(DoctorLogFix, SeedWithModelInfersTheFractionAndConfirmsTheFix) {
 TEST(DoctorLogFix, RuntimeActivationOomKeepsTheKvCacheAndOffersTheChunk) {
   Diagnosis d = diagnose(scan_log_text(kRuntimeOom, "runtime-oom.log"), Args::parse({}));
   EXPECT_EQ(d.stage, "runtime");
-  EXPECT_EQ(d.cause, "activation_peak");
+  EXPECT_EQ(d.cause, Cause::ActivationPeak);
   const std::string frac = fix_value(d, "--mem-fraction-static");
   ASSERT_FALSE(frac.empty());
   EXPECT_EQ(frac, "0.92");

@@ -36,8 +36,8 @@ int cli_exit(const std::string& log, const std::string& engine) {
 void expect(const std::string& log, const std::string& engine, const std::string& stage, const std::string& causes) {
   Diagnosis d = doctor(log, {"--engine", engine});
   EXPECT_EQ(d.stage, stage) << d.explanation;
-  EXPECT_NE(("|" + causes + "|").find("|" + d.cause + "|"), std::string::npos) << d.cause << " vs " << causes << ": " << d.explanation;
-  EXPECT_NE(d.cause, "not_oom");
+  EXPECT_NE(("|" + causes + "|").find("|" + std::string(d.cause ? name(*d.cause) : "") + "|"), std::string::npos) << (d.cause ? name(*d.cause) : "") << " vs " << causes << ": " << d.explanation;
+  EXPECT_NE(d.cause, Cause::NotOom);
   EXPECT_EQ(cli_exit(log, engine), kExitFails);
 }
 
@@ -115,8 +115,8 @@ TEST(DoctorMessages, SglangCaptureWrapperWithTheOomOnTheWrappedLine) {
                        "CUDA out of memory. Tried to allocate 694.00 MiB. GPU 4 has a total capacity of 94.97 GiB of which 247.44 MiB is free.\n",
                        {"--engine", "sglang"});
   EXPECT_EQ(d.stage, "cuda_graph");
-  EXPECT_NE(d.cause, "not_oom");
-  EXPECT_TRUE(d.cause == "graph_capture_headroom" || d.cause == "static_fraction_too_high") << d.cause;
+  EXPECT_NE(d.cause, Cause::NotOom);
+  EXPECT_TRUE(d.cause == Cause::GraphCaptureHeadroom || d.cause == Cause::StaticFractionTooHigh) << (d.cause ? name(*d.cause) : "");
 }
 
 TEST(DoctorMessages, SglangCaptureFailureSglangSaysIsNotMemory) {
@@ -128,7 +128,7 @@ TEST(DoctorMessages, SglangCaptureFailureSglangSaysIsNotMemory) {
                        "This is not an out-of-memory error, so lowering --mem-fraction-static or --cuda-graph-max-bs-decode will not help.\n",
                        {"--engine", "sglang"});
   EXPECT_EQ(d.stage, "cuda_graph");
-  EXPECT_EQ(d.cause, "not_oom");
+  EXPECT_EQ(d.cause, Cause::NotOom);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -154,7 +154,7 @@ TEST(DoctorMessages, VllmOneRequestAtMaxSeqLenDoesNotFit) {
       "maximum model length is 5120. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.\n",
       {"--engine", "vllm"});
   EXPECT_EQ(d.stage, "kv_pool");
-  EXPECT_EQ(d.cause, "kv_too_small_for_context");
+  EXPECT_EQ(d.cause, Cause::KvTooSmallForContext);
   ASSERT_FALSE(d.fixes.empty());
   EXPECT_EQ(d.fixes.front().flag, "--max-model-len");
   EXPECT_EQ(d.fixes.front().value, "5120");
@@ -215,8 +215,8 @@ TEST(DoctorMessages, TensorrtAllocatorOutOfMemory) {
                        "[11/07/2025-17:42:32] [TRT] [E] [myelinResourceManager.cpp::allocate::196] Error Code 2: OutOfMemory (Requested size "
                        "was 71603093760 bytes.)\n",
                        {"--engine", "trtllm"});
-  EXPECT_NE(d.cause, "not_oom");
-  EXPECT_NE(d.cause, "no_error_in_log");  // what the line read as before it was recognised
+  EXPECT_NE(d.cause, Cause::NotOom);
+  EXPECT_NE(d.cause, Cause::NoErrorInLog);  // what the line read as before it was recognised
   EXPECT_NE(d.stage, "none");
   LogScan scan = scan_log_text("[TRT] [E] [myelinResourceManager.cpp::allocate::196] Error Code 2: OutOfMemory (Requested size was "
                                "71603093760 bytes.)\n",
@@ -242,7 +242,7 @@ TEST(DoctorMessages, NcclOutOfMemoryDuringInitIsNotNotOom) {
       "Cuda failure 2 'out of memory'\n";
   Diagnosis d = doctor(log, {"--engine", "sglang"});
   EXPECT_EQ(d.stage, "init");
-  EXPECT_EQ(d.cause, "other_process");
+  EXPECT_EQ(d.cause, Cause::OtherProcess);
   EXPECT_TRUE(d.fixes.empty());
   EXPECT_EQ(cli_exit(log, "sglang"), kExitFails);
   LogScan scan = scan_log_text(log, "n.log");
@@ -261,8 +261,8 @@ TEST(DoctorMessages, LoneNcclOutOfMemoryIsGuessedAtInit) {
     SCOPED_TRACE(log);
     Diagnosis d = doctor(log, {"--engine", "vllm"});
     EXPECT_EQ(d.stage, "init");
-    EXPECT_EQ(d.stage_basis, "guess");
-    EXPECT_NE(d.cause, "not_oom");
+    EXPECT_EQ(d.stage_basis, StageBasis::Guess);
+    EXPECT_NE(d.cause, Cause::NotOom);
     EXPECT_EQ(cli_exit(log, "vllm"), kExitFails);
   }
 }
@@ -285,7 +285,7 @@ TEST(DoctorMessages, PytorchCudaErrorIsNotReadAsLlamaCpp) {
   // a bare one-line paste, the engine named by the user: theirs wins over the log's reading
   Diagnosis bare = doctor("RuntimeError: CUDA error: out of memory\n", {"--engine", "vllm"});
   EXPECT_EQ(bare.engine, "vllm");
-  EXPECT_NE(bare.cause, "not_oom");
+  EXPECT_NE(bare.cause, Cause::NotOom);
   for (const auto& f : bare.fixes) EXPECT_NE(f.flag, "--ubatch-size");
 }
 
@@ -306,7 +306,7 @@ TEST(DoctorMessages, LibraryAllocationFailuresAreOoms) {
                             err + "\n";
     Diagnosis d = doctor(log, {"--engine", "vllm"});
     EXPECT_EQ(d.stage, "cuda_graph");
-    EXPECT_TRUE(d.cause == "graph_capture_headroom" || d.cause == "static_fraction_too_high") << d.cause;
+    EXPECT_TRUE(d.cause == Cause::GraphCaptureHeadroom || d.cause == Cause::StaticFractionTooHigh) << (d.cause ? name(*d.cause) : "");
   }
 }
 
@@ -320,7 +320,7 @@ TEST(DoctorMessages, ExceptionSayingMemoryRanOutIsAnOom) {
                        "RuntimeError: Not enough memory to allocate the workspace\n",
                        {"--engine", "sglang"});
   EXPECT_EQ(d.stage, "cuda_graph");
-  EXPECT_NE(d.cause, "not_oom");
+  EXPECT_NE(d.cause, Cause::NotOom);
 }
 
 TEST(DoctorMessages, WrappedTorchOomReportIsJoined) {
@@ -385,7 +385,7 @@ TEST(DoctorMessages, FailureWithoutMemoryMessageIsPlacedByItsLastStageAndSaysSo)
                        "AttributeError: 'NoneType' object has no attribute 'shape'\n",
                        {"--engine", "sglang"});
   EXPECT_EQ(d.stage, "cuda_graph");
-  EXPECT_EQ(d.cause, "not_oom");
+  EXPECT_EQ(d.cause, Cause::NotOom);
   EXPECT_NE(d.explanation.find("not an out-of-memory error"), std::string::npos) << d.explanation;
   EXPECT_NE(d.explanation.find("placed in cuda_graph, the stage in progress at the log's last startup line before it (line 2)"),
             std::string::npos)

@@ -43,9 +43,9 @@ TEST(DoctorPlace, NoErrorAfterKvPoolIsARuntimeGuess) {
       "(EngineCore pid=4108) INFO 05-28 08:00:26 [kv_cache_utils.py:1710] GPU KV cache size: 46,368 tokens\n",
       {"--engine", "vllm"});
   EXPECT_EQ(d.stage, "runtime");
-  EXPECT_EQ(d.stage_basis, "guess");
+  EXPECT_EQ(d.stage_basis, StageBasis::Guess);
   EXPECT_EQ(d.reached_stage, "kv_pool");
-  EXPECT_EQ(d.cause, "no_error_in_log");
+  EXPECT_EQ(d.cause, Cause::NoErrorInLog);
   EXPECT_NE(d.explanation.find("no error in the log"), std::string::npos) << d.explanation;
   // A guess gives no confident fix: each one says it depends on the guessed stage.
   for (const auto& f : d.fixes) EXPECT_EQ(f.effect.rfind("if the failure was in runtime", 0), 0u) << f.effect;
@@ -59,7 +59,7 @@ TEST(DoctorPlace, NoErrorBeforeKvPoolIsTheNextStage) {
   // the readers label a line with the stage in progress after it: the KV pool is next
   EXPECT_EQ(d.reached_stage, "kv_pool");
   EXPECT_EQ(d.stage, "kv_pool");
-  EXPECT_EQ(d.stage_basis, "guess");
+  EXPECT_EQ(d.stage_basis, StageBasis::Guess);
 }
 
 TEST(DoctorPlace, VllmFailureAfterTheWeightsWithNoMessageIsAKvGuess) {
@@ -73,7 +73,7 @@ TEST(DoctorPlace, VllmFailureAfterTheWeightsWithNoMessageIsAKvGuess) {
       "ERROR 03-10 08:07:20 [core.py:302]     engine_core = EngineCoreProc(*args, **kwargs)\n",
       {"--engine", "vllm"});
   EXPECT_EQ(d.stage, "kv_pool");
-  EXPECT_EQ(d.stage_basis, "guess");
+  EXPECT_EQ(d.stage_basis, StageBasis::Guess);
 }
 
 // ---- rule b: OOM figures against the forecast of a known deployment
@@ -83,8 +83,8 @@ TEST(DoctorPlace, OomFiguresBelowTheWeightsAreWeights) {
   Diagnosis d = run(torch_oom("1.16 GiB", "79.19 GiB", "500.00 MiB", "10.00 GiB"),
                     {"--engine", "vllm", "--model", "Qwen/Qwen3-8B", "--gpu", "h100"});
   EXPECT_EQ(d.stage, "weights");
-  EXPECT_EQ(d.stage_basis, "numbers");
-  EXPECT_EQ(d.cause, "weights_do_not_fit");
+  EXPECT_EQ(d.stage_basis, StageBasis::Numbers);
+  EXPECT_EQ(d.cause, Cause::WeightsDoNotFit);
   EXPECT_TRUE(has(d.arithmetic, "the process held 10.00 GiB")) << d.explanation;
 }
 
@@ -94,18 +94,18 @@ TEST(DoctorPlace, OomFiguresPastTheKvPoolAreCapture) {
   const std::string log = torch_oom("512.00 MiB", "79.19 GiB", "300.00 MiB", "78.00 GiB");
   Diagnosis d = run(log, {"--engine", "vllm", "--model", "Qwen/Qwen3-8B", "--gpu", "h100"});
   EXPECT_EQ(d.stage, "cuda_graph");
-  EXPECT_EQ(d.stage_basis, "numbers");
+  EXPECT_EQ(d.stage_basis, StageBasis::Numbers);
   // ... and in the warm-up when --enforce-eager switches them off.
   Diagnosis e = run(log, {"--engine", "vllm", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--enforce-eager"});
   EXPECT_EQ(e.stage, "warmup");
-  EXPECT_EQ(e.stage_basis, "numbers");
+  EXPECT_EQ(e.stage_basis, StageBasis::Numbers);
 }
 
 TEST(DoctorPlace, OomFiguresBetweenWeightsAndPoolAreTheKvPool) {
   Diagnosis d = run(torch_oom("8.00 GiB", "79.19 GiB", "1.00 GiB", "30.00 GiB"),
                     {"--engine", "vllm", "--model", "Qwen/Qwen3-8B", "--gpu", "h100"});
   EXPECT_EQ(d.stage, "kv_pool");
-  EXPECT_EQ(d.stage_basis, "numbers");
+  EXPECT_EQ(d.stage_basis, StageBasis::Numbers);
 }
 
 // ---- rule c: no model; SGLang's static pools sit within mem_fraction_static x total
@@ -118,8 +118,8 @@ TEST(DoctorPlace, SglangProcessAboveItsFractionIsPastThePools) {
       "2.21 GiB is free. Including non-PyTorch memory, this process has 181.77 GiB memory in use.\n";
   Diagnosis d = run(log, {"--engine", "sglang", "--mem-fraction-static", "0.95", "--tp-size", "4"});
   EXPECT_EQ(d.stage, "cuda_graph");
-  EXPECT_EQ(d.stage_basis, "numbers");
-  EXPECT_EQ(d.cause, "static_fraction_too_high");
+  EXPECT_EQ(d.stage_basis, StageBasis::Numbers);
+  EXPECT_EQ(d.cause, Cause::StaticFractionTooHigh);
   EXPECT_TRUE(has(d.arithmetic, "174.80 GiB")) << d.explanation;
   Diagnosis e = run(log, {"--engine", "sglang", "--mem-fraction-static", "0.95", "--disable-cuda-graph"});
   EXPECT_EQ(e.stage, "warmup");
@@ -132,8 +132,8 @@ TEST(DoctorPlace, SglangProcessWithinItsFractionIsAWeightsGuess) {
       "2.21 GiB is free. Including non-PyTorch memory, this process has 150.00 GiB memory in use.\n",
       {"--engine", "sglang", "--mem-fraction-static", "0.95"});
   EXPECT_EQ(d.stage, "weights");
-  EXPECT_EQ(d.stage_basis, "guess");
-  EXPECT_EQ(d.cause, "oom_stage_unknown");  // a guessed stage keeps the fixes of both readings
+  EXPECT_EQ(d.stage_basis, StageBasis::Guess);
+  EXPECT_EQ(d.cause, Cause::OomStageUnknown);  // a guessed stage keeps the fixes of both readings
 }
 
 TEST(DoctorPlace, SglangAllocatorWarningWithoutFractionComparesTheLargestDefault) {
@@ -149,7 +149,7 @@ TEST(DoctorPlace, SglangAllocatorWarningWithoutFractionComparesTheLargestDefault
   // Past the pools, and one block of 4.04 GiB (not whole GiB): a pool set up after the target's (the
   // thread's draft KV pool), not capture, whose blocks are activations (the seed's largest: 694 MiB).
   EXPECT_EQ(d.stage, "kv_pool");
-  EXPECT_EQ(d.stage_basis, "guess");  // device-wide use may include other processes
+  EXPECT_EQ(d.stage_basis, StageBasis::Guess);  // device-wide use may include other processes
   EXPECT_TRUE(has(d.arithmetic, "at most 0.904 x 267.69 GiB = 241.99 GiB")) << d.explanation;
   // corpus sglang-012: 4.00 GiB exactly, SGLang's symmetric-memory pool (SGLANG_SYMM_MEM_PREALLOC_GB_SIZE)
   // after the KV pool: the post-pool stage, as before.
@@ -165,8 +165,8 @@ TEST(DoctorPlace, VllmLoneOomWithoutModelIsAWeightsGuess) {
   Diagnosis d = run(torch_oom("1008.00 MiB", "139.81 GiB", "993.44 MiB", "138.83 GiB"),
                     {"--engine", "vllm", "--gpu-memory-utilization", "0.95", "--tensor-parallel-size", "8"});
   EXPECT_EQ(d.stage, "weights");
-  EXPECT_EQ(d.stage_basis, "guess");
-  EXPECT_EQ(d.cause, "oom_stage_unknown");
+  EXPECT_EQ(d.stage_basis, StageBasis::Guess);
+  EXPECT_EQ(d.cause, Cause::OomStageUnknown);
   EXPECT_NE(d.explanation.find("A guess"), std::string::npos);
 }
 
@@ -182,7 +182,7 @@ TEST(DoctorPlace, DeadServingEngineCarriesARuntimeOom) {
       "unallocated.').\n",
       {"--engine", "vllm"});
   EXPECT_EQ(d.stage, "runtime");
-  EXPECT_EQ(d.stage_basis, "log");
+  EXPECT_EQ(d.stage_basis, StageBasis::Log);
 }
 
 TEST(DoctorPlace, TensorRtLlmCppRuntimeOomIsAnOom) {
@@ -195,5 +195,5 @@ TEST(DoctorPlace, TensorRtLlmCppRuntimeOomIsAnOom) {
       "(/home/jenkins/agent/workspace/LLM/release-0.18/L0_Test-x86_64/tensorrt_llm/cpp/tensorrt_llm/runtime/tllmBuffers.h:125)\n",
       {"--engine", "trtllm"});
   EXPECT_EQ(d.stage, "runtime");
-  EXPECT_NE(d.cause, "not_oom");
+  EXPECT_NE(d.cause, Cause::NotOom);
 }

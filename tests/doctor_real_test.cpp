@@ -161,10 +161,10 @@ TEST(DoctorRealLogs, StageOfEachThread) {
     EXPECT_NE(head.find(std::string("expected stage: ") + c.stage + " "), std::string::npos) << head;
     LogScan scan = scan_log_text(std::string_view(text).substr(nl + 1), c.file);
     Diagnosis d = diagnose(scan, Args::parse(c.args));
-    EXPECT_EQ(d.stage, c.stage) << "cause " << d.cause << ", basis " << d.stage_basis;
+    EXPECT_EQ(d.stage, c.stage) << "cause " << (d.cause ? name(*d.cause) : "") << ", basis " << name(d.stage_basis);
     if (d.stage == c.stage) ++right;
     const std::string want = c.cause;
-    if (!want.empty()) EXPECT_NE(("|" + want + "|").find("|" + d.cause + "|"), std::string::npos) << d.cause << " vs " << want;
+    if (!want.empty()) EXPECT_NE(("|" + want + "|").find("|" + std::string(d.cause ? name(*d.cause) : "") + "|"), std::string::npos) << (d.cause ? name(*d.cause) : "") << " vs " << want;
   }
   EXPECT_EQ(right, static_cast<int>(std::size(kCases)));
 }
@@ -208,7 +208,7 @@ TEST(DoctorRealLogs, ContextAboveTheDerivedLimitIsFixedWithThePrintedLimit) {
       "max_position_embeddings in the model's config. To allow overriding this maximum, set the env var "
       "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1\n";
   Diagnosis d = diagnose(scan_log_text(sgl, "sglang.log"), Args::parse({"--engine", "sglang"}));
-  EXPECT_EQ(d.cause, "not_oom");
+  EXPECT_EQ(d.cause, Cause::NotOom);
   ASSERT_FALSE(d.fixes.empty());
   EXPECT_EQ(d.fixes.front().flag, "--context-length");
   EXPECT_EQ(d.fixes.front().value, "262144");

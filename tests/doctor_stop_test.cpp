@@ -46,7 +46,7 @@ TEST(DoctorStop, SglangInsideCaptureNamesCapture) {
   EXPECT_TRUE(scan.ranks[0].stage_open);
   Diagnosis d = diagnose(scan, Args::parse({"--engine", "sglang"}));
   EXPECT_EQ(d.stage, "cuda_graph");
-  EXPECT_EQ(d.cause, "no_error_in_log");
+  EXPECT_EQ(d.cause, Cause::NoErrorInLog);
   EXPECT_NE(d.explanation.find("stops during cuda_graph (line 4) without an error line"), std::string::npos) << d.explanation;
   EXPECT_NE(d.explanation.find("OOM killer"), std::string::npos);
   // the begin line is among the evidence
@@ -61,7 +61,7 @@ TEST(DoctorStop, SglangInsideWeightLoading) {
       "Loading safetensors checkpoint shards:  40% Completed | 2/5 [00:03<00:04,  1.52s/it]\n",
       {"--engine", "sglang"});
   EXPECT_EQ(d.stage, "weights");
-  EXPECT_EQ(d.cause, "no_error_in_log");
+  EXPECT_EQ(d.cause, Cause::NoErrorInLog);
 }
 
 TEST(DoctorStop, SglangBetweenStagesIsAGuess) {
@@ -71,16 +71,16 @@ TEST(DoctorStop, SglangBetweenStagesIsAGuess) {
       "[2025-06-01 10:00:01 TP0] Load weight end. type=Qwen3ForCausalLM, dtype=torch.bfloat16, avail mem=61.20 GB, mem usage=15.27 GB.\n",
       {"--engine", "sglang"});
   EXPECT_EQ(d.stage, "kv_pool");
-  EXPECT_EQ(d.stage_basis, "guess");
+  EXPECT_EQ(d.stage_basis, StageBasis::Guess);
   EXPECT_EQ(d.reached_stage, "kv_pool");
-  EXPECT_EQ(d.cause, "no_error_in_log");
+  EXPECT_EQ(d.cause, Cause::NoErrorInLog);
   // after the capture's end line: between capture and warm-up
   d = doctor(
       "[2025-06-01 10:00:03 TP0] Capture cuda graph begin. This can take up to several minutes. avail mem=10.30 GB\n"
       "[2025-06-01 10:00:40 TP0] Capture cuda graph end. Time elapsed: 37.10 s. mem usage=1.02 GB. avail mem=9.28 GB.\n",
       {"--engine", "sglang"});
   EXPECT_EQ(d.stage, "runtime");  // past the pools and capture, no error: a later failure
-  EXPECT_EQ(d.stage_basis, "guess");
+  EXPECT_EQ(d.stage_basis, StageBasis::Guess);
   EXPECT_EQ(d.reached_stage, "warmup");
 }
 
@@ -92,7 +92,7 @@ TEST(DoctorStop, AnotherRanksLaterLineMeansBetween) {
       "[2025-06-01 10:00:40 TP0] Capture cuda graph end. Time elapsed: 37.10 s. mem usage=1.02 GB. avail mem=9.28 GB.\n",
       {"--engine", "sglang", "--tp", "2"});
   EXPECT_EQ(d.stage, "runtime");
-  EXPECT_EQ(d.stage_basis, "guess");
+  EXPECT_EQ(d.stage_basis, StageBasis::Guess);
 }
 
 TEST(DoctorStop, VllmV1InsideCaptureAndInsideLoading) {
@@ -102,7 +102,7 @@ TEST(DoctorStop, VllmV1InsideCaptureAndInsideLoading) {
       "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):  45%|████▌     | 30/67 [00:08<00:10,  3.55it/s]\n",
       {"--engine", "vllm"});
   EXPECT_EQ(d.stage, "cuda_graph");
-  EXPECT_EQ(d.cause, "no_error_in_log");
+  EXPECT_EQ(d.cause, Cause::NoErrorInLog);
   d = doctor(
       "(EngineCore_DP0 pid=2201) INFO 09-02 11:18:02 [gpu_model_runner.py:2338] Starting to load model Qwen/Qwen3-32B...\n"
       "Loading safetensors checkpoint shards:  53% Completed | 9/17 [00:21<00:19,  2.43s/it]\n",
@@ -114,7 +114,7 @@ TEST(DoctorStop, VllmV1InsideCaptureAndInsideLoading) {
       "(EngineCore_DP0 pid=2201) INFO 09-02 11:18:45 [default_loader.py:267] Loading weights took 42.80 seconds\n",
       {"--engine", "vllm"});
   EXPECT_EQ(d.stage, "weights");  // in progress after "Loading weights took": a guess
-  EXPECT_EQ(d.stage_basis, "guess");
+  EXPECT_EQ(d.stage_basis, StageBasis::Guess);
   EXPECT_EQ(d.reached_stage, "weights");
 }
 
@@ -125,7 +125,7 @@ TEST(DoctorStop, VllmHealthyStartIsNone) {
       "(APIServer pid=2100) INFO 09-02 11:21:05 [api_server.py:1880] Starting vLLM API server 0 on http://0.0.0.0:8000\n",
       {"--engine", "vllm"});
   EXPECT_EQ(d.stage, "none");
-  EXPECT_EQ(d.cause, "not_oom");
+  EXPECT_EQ(d.cause, Cause::NotOom);
 }
 
 TEST(DoctorStop, VllmV0CaptureWithNoRoomOutsideTheBudgetIsAMemoryCause) {
@@ -138,7 +138,7 @@ TEST(DoctorStop, VllmV0CaptureWithNoRoomOutsideTheBudgetIsAMemoryCause) {
       "to unexpected consequences if the model is not static.\n",
       {"--engine", "vllm"});
   EXPECT_EQ(d.stage, "cuda_graph");
-  EXPECT_EQ(d.cause, "static_fraction_too_high");
+  EXPECT_EQ(d.cause, Cause::StaticFractionTooHigh);
   bool outside = false;
   for (const auto& a : d.arithmetic) outside = outside || a.find("= 0.89 GiB") != std::string::npos;
   EXPECT_TRUE(outside);
@@ -150,7 +150,7 @@ TEST(DoctorStop, VllmV0CaptureWithNoRoomOutsideTheBudgetIsAMemoryCause) {
       "to unexpected consequences if the model is not static.\n",
       {"--engine", "vllm"});
   EXPECT_EQ(d.stage, "cuda_graph");
-  EXPECT_EQ(d.cause, "no_error_in_log");
+  EXPECT_EQ(d.cause, Cause::NoErrorInLog);
 }
 
 TEST(DoctorFrames, TrtllmCaptureFramesNameCapture) {
@@ -193,7 +193,7 @@ TEST(DoctorFrames, FailedWorkerMethodNamesItsStage) {
       "processing method load_model: CUDA error: an illegal memory access was encountered, Traceback (most recent call last):\n",
       {"--engine", "vllm"});
   EXPECT_EQ(d.stage, "weights");
-  EXPECT_EQ(d.cause, "not_oom");
+  EXPECT_EQ(d.cause, Cause::NotOom);
 }
 
 TEST(DoctorFrames, EngineCoreInitializationFailedAfterKvSizing) {
@@ -215,8 +215,8 @@ TEST(DoctorStop, TracebackThatNothingPlacesIsNotAHealthyStart) {
       "    run()\n",
       {"--engine", "sglang"});
   EXPECT_EQ(d.stage, "init");  // no startup line: the first stage, a guess
-  EXPECT_EQ(d.stage_basis, "guess");
-  EXPECT_EQ(d.cause, "no_error_in_log");
+  EXPECT_EQ(d.stage_basis, StageBasis::Guess);
+  EXPECT_EQ(d.cause, Cause::NoErrorInLog);
 }
 
 TEST(DoctorStop, V0ErrorWhileCapturingAfterTheWeightsIsCapture) {
@@ -298,7 +298,7 @@ TEST(DoctorStop, KvAllocationFailureNamesEachEnginesPoolCap) {
       "RuntimeError: [TensorRT-LLM][ERROR] CUDA runtime error in ::cudaMalloc(ptr, n): out of memory\n";
   Diagnosis d = doctor(trt, {"--engine", "trtllm"});
   EXPECT_EQ(d.stage, "kv_pool");
-  EXPECT_EQ(d.cause, "static_fraction_too_high");
+  EXPECT_EQ(d.cause, Cause::StaticFractionTooHigh);
   EXPECT_NE(d.explanation.find("cap the pool (--max_tokens / --max_gpu_total_bytes)"), std::string::npos) << d.explanation;
   EXPECT_EQ(d.explanation.find("--max-total-tokens"), std::string::npos) << d.explanation;
 }

@@ -34,7 +34,7 @@ static Diagnosis seed_diagnosis() {
 TEST(DoctorSeed, CaptureHeadroomAndTheFix) {
   Diagnosis d = seed_diagnosis();
   EXPECT_EQ(d.stage, "cuda_graph");
-  EXPECT_TRUE(d.cause == "static_fraction_too_high" || d.cause == "graph_capture_headroom") << d.cause;
+  EXPECT_TRUE(d.cause == Cause::StaticFractionTooHigh || d.cause == Cause::GraphCaptureHeadroom) << (d.cause ? name(*d.cause) : "");
   ASSERT_FALSE(d.fixes.empty());
   EXPECT_EQ(d.fixes.front().flag, "--mem-fraction-static");
   double f = std::stod(d.fixes.front().value);
@@ -114,8 +114,8 @@ TEST(DoctorBareOom, GuessedStageWithAFixForEachReading) {
       "bare");
   Diagnosis d = diagnose(scan, Args::parse({"--engine", "vllm", "--gpu-memory-utilization", "0.95", "--tensor-parallel-size", "8"}));
   EXPECT_EQ(d.stage, "weights");
-  EXPECT_EQ(d.stage_basis, "guess");
-  EXPECT_EQ(d.cause, "oom_stage_unknown");
+  EXPECT_EQ(d.stage_basis, StageBasis::Guess);
+  EXPECT_EQ(d.cause, Cause::OomStageUnknown);
   ASSERT_EQ(d.fixes.size(), 2u);
   // the guessed reading (weights) first
   EXPECT_EQ(d.fixes[0].flag, "--tensor-parallel-size");
@@ -139,9 +139,9 @@ TEST(DoctorTruncated, LogEndingWithoutAnErrorSaysSo) {
       "cut");
   Diagnosis d = diagnose(scan, Args::parse({"--engine", "vllm"}));
   EXPECT_EQ(d.stage, "runtime");  // no failure in the log: past the KV pool, a later one is a guess
-  EXPECT_EQ(d.stage_basis, "guess");
+  EXPECT_EQ(d.stage_basis, StageBasis::Guess);
   EXPECT_EQ(d.reached_stage, "kv_pool");
-  EXPECT_EQ(d.cause, "no_error_in_log");
+  EXPECT_EQ(d.cause, Cause::NoErrorInLog);
   // The fixes, if any, are those of an OOM at the guessed stage, and say so.
   for (const auto& f : d.fixes) EXPECT_EQ(f.effect.rfind("if the failure was in runtime", 0), 0u) << f.effect;
   bool said = false;
@@ -159,7 +159,7 @@ TEST(DoctorVllm, CutErrorLineDuringCaptureIsACaptureFailure) {
       "cut-error");
   Diagnosis d = diagnose(scan, Args::parse({"--engine", "vllm"}));
   EXPECT_EQ(d.stage, "cuda_graph");
-  EXPECT_NE(d.cause, "no_error_in_log");
+  EXPECT_NE(d.cause, Cause::NoErrorInLog);
 }
 
 TEST(DoctorVllm, LongestContextFromTheLogsOwnKvFigures) {
@@ -175,7 +175,7 @@ TEST(DoctorVllm, LongestContextFromTheLogsOwnKvFigures) {
                                             "h100", "--tensor-parallel-size", "4", "--gpu-memory-utilization", "0.92",
                                             "--max-model-len", "240000", "--max-num-batched-tokens", "65536"}));
   EXPECT_EQ(d.stage, "kv_pool");
-  EXPECT_EQ(d.cause, "kv_too_small_for_context");
+  EXPECT_EQ(d.cause, Cause::KvTooSmallForContext);
   ASSERT_FALSE(d.fixes.empty());
   EXPECT_EQ(d.fixes[0].flag, "--max-model-len");
   EXPECT_EQ(d.fixes[0].value, "92560");
@@ -197,7 +197,7 @@ TEST(DoctorVllm, ContextFixWhenAnotherStageIsAtRiskAtEveryLength) {
   ASSERT_FALSE(raw.empty());
   Diagnosis d = diagnose(scan_log_text(raw, "xvllm-015"),
                          Args::parse({"--engine", "vllm@unknown@2025-03", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu-memory", "22.07GiB"}));
-  EXPECT_EQ(d.cause, "kv_too_small_for_context");
+  EXPECT_EQ(d.cause, Cause::KvTooSmallForContext);
   ASSERT_FALSE(d.fixes.empty());
   EXPECT_EQ(d.fixes[0].flag, "--max-model-len");
   EXPECT_EQ(d.fixes[0].value, "18432");
@@ -242,11 +242,11 @@ TEST(DoctorCli, HealthyLogGivesACalibrationReport) {
       "[2026-01-10 10:10:30 TP0] Capture cuda graph end. Time elapsed: 45.00 s. mem usage=1.50 GB. avail mem=7.60 GB.\n"
       "[2026-01-10 10:10:40] The server is fired up and ready to roll!\n";
   LogScan scan = scan_log_text(log, "healthy");
-  EXPECT_EQ(scan.outcome, "ok");
+  EXPECT_EQ(scan.outcome, Outcome::Ok);
   Diagnosis d = diagnose(scan, Args::parse({"--engine", "sglang", "--model", "nvidia/GLM-5-NVFP4", "--gpu", "rtx-pro-6000", "--tp", "8",
                                             "--mem-fraction-static", "0.88"}));
   EXPECT_EQ(d.stage, "none");
-  EXPECT_EQ(d.cause, "not_oom");
+  EXPECT_EQ(d.cause, Cause::NotOom);
   bool kv = false, weights = false;
   for (const auto& l : d.calibration) {
     kv = kv || (l.find("KV cache tokens") != std::string::npos && l.find("425000") != std::string::npos);
@@ -326,7 +326,7 @@ TEST(DoctorVllm, FractionAndContextTogetherWhenNeitherFitsAlone) {
   LogScan scan = scan_log_text("**Error**: `Available KV cache memory: -1.79 GiB`\n", "xvllm-075");
   Diagnosis d = diagnose(scan, Args::parse({"--engine", "vllm@0.11.0", "--model", "Qwen/Qwen3-VL-8B-Instruct", "--gpu", "rtx-5090",
                                             "--gpu-memory-utilization", "0.7", "--max-num-batched-tokens", "8192"}));
-  EXPECT_EQ(d.cause, "static_fraction_too_low");
+  EXPECT_EQ(d.cause, Cause::StaticFractionTooLow);
   ASSERT_GE(d.fixes.size(), 2u);
   EXPECT_EQ(d.fixes[0].flag, "--gpu-memory-utilization");
   EXPECT_GT(std::stod(d.fixes[0].value), 0.7);

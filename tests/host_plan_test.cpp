@@ -35,7 +35,7 @@ TEST(HostPlan, SecondVllmAtHalfUtilizationByVersion) {
     EXPECT_FALSE(p.all_start) << v;
     EXPECT_TRUE(p.servers.at(0).started) << v;
     EXPECT_EQ(p.servers.at(1).forecast.verdict, Verdict::Refused) << v;
-    EXPECT_EQ(p.servers.at(1).forecast.failure->stage, "kv_pool") << v;
+    EXPECT_EQ(p.servers.at(1).forecast.failure->stage, StageId::KvPool) << v;
     EXPECT_EQ(p.servers.at(1).holds, std::vector<int64_t>{0}) << v;  // it exits
   }
   EXPECT_NE(plan_text(two_vllm("0.8.5")).servers[1].forecast.failure->message.find("No available memory for the cache blocks"), std::string::npos);

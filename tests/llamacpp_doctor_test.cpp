@@ -58,7 +58,7 @@ TEST(LlamacppDoctor, WeightsOnCuda0) {
   const LogScan s = scan_log_text(raw("llamacpp-004"), "004");
   EXPECT_EQ(s.engine, LogEngine::LlamaCpp);
   EXPECT_EQ(s.engine_version, "b8284");
-  EXPECT_EQ(s.outcome, "oom_weights");
+  EXPECT_EQ(s.outcome, Outcome::OomWeights);
   ASSERT_EQ(s.llama.failures.size(), 1u);
   EXPECT_EQ(s.llama.failures[0].device, "CUDA0");
   EXPECT_EQ(s.llama.failures[0].request, 151851674624);
@@ -69,9 +69,9 @@ TEST(LlamacppDoctor, WeightsOnCuda0) {
   const Diagnosis d = doctor(raw("llamacpp-004"), {"--cpu-moe", "-ot", "ffn_exps=CPU", "-ngl", "99"});
   EXPECT_EQ(d.engine, "llamacpp");
   EXPECT_EQ(d.stage, "weights");
-  EXPECT_EQ(d.stage_basis, "log");
+  EXPECT_EQ(d.stage_basis, StageBasis::Log);
   EXPECT_EQ(d.rank, 0);
-  EXPECT_EQ(d.cause, "weights_do_not_fit");
+  EXPECT_EQ(d.cause, Cause::WeightsDoNotFit);
   EXPECT_TRUE(has_line(d.arithmetic, "requested 144817.04 MiB on CUDA0 (line 4)")) << d.arithmetic.front();
   // 144817.04 - 23863 free = 120954.04 MiB short
   EXPECT_TRUE(has_line(d.arithmetic, "short by 120954.04 MiB"));
@@ -91,7 +91,7 @@ TEST(LlamacppDoctor, ComputeOnVulkan1AfterTheRetry) {
   const LogScan s = scan_log_text(raw("llamacpp-006"), "006");
   EXPECT_EQ(s.engine, LogEngine::LlamaCpp);
   EXPECT_EQ(s.engine_version, "");  // "build_info: b1-e365e65" names no era
-  EXPECT_EQ(s.outcome, "oom_graph");
+  EXPECT_EQ(s.outcome, Outcome::OomGraph);
   EXPECT_EQ(s.failure_stage, "compute_buffer");
   EXPECT_EQ(s.failure_line, 34);
   EXPECT_EQ(s.failure_device, 1);
@@ -111,7 +111,7 @@ TEST(LlamacppDoctor, ComputeOnVulkan1AfterTheRetry) {
 
   const Diagnosis d = doctor(raw("llamacpp-006"));
   EXPECT_EQ(d.stage, "compute_buffer");
-  EXPECT_EQ(d.cause, "compute_buffer_does_not_fit");
+  EXPECT_EQ(d.cause, Cause::ComputeBufferDoesNotFit);
   EXPECT_EQ(d.rank, 1);
   // 1368.79 + 120 = 1488.79 MiB held; + 396.75 = 1885.54 <= 3169 free: the log's figures say it fits.
   EXPECT_TRUE(has_line(d.arithmetic, "requested 396.75 MiB on Vulkan1"));
@@ -133,7 +133,7 @@ TEST(LlamacppDoctor, RocmErrorBeforeTheComputeBuffers) {
   const Diagnosis d = doctor(raw("llamacpp-002"));
   EXPECT_EQ(d.engine, "llamacpp");
   EXPECT_EQ(d.stage, "compute_buffer");
-  EXPECT_EQ(d.stage_basis, "log");
+  EXPECT_EQ(d.stage_basis, StageBasis::Log);
   EXPECT_EQ(d.rank, 0);  // the only GPU the log shows, ROCm0
   // --fit's own deficit: 27091 projected - 20252 free = 6839 MiB; + 256 MiB = 7095 MiB over
   // 18508.35 / 65 = 284.74 MiB per layer = 25 layers: -ngl 65 -> 40.
@@ -147,7 +147,7 @@ TEST(LlamacppDoctor, RocmComputeBufferNamedByGallocr) {
   // llamacpp-022 (ROCm, Apertus-70B IQ4_XS): "cudaMalloc failed" on device 0, then
   // "ggml_gallocr_reserve_n: failed to allocate ROCm0 buffer of size 14822711296".
   const LogScan s = scan_log_text(raw("llamacpp-022"), "022");
-  EXPECT_EQ(s.outcome, "oom_graph");
+  EXPECT_EQ(s.outcome, Outcome::OomGraph);
   ASSERT_EQ(s.llama.failures.size(), 1u);
   EXPECT_EQ(s.llama.failures[0].device, "ROCm0");
   EXPECT_EQ(s.llama.failures[0].request, 14822711296);
@@ -174,7 +174,7 @@ TEST(LlamacppDoctor, RuntimeCudaError) {
   EXPECT_EQ(s.flags.at("--no-warmup"), "true");
   const Diagnosis d = doctor(log);
   EXPECT_EQ(d.stage, "runtime");
-  EXPECT_EQ(d.cause, "activation_peak");
+  EXPECT_EQ(d.cause, Cause::ActivationPeak);
   ASSERT_NE(fix(d, "--ctx-size"), nullptr);
   EXPECT_EQ(fix(d, "--ctx-size")->value, "32768");
   EXPECT_EQ(fix(d, "--ubatch-size")->value, "256");
@@ -188,7 +188,7 @@ TEST(LlamacppDoctor, HealthyStartReadsEveryBuffer) {
   // llamacpp-010 (b5622, Qwen3-30B-A3B Q4_K_M on RTX 4090 + RTX 5090, experts on the host).
   const LogScan s = scan_log_text(raw("llamacpp-010"), "010");
   EXPECT_EQ(s.engine_version, "b5622");
-  EXPECT_EQ(s.outcome, "ok");
+  EXPECT_EQ(s.outcome, Outcome::Ok);
   EXPECT_EQ(s.llama.device("CUDA0")->model->value, to_bytes(135.76, MiB));
   EXPECT_EQ(s.llama.device("CUDA1")->kv->value, 1152 * MiB);
   EXPECT_EQ(s.llama.device("CUDA1")->compute->value, 1080 * MiB);
@@ -210,7 +210,7 @@ TEST(LlamacppDoctor, PlannerFixOnARebuiltDeployment) {
   const Diagnosis d = doctor(raw("llamacpp-003"), {"--engine", "llamacpp", "--model", "Qwen/Qwen2.5-72B-Instruct", "--quant", "Q4_K_M",
                                                   "--gpu-memory", "19.98GiB", "--n-gpu-layers", "999"});
   EXPECT_EQ(d.stage, "weights");
-  EXPECT_EQ(d.stage_basis, "guess");  // nothing before the failure names the buffer
+  EXPECT_EQ(d.stage_basis, StageBasis::Guess);  // nothing before the failure names the buffer
   ASSERT_FALSE(d.fixes.empty());
   EXPECT_EQ(d.fixes[0].flag, "--n-gpu-layers");
   ASSERT_TRUE(d.forecast_after_fix.has_value());

@@ -37,8 +37,8 @@ TEST(LlamacppDraft, OneDraftContextPerSlotAtTheTargetsContextPerSequence) {
   // Its contexts are allocated last, after the target's compute buffer.
   const RankForecast& r = f.ranks.front();
   ASSERT_GE(r.stages.size(), 2u);
-  EXPECT_EQ(r.stages.back().name, "draft_contexts");
-  EXPECT_EQ(r.stages[r.stages.size() - 2].name, "draft_model");
+  EXPECT_EQ(r.stages.back().id, StageId::DraftContexts);
+  EXPECT_EQ(r.stages[r.stages.size() - 2].id, StageId::DraftModel);
 }
 
 TEST(LlamacppDraft, DraftContextSizeAndCacheTypes) {
@@ -71,7 +71,7 @@ TEST(LlamacppDraft, TooManySlotsFailWhereTheDraftContextsAreCreated) {
   const Forecast f = run({"--engine", "llamacpp@b6000", "--model", "Qwen/Qwen3-0.6B", "--quant", "Q4_K_M", "--gpu", "rtx-4090", "-ngl", "99",
                           "-c", "65536", "-np", "16", "-md", "Qwen/Qwen3-0.6B", "-ngld", "99", "--ctx-size-draft", "32768"});
   ASSERT_TRUE(f.failure.has_value());
-  EXPECT_EQ(f.failure->stage, "draft_contexts");
+  EXPECT_EQ(f.failure->stage, StageId::DraftContexts);
   EXPECT_NE(f.failure->message.find("failed to create draft context"), std::string::npos) << f.failure->message;
   EXPECT_GE(f.failure->request_bytes, 16 * 32768 * kDraftCellF16);  // the KV buffers of every slot, asked at once
 }

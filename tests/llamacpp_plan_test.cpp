@@ -86,7 +86,7 @@ TEST(LlamacppPlan, WeightsDoNotFit) {
                           "19.98GiB", "-ngl", "999", "-c", "4096"});
   EXPECT_EQ(f.verdict, Verdict::Oom);
   ASSERT_TRUE(f.failure);
-  EXPECT_EQ(f.failure->stage, "weights");
+  EXPECT_EQ(f.failure->stage, StageId::Weights);
   EXPECT_NE(f.failure->message.find("failed to allocate CUDA0 buffer"), std::string::npos) << f.failure->message;
 }
 
@@ -195,7 +195,7 @@ TEST(LlamacppPlan, FitShrinksContextThenMovesExperts) {
   // Without fit the 57 GiB of weights are the failure; with -ngl set fit gives up on the layers.
   const Forecast off = run(test::plus(base, {"--fit", "off"}));
   ASSERT_TRUE(off.failure);
-  EXPECT_EQ(off.failure->stage, "weights");
+  EXPECT_EQ(off.failure->stage, StageId::Weights);
   const Forecast ngl = run(test::plus(base, {"-ngl", "99"}));
   EXPECT_TRUE(test::has_prefix(ngl, "llama_params_fit_impl: failed to fit params to free device memory: n_gpu_layers already set by user"));
   EXPECT_EQ(ngl.verdict, Verdict::Oom);
@@ -286,7 +286,7 @@ TEST(LlamacppPlan, MmprojLoadsTheVisionTowerOnTheFirstGpu) {
   ASSERT_NE(compute, nullptr);
   EXPECT_LE(compute->low, 248LL << 20);
   EXPECT_GE(compute->high, 249LL << 20);
-  EXPECT_EQ(f.ranks.at(0).stages.back().name, "mmproj");
+  EXPECT_EQ(f.ranks.at(0).stages.back().id, StageId::Mmproj);
   // The projector's note reaches the reader (it was once overwritten by the model's notes).
   EXPECT_TRUE(std::any_of(f.notes.begin(), f.notes.end(), [](const std::string& n) { return n.rfind("--mmproj: the vision tower", 0) == 0; }));
   // In host memory with --no-mmproj-offload: no GPU stage.
@@ -298,7 +298,7 @@ TEST(LlamacppPlan, MmprojLoadsTheVisionTowerOnTheFirstGpu) {
   EXPECT_FALSE(run(small).failure);
   const Forecast tight = run(plus(small, {"--mmproj", "mmproj-F16.gguf"}));
   ASSERT_TRUE(tight.failure);
-  EXPECT_EQ(tight.failure->stage, "mmproj");
+  EXPECT_EQ(tight.failure->stage, StageId::Mmproj);
 }
 
 // A GGUF converted with --fuse_gate_up_exps (blk.N.ffn_gate_up_exps) under --cpu-moe: llama.cpp's
@@ -354,7 +354,7 @@ TEST(LlamacppPlan, HostMemoryChecksWhatTheHostHolds) {
   const Forecast copied = run(plus(base, {"--host-memory", "16GiB", "--no-mmap"}));
   EXPECT_EQ(copied.verdict, Verdict::Oom);
   ASSERT_TRUE(copied.failure);
-  EXPECT_EQ(copied.failure->stage, "weights");
+  EXPECT_EQ(copied.failure->stage, StageId::Weights);
   EXPECT_EQ(copied.failure->request_bytes, dev(copied, "CPU").model_buffer_bytes + buffers);
   EXPECT_EQ(copied.failure->free_bytes, int64_t{16} << 30);
   // Other engines do not model the host: one line, exit 2.

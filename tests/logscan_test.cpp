@@ -176,9 +176,9 @@ std::vector<Compared> compare_case(const json& c, const LogScan& s) {
   if (obs.contains("outcome") && !obs["outcome"].is_null()) {
     Compared r{id, "outcome"};
     r.want = obs["outcome"];
-    if (!s.outcome.empty() && s.outcome != "oom") {
+    if (s.outcome && s.outcome != Outcome::Oom) {
       r.extracted = true;
-      r.got = s.outcome;
+      r.got = name(*s.outcome);
       r.equal = r.got == r.want;
     }
     out.push_back(r);
@@ -260,7 +260,7 @@ TEST(LogScanSeed, SeedCrash) {
   EXPECT_EQ(tp4.fig.graph_bs, (std::vector<int64_t>{1, 2, 4, 8}));
   EXPECT_EQ(tp4.stage, "cuda_graph");
   EXPECT_EQ(s.failure_stage, "cuda_graph");
-  EXPECT_EQ(s.outcome, "oom_graph");
+  EXPECT_EQ(s.outcome, Outcome::OomGraph);
   EXPECT_EQ(s.failure_device, 4);
   EXPECT_EQ(s.failure_line, 3);
   EXPECT_EQ(s.line_text(1).substr(0, 32), "[TP4] Capture cuda graph begin. ");
@@ -348,7 +348,7 @@ TEST(LogScanOom, Torch24PrivatePoolsFromVllm073) {
   // No stage line in this excerpt: free blocks in graph private pools mean a capture was running,
   // a reading of the message's figures alone (the diagnosis may hold them against a forecast).
   EXPECT_EQ(s.failure_stage, "cuda_graph");
-  EXPECT_EQ(s.failure_basis, "numbers");
+  EXPECT_EQ(s.failure_basis, StageBasis::Numbers);
 }
 
 TEST(LogScanTrt, CppRuntimeOutOfMemoryIsAnOom) {
@@ -361,7 +361,7 @@ TEST(LogScanTrt, CppRuntimeOutOfMemoryIsAnOom) {
       "t");
   ASSERT_EQ(s.ooms.size(), 1u);
   EXPECT_EQ(s.ooms[0].form, "cuda_error");
-  EXPECT_EQ(s.failure_basis, "");
+  EXPECT_FALSE(s.failure_basis);
 }
 
 TEST(LogScanVllm, V0BlockCountAndCompileLinesAreStages) {
@@ -412,7 +412,7 @@ TEST(LogScanOom, TruncatedMessageFromSglang040) {
     EXPECT_EQ(s.tracebacks[0].stage, "kv_pool");
     EXPECT_EQ(s.tracebacks[0].exception, "torch.OutOfMemoryError");
     EXPECT_EQ(s.tracebacks[0].functions.front(), "model_runner.py:init_memory_pool");
-    EXPECT_EQ(s.outcome, "oom_kv");
+    EXPECT_EQ(s.outcome, Outcome::OomKv);
     return;
   }
   FAIL() << "sglang-040 not in the corpus";
@@ -462,7 +462,7 @@ TEST(LogScanOom, HintTextIsNotAnOom) {
       "`gpu_memory_utilization` or enforcing eager mode.\n",
       "t");
   EXPECT_TRUE(s.ooms.empty());
-  EXPECT_EQ(s.outcome, "");
+  EXPECT_FALSE(s.outcome);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -516,7 +516,7 @@ TEST(LogScanSglang, InterleavedRanksAndSummary) {
   EXPECT_EQ(f.available_gpu_mem->value, gib(11.21));
   EXPECT_EQ(s.ranks[2].fig.post_weights_avail->value, gib(119.91));  // TP1 keeps its own
   EXPECT_EQ(s.ranks[2].stage, "kv_pool");
-  EXPECT_EQ(s.outcome, "ok");
+  EXPECT_EQ(s.outcome, Outcome::Ok);
   EXPECT_EQ(s.failure_stage, "");
 }
 
@@ -562,7 +562,7 @@ TEST(LogScanSglang, TqdmCarriageReturnsAnsiAndCrlf) {
   EXPECT_EQ(f.graph_progress_avail->line, 2);
   EXPECT_EQ(s.ranks.back().rank.label, "TP0");
   EXPECT_EQ(s.line_text(1).substr(0, 26), "[2025-04-13 20:20:23 TP0] ");  // ANSI gone
-  EXPECT_EQ(s.outcome, "other_error");  // corpus sglang-025: the scheduler died in capture, not of OOM
+  EXPECT_EQ(s.outcome, Outcome::OtherError);  // corpus sglang-025: the scheduler died in capture, not of OOM
   EXPECT_EQ(s.failure_line, 3);
 }
 
@@ -575,7 +575,7 @@ TEST(LogScanSglang, RefusalsWithNumbers) {
   EXPECT_EQ(a.errors[0].kind, "sglang_not_enough_memory");
   EXPECT_EQ(a.errors[0].exception, "RuntimeError");
   EXPECT_DOUBLE_EQ(*a.errors[0].fraction, 0.805);
-  EXPECT_EQ(a.outcome, "refused_kv");
+  EXPECT_EQ(a.outcome, Outcome::RefusedKv);
   EXPECT_EQ(a.failure_stage, "kv_pool");
   // The 2026 wording (sgl-project/sglang kv_cache_configurator.py) with the suggested fraction.
   LogScan b = scan_log_text(
@@ -587,7 +587,7 @@ TEST(LogScanSglang, RefusalsWithNumbers) {
   EXPECT_EQ(b.errors[0].kind, "sglang_weights_leave_no_kv");
   EXPECT_DOUBLE_EQ(*b.errors[0].fraction, 0.88);
   EXPECT_DOUBLE_EQ(*b.errors[0].suggested, 0.912);
-  EXPECT_EQ(b.outcome, "refused_kv");
+  EXPECT_EQ(b.outcome, Outcome::RefusedKv);
 }
 
 TEST(LogScanArgs, SglangServerArgsDump) {
@@ -749,7 +749,7 @@ TEST(LogScanVllm, WorkerPrefixesAndRefusalOverLines) {
   EXPECT_EQ(ec.kv_needed->value, gib(23.25));
   EXPECT_EQ(ec.kv_bytes->value, gib(22.5));
   EXPECT_EQ(ec.estimated_max_model_len->value, 190272);
-  EXPECT_EQ(s.outcome, "refused_kv");
+  EXPECT_EQ(s.outcome, Outcome::RefusedKv);
 }
 
 TEST(LogScanVllm, RayWorkersAreTheirPidsAndDedupLinesDoNotRewindTheStage) {
@@ -806,7 +806,7 @@ TEST(LogScanVllm, HealthyStartIsOk) {
   for (const auto& c : corpus()) {
     if (c["id"] != "vllm-019") continue;
     LogScan s = scan_log_text(c["raw"].get<std::string>(), "vllm-019");
-    EXPECT_EQ(s.outcome, "ok");
+    EXPECT_EQ(s.outcome, Outcome::Ok);
     EXPECT_EQ(s.summary.requested->value, gib(39.88));  // "Requested memory: 0.90 (util), 39.88 GiB"
     EXPECT_DOUBLE_EQ(s.summary.gpu_memory_utilization->value, 0.90);
     EXPECT_EQ(s.summary.context_len->value, 131072);

@@ -118,8 +118,8 @@ TEST(NemotronNas, VllmTwoH100Tp2Plan) {
   int64_t weights = 0, kv = 0;
   for (const auto& st : f.ranks.front().stages)
     for (const auto& it : st.items) {
-      if (st.name == "weights" && it.what.find("weights") != std::string::npos) weights += it.bytes;
-      if (st.name == "kv_pool" && it.what.find("KV cache") != std::string::npos) kv += it.bytes;
+      if (st.id == StageId::Weights && it.what.find("weights") != std::string::npos) weights += it.bytes;
+      if (st.id == StageId::KvPool && it.what.find("KV cache") != std::string::npos) kv += it.bytes;
     }
   EXPECT_EQ(weights, 49'901'764'608LL);
   ASSERT_GT(f.kv_tokens, 0);
@@ -133,7 +133,7 @@ namespace {
 int64_t stage_item(const Forecast& f, const std::string& stage, const std::string& what) {
   int64_t b = 0;
   for (const auto& st : f.ranks.front().stages)
-    if (st.name == stage)
+    if (name(st.id) == stage)
       for (const auto& it : st.items)
         if (it.what.find(what) != std::string::npos) b += it.bytes;
   return b;

@@ -11,9 +11,9 @@ using namespace headroom;
 TEST(RankSim, AnEstimatedTemporaryIsGivenBackInEveryScenario) {
   // 10 GiB card: a 2 GiB exact allocation, then a temporary of 3 GiB (1 .. 4) freed again.
   RankSim sim(0, 10 * GiB);
-  sim.begin_stage("weights");
+  sim.begin_stage(StageId::Weights);
   sim.alloc("weights", 2 * GiB);
-  sim.begin_stage("warmup");
+  sim.begin_stage(StageId::Warmup);
   sim.alloc_estimated("temporary", 3 * GiB, 1 * GiB, 4 * GiB);
   sim.release_estimated("temporary freed", 3 * GiB, 1 * GiB, 4 * GiB);
   RankForecast r = sim.finish();
@@ -33,9 +33,9 @@ TEST(RankSim, ATemporaryThatFitsOnlyAtItsCentralValueIsAtRisk) {
   // 6 GiB free before a temporary of 5 GiB (2 .. 7): it fits at 5, not at 7, and is gone after
   // the stage, so only the stage's peak shows the risk.
   RankSim sim(0, 10 * GiB);
-  sim.begin_stage("weights");
+  sim.begin_stage(StageId::Weights);
   sim.alloc("weights", 4 * GiB);
-  sim.begin_stage("warmup");
+  sim.begin_stage(StageId::Warmup);
   sim.alloc_estimated("sampler warm-up", 5 * GiB, 2 * GiB, 7 * GiB);
   sim.release_estimated("sampler warm-up freed", 5 * GiB, 2 * GiB, 7 * GiB);
   RankForecast r = sim.finish();
@@ -47,12 +47,12 @@ TEST(RankSim, ATemporaryThatFitsOnlyAtItsCentralValueIsAtRisk) {
 
 TEST(RankSim, ATemporaryThatDoesNotFitAtItsCentralValueFails) {
   RankSim sim(0, 10 * GiB);
-  sim.begin_stage("weights");
+  sim.begin_stage(StageId::Weights);
   sim.alloc("weights", 4 * GiB);
-  sim.begin_stage("warmup");
+  sim.begin_stage(StageId::Warmup);
   EXPECT_FALSE(sim.alloc_estimated("sampler warm-up", 7 * GiB, 5 * GiB, 8 * GiB));
   ASSERT_TRUE(sim.failed());
-  EXPECT_EQ(sim.failure()->stage, "warmup");
+  EXPECT_EQ(sim.failure()->stage, StageId::Warmup);
   EXPECT_EQ(sim.failure()->request_bytes, 7 * GiB);
   EXPECT_EQ(sim.failure()->free_bytes, 6 * GiB);
   RankForecast r = sim.finish();

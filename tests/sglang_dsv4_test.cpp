@@ -20,7 +20,7 @@ using namespace headroom::sglang;
 namespace {
 int64_t weights_item(const Forecast& f) {
   for (const auto& s : f.ranks.at(0).stages)
-    if (s.name == "weights")
+    if (s.id == StageId::Weights)
       for (const auto& i : s.items)
         if (i.what == "model weights") return i.bytes;
   return -1;

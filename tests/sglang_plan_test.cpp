@@ -22,7 +22,7 @@ static Forecast seed(const std::string& fraction, std::vector<std::string> extra
 
 static int64_t free_after(const Forecast& f, const char* stage) {
   for (const auto& s : f.ranks.front().stages)
-    if (s.name == stage) return s.free_bytes_after;
+    if (name(s.id) == stage) return s.free_bytes_after;
   return -1;
 }
 
@@ -30,7 +30,7 @@ TEST(SglangPlanSeed, FractionPoint95DiesInCapture) {
   Forecast f = seed("0.95");
   EXPECT_EQ(f.verdict, Verdict::Oom);
   ASSERT_TRUE(f.failure.has_value());
-  EXPECT_EQ(f.failure->stage, "cuda_graph");
+  EXPECT_EQ(f.failure->stage, StageId::CudaGraph);
   // Free memory at capture begin: the real run logged 0.96 GB; issue 28 holds the forecast to
   // within 0.3 GiB of it (an estimate: context/NCCL and the FP4 MoE warm-up residue; 1.05 now).
   double begin = to_gib(free_after(f, "workspaces"));
@@ -144,7 +144,7 @@ TEST(SglangPlan, OnlineFp8LoadsThe16BitWeightsFirst) {
   EXPECT_GT(fp8.kv_tokens, bf16.kv_tokens);
   const Forecast big = go({"--engine", "sglang", "--model", "Qwen/Qwen3-32B", "--gpu", "l40s", "--quantization", "fp8"});
   ASSERT_TRUE(big.failure.has_value());
-  EXPECT_EQ(big.failure->stage, "weights");
+  EXPECT_EQ(big.failure->stage, StageId::Weights);
 }
 
 TEST(SglangPlan, CpuOffloadGbMovesLayerWeightsOffTheGpu) {

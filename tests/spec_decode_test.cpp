@@ -21,7 +21,7 @@ const std::vector<std::string> kTrt = {"--engine", "trtllm", "--model", "deepsee
 int64_t stage_bytes(const Forecast& f, const std::string& stage) {
   int64_t sum = 0;
   for (const auto& st : f.ranks.at(0).stages)
-    if (st.name == stage)
+    if (name(st.id) == stage)
       for (const auto& it : st.items) sum += it.bytes;
   return sum;
 }

@@ -36,7 +36,7 @@ double available_in(const Forecast& f) {
 }
 const Stage* stage_of(const Forecast& f, const std::string& name) {
   for (const auto& s : f.ranks.front().stages)
-    if (s.name == name) return &s;
+    if (headroom::name(s.id) == name) return &s;
   return nullptr;
 }
 }  // namespace

@@ -108,7 +108,7 @@ TEST(VllmDsv4Legacy, PlanRefusesLikeTheLog) {
   argv.insert(argv.end(), {"--kv-cache-memory-bytes", "5841155522"});
   Forecast f = plan(parse_deployment(Args::parse(argv)));
   ASSERT_TRUE(f.failure.has_value());
-  EXPECT_EQ(f.failure->stage, "kv_pool");
+  EXPECT_EQ(f.failure->stage, StageId::KvPool);
   EXPECT_NE(f.failure->message.find("(6.66 GiB KV cache is needed"), std::string::npos) << f.failure->message;
   EXPECT_NE(f.failure->message.find("available KV cache memory (5.44 GiB)"), std::string::npos) << f.failure->message;
   EXPECT_NE(f.failure->message.find("estimated maximum model length is 13524."), std::string::npos) << f.failure->message;

@@ -123,7 +123,7 @@ TEST(VllmOverride, BeforePr41069TheCheckUsesTheProfiledMemory) {
   EXPECT_TRUE(has_prefix(f, "Overriding num_gpu_blocks="));
   int64_t kv = -1;
   for (const auto& st : f.ranks.front().stages)
-    if (st.name == "kv_pool") kv = st.items.front().bytes;
+    if (st.id == StageId::KvPool) kv = st.items.front().bytes;
   EXPECT_EQ(kv, 11550720000);
   // A small override still starts before 0.21: the capacity check ran on the profiled memory.
   Forecast g = run({"--engine", "vllm@0.20.0", "--model", "Qwen/Qwen3-235B-A22B-FP8", "--gpu", "h100", "--tp", "4", "--max-model-len", "32768",

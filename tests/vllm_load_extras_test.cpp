@@ -152,13 +152,13 @@ TEST(VllmLoadExtras, OnlineFp8LoadsTheWhole16BitModelBefore0_14) {
   Forecast f = run(old_build);
   EXPECT_EQ(f.verdict, Verdict::Oom);
   ASSERT_TRUE(f.failure.has_value());
-  EXPECT_EQ(f.failure->stage, "weights");
+  EXPECT_EQ(f.failure->stage, StageId::Weights);
   EXPECT_FALSE(has_prefix(f, "Model loading took"));  // printed only once load_model returns
   std::vector<std::string> new_build = old_build;
   new_build[1] = "vllm@0.20.0";
   Forecast g = run(new_build);
   ASSERT_TRUE(g.failure.has_value());
-  EXPECT_NE(g.failure->stage, "weights");
+  EXPECT_NE(g.failure->stage, StageId::Weights);
 }
 
 TEST(VllmLoadExtras, CpuOffloadGb) {

@@ -48,7 +48,7 @@ TEST(VllmPlan, GptOssMaxLenRefusalAsVllm005) {
                     "--max-num-batched-tokens", "1024", "--max-model-len", "131072"});
   ASSERT_TRUE(f.failure.has_value());
   EXPECT_EQ(f.verdict, Verdict::Refused);
-  EXPECT_EQ(f.failure->stage, "kv_pool");
+  EXPECT_EQ(f.failure->stage, StageId::KvPool);
   EXPECT_EQ(f.failure->message.rfind("ValueError: To serve at least one request with the models's max seq len (131072), (4.54 GiB KV cache is needed", 0), 0u)
       << f.failure->message;
   EXPECT_NE(f.failure->message.find("the estimated maximum model length is "), std::string::npos);
@@ -66,7 +66,7 @@ TEST(VllmPlan, BudgetAboveFreeMemoryIsRefusedAtStartup) {
   Forecast f = run({"--engine", "vllm@0.10.2", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--gpu-memory-utilization", "1.0"});
   ASSERT_TRUE(f.failure.has_value());
   EXPECT_EQ(f.verdict, Verdict::Refused);
-  EXPECT_EQ(f.failure->stage, "init");
+  EXPECT_EQ(f.failure->stage, StageId::Init);
   EXPECT_EQ(f.failure->message.rfind("ValueError: Free memory on device (", 0), 0u) << f.failure->message;
   EXPECT_NE(f.failure->message.find("on startup is less than desired GPU memory utilization (1.0, 79.19 GiB)"), std::string::npos) << f.failure->message;
 }
@@ -96,7 +96,7 @@ TEST(VllmPlan, Qwen3_8BFitsOnH100AndKvTracksTheBudget) {
   EXPECT_LT(f.kv_tokens, 420000);
   EXPECT_NEAR(f.max_concurrency, static_cast<double>(f.kv_tokens / 16) / (40960 / 16), 1e-9);
   Forecast eager = run({"--engine", "vllm@0.10.2", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--enforce-eager"});
-  for (const auto& s : eager.ranks.front().stages) EXPECT_NE(s.name, "cuda_graph");
+  for (const auto& s : eager.ranks.front().stages) EXPECT_NE(s.id, StageId::CudaGraph);
 }
 
 TEST(VllmPlan, FlagErrorsInVllmWords) {
@@ -170,7 +170,7 @@ TEST(VllmPlan, MaxLenRefusalReplaysVllm012) {
                     "--gpu-memory-utilization", "0.8", "--max-model-len", "196608", "--kv-cache-memory-bytes", "24161000000"});
   ASSERT_TRUE(f.failure.has_value());
   EXPECT_EQ(f.verdict, Verdict::Refused);
-  EXPECT_EQ(f.failure->stage, "kv_pool");
+  EXPECT_EQ(f.failure->stage, StageId::KvPool);
   EXPECT_NE(f.failure->message.find("To serve at least one request with the model's max seq len (196608), (23.25 GiB KV cache is needed, which is "
                                     "larger than the available KV cache memory (22.5 GiB). Based on the available memory, the estimated maximum "
                                     "model length is 190272. "),

@@ -8,10 +8,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "headroom/cause.h"
 #include "headroom/cli.h"
 #include "headroom/deployment.h"
 #include "headroom/forecast.h"
 #include "headroom/logscan.h"
+#include "headroom/stage_basis.h"
 
 namespace headroom {
 
@@ -27,12 +29,12 @@ struct DoctorFix {
 struct Diagnosis {
   std::string engine;               // "sglang" | "vllm" | "trtllm" | "unknown"
   std::string stage = "none";       // CONTRACT stages, or "none" for a healthy start (never anything else)
-  std::string stage_basis = "log";  // "log": a stage line, frame or engine message places it; "numbers": the
+  StageBasis stage_basis = StageBasis::Log;  // "log": a stage line, frame or engine message places it; "numbers": the
                                     // OOM message's figures against the forecast / the engine's budget;
                                     // "guess": no evidence, the likeliest stage given how far the log got
   std::string reached_stage;        // the furthest startup stage the log shows ("" if none)
   int rank = -1;
-  std::string cause;                // stable code (CONTRACT doctor)
+  std::optional<Cause> cause;       // stable code (CONTRACT doctor); JSON "" while unset
   std::string explanation;          // one paragraph
   std::vector<std::string> arithmetic;  // the numbers behind it, from the log
   std::vector<LogEvidence> evidence;

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "headroom/stage_names.h"
+
 namespace headroom {
 
 enum class Verdict { Fits, AtRisk, Oom, Refused };
@@ -23,7 +25,7 @@ struct Item {
 };
 
 struct Stage {
-  std::string name;  // "init" | "weights" | "kv_pool" | "workspaces" | "cuda_graph" | "runtime" ...
+  StageId id = StageId::Init;
   std::vector<Item> items;
   int64_t free_bytes_after = 0;
   // Free memory after the stage if every estimated term so far lands at its high (worst) or
@@ -42,7 +44,7 @@ struct RankForecast {
 };
 
 struct Failure {
-  std::string stage;
+  StageId stage = StageId::Init;
   int rank = 0;
   int64_t request_bytes = 0;
   int64_t free_bytes = 0;

@@ -15,6 +15,9 @@
 #include <string_view>
 #include <vector>
 
+#include "headroom/outcome.h"
+#include "headroom/stage_basis.h"
+
 namespace headroom {
 
 enum class LogEngine : uint8_t { Unknown, SGLang, VLLM, TRTLLM, LlamaCpp };
@@ -303,14 +306,14 @@ struct LogScan {
   std::vector<LogError> errors;          // in log order, capped at 256
   std::vector<LogTraceback> tracebacks;  // in log order, capped at 32
 
-  // Reading-level outcome, before any diagnosis: the corpus `outcome` codes "ok" | "oom_weights" |
-  // "oom_kv" | "refused_kv" | "oom_graph" | "oom_warmup" | "oom_runtime" | "other_error", "oom" for
+  // Reading-level outcome, before any diagnosis: the corpus `outcome` codes Ok | OomWeights |
+  // OomKv | RefusedKv | OomGraph | OomWarmup | OomRuntime | OtherError, Oom for
   // an OOM report with no stage evidence at all (no stage line, traceback or telling wording), or
-  // "" when the log shows neither an error nor a finished startup. Decided from the first fatal
+  // none when the log shows neither an error nor a finished startup. Decided from the first fatal
   // error and the stage its rank was in (message wording > traceback frames > last stage line).
-  std::string outcome;
+  std::optional<Outcome> outcome;
   std::string failure_stage;   // "init"|"weights"|"kv_pool"|"cuda_graph"|"warmup"|"runtime"|"" (no failure)
-  std::string failure_basis;   // "" when the log's lines place it; "numbers" when only the OOM message's own figures do
+  std::optional<StageBasis> failure_basis;  // none when the log's lines place it; Numbers when only the OOM message's own figures do
   int64_t failure_line = 0;    // the line of that first fatal error
   int failure_device = -1;     // GPU index of the failing rank when the log says it (OOM "GPU d", TPd)
 

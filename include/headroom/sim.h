@@ -14,7 +14,7 @@ class RankSim {
  public:
   RankSim(int rank, int64_t capacity_bytes);
 
-  void begin_stage(std::string name);
+  void begin_stage(StageId id);
   // Exact allocation. Returns false (and records the failure) when it does not fit.
   bool alloc(std::string what, int64_t bytes);
   // Estimated allocation with a range [low, high] around the central value.

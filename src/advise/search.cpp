@@ -69,14 +69,14 @@ Point summarize(const Forecast& f, int64_t margin) {
       const int64_t low_point = std::min(s.free_worst, s.min_free_worst);
       if (low_point < pt.min_free_worst) {
         pt.min_free_worst = low_point;
-        pt.limit = s.name;
+        pt.limit = name(s.id);
       }
-      if (s.name == "init") after_init = s.free_bytes_after;
-      if (s.name == "weights") {
+      if (s.id == StageId::Init) after_init = s.free_bytes_after;
+      if (s.id == StageId::Weights) {
         pt.weights_bytes = std::max(pt.weights_bytes, after_init - s.free_bytes_after);
         if (s.free_bytes_after < 0) pt.weights_overflow = true;
       }
-      if (s.name == "cuda_graph") pt.capture_free_worst = std::min(pt.capture_free_worst, low_point);
+      if (s.id == StageId::CudaGraph) pt.capture_free_worst = std::min(pt.capture_free_worst, low_point);
     }
   }
   if (pt.min_free_worst == INT64_MAX) pt.min_free_worst = 0;
@@ -87,7 +87,7 @@ Point summarize(const Forecast& f, int64_t margin) {
       // No room left for the KV pool (SGLang "Not enough memory", vLLM "No available memory for
       // the cache blocks"): the fraction is too low. vLLM's start-up check "free memory ... is
       // less than desired GPU memory utilization" (stage init) means it is too high.
-      pt.side = (f.failure && f.failure->stage == "init") ? Side::High : Side::Low;
+      pt.side = (f.failure && f.failure->stage == StageId::Init) ? Side::High : Side::Low;
       break;
     case Verdict::Oom:
       pt.side = Side::High;
@@ -102,7 +102,7 @@ Point summarize(const Forecast& f, int64_t margin) {
       break;
   }
   if (pt.weights_overflow) pt.side = Side::High;  // no value helps; callers read weights_overflow
-  if (f.failure && pt.side != Side::Ok) pt.limit = f.failure->stage;
+  if (f.failure && pt.side != Side::Ok) pt.limit = name(f.failure->stage);
   pt.safe = pt.side == Side::Ok;
   return pt;
 }

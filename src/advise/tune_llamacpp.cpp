@@ -80,7 +80,7 @@ TradeoffRow row(const Try& t, const std::string& flag, std::string label) {
   r.concurrency = t.f.max_concurrency;
   r.capture_free_worst = t.min_free_worst;
   r.min_free_worst = t.min_free_worst;
-  r.limit = t.f.failure ? t.f.failure->stage : "compute_buffer";
+  r.limit = name(t.f.failure ? t.f.failure->stage : StageId::ComputeBuffer);
   return r;
 }
 }  // namespace

@@ -103,7 +103,7 @@ LogErrors errors_against(const LogFit& fit, const Calibration* cal) {
   LogErrors e;
   e.kv_tokens = f.kv_tokens;
   e.kv_pct = fit.kv_tokens > 0 ? 100.0 * static_cast<double>(f.kv_tokens - fit.kv_tokens) / static_cast<double>(fit.kv_tokens) : 0;
-  e.capture_begin_free = calib::free_after(f, fit.deployment.engine == EngineKind::SGLang ? "workspaces" : "kv_pool");
+  e.capture_begin_free = calib::free_after(f, fit.deployment.engine == EngineKind::SGLang ? StageId::Workspaces : StageId::KvPool);
   if (e.capture_begin_free && fit.capture_begin_free) e.capture_begin_gib = to_gib(*e.capture_begin_free - *fit.capture_begin_free);
   return e;
 }

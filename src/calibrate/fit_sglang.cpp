@@ -31,8 +31,8 @@ void fit_graph(const LogScan& scan, LogFit& fit) {
   }
   if (!logged) return term(fit, "graph_scale", "model default", "the log prints no CUDA-graph capture end");
   const Forecast f = plan_with(fit, true);
-  const int64_t total = stage_total(f, "cuda_graph");
-  const int64_t est = item_bytes(f, "cuda_graph", "capture of") + item_bytes(f, "cuda_graph", "piecewise prefill graphs only");
+  const int64_t total = stage_total(f, StageId::CudaGraph);
+  const int64_t est = item_bytes(f, StageId::CudaGraph, "capture of") + item_bytes(f, StageId::CudaGraph, "piecewise prefill graphs only");
   if (est <= 0) return term(fit, "graph_scale", "model default", "the forecast captures no graph to scale");
   const double k = static_cast<double>(*logged - (total - est)) / static_cast<double>(est);
   if (!(k > 0.05 && k < 20)) return term(fit, "graph_scale", "model default", fmt::format("{}: a scale of {:.2f} is outside 0.05-20, not used", how, k));
@@ -60,7 +60,7 @@ void fit_sglang(const LogScan& scan, LogFit& fit) {
   term(fit, "init_bytes", "logged", fmt::format("capacity {} - {}", gib(cap), p_how), static_cast<double>(cap - *p));
 
   if (s.post_weights_avail) {
-    const auto fw = free_after(plan_with(fit, true), "weights");
+    const auto fw = free_after(plan_with(fit, true), StageId::Weights);
     if (!fw) fail_input(fit.path, "weights", "the rebuilt deployment does not reach its weights in the forecast");
     fit.at_tp.after_load_extra_bytes = *fw - s.post_weights_avail->value;
     term(fit, "after_load_extra_bytes", "fitted",
@@ -72,7 +72,7 @@ void fit_sglang(const LogScan& scan, LogFit& fit) {
     term(fit, "after_load_extra_bytes", "model default", "the log prints no 'Load weight end ... avail mem'");
   }
   if (s.graph_begin_avail) {
-    const auto fb = free_after(plan_with(fit, true), "workspaces");
+    const auto fb = free_after(plan_with(fit, true), StageId::Workspaces);
     if (!fb) fail_input(fit.path, "KV cache", "the forecast of the rebuilt deployment allocates no KV cache (the log's does): check its flags");
     fit.at_tp.before_capture_extra_bytes = *fb - s.graph_begin_avail->value;
     term(fit, "before_capture_extra_bytes", "fitted",

@@ -46,8 +46,8 @@ void fit_non_torch(const LogScan& scan, LogFit& fit) {
   }
   if (!s.kv_bytes) return term(fit, "non_torch_bytes", "model default", "the log prints neither non-torch memory nor the KV cache memory");
   const Forecast f = plan_with(fit, true);
-  const int64_t nt = item_bytes(f, "profile_run", "non-torch memory growth");
-  const int64_t kv = stage_total(f, "kv_pool");
+  const int64_t nt = item_bytes(f, StageId::ProfileRun, "non-torch memory growth");
+  const int64_t kv = stage_total(f, StageId::KvPool);
   if (kv <= 0) return term(fit, "non_torch_bytes", "model default", "the forecast allocates no KV cache to fit against");
   fit.at_tp.non_torch_bytes = nt + (kv - s.kv_bytes->value);
   term(fit, "non_torch_bytes", "fitted",
@@ -72,11 +72,11 @@ void fit_vllm(const LogScan& scan, LogFit& fit) {
     term(fit, "init_bytes", "model default", "the log prints no free memory at startup ('Free memory on device' / 'Initial free memory')");
   }
   const Forecast f = plan_with(fit, false);
-  fit_scale(fit, "activation_scale", s.activation, item_bytes(f, "profile_run", "profile_run activation peak") + item_bytes(f, "profile_run", "sparse-attention workspace"),
+  fit_scale(fit, "activation_scale", s.activation, item_bytes(f, StageId::ProfileRun, "profile_run activation peak") + item_bytes(f, StageId::ProfileRun, "sparse-attention workspace"),
             "peak activation", fit.activation_scale);
-  fit_scale(fit, "graph_estimate_scale", s.graph_estimate, item_bytes(f, "profile_run", "CUDA-graph memory estimate"), "estimated CUDA graph memory",
+  fit_scale(fit, "graph_estimate_scale", s.graph_estimate, item_bytes(f, StageId::ProfileRun, "CUDA-graph memory estimate"), "estimated CUDA graph memory",
             fit.graph_estimate_scale);
-  fit_scale(fit, "graph_scale", s.graph_bytes, stage_total(f, "cuda_graph"), "CUDA-graph memory", fit.graph_scale);
+  fit_scale(fit, "graph_scale", s.graph_bytes, stage_total(f, StageId::CudaGraph), "CUDA-graph memory", fit.graph_scale);
   fit_non_torch(scan, fit);
   // Free memory when capture begins, from the logged figures: free at start - weights - non-torch - KV.
   if (s.init_avail && s.weights && s.kv_bytes && fit.at_tp.non_torch_bytes) {

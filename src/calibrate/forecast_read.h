@@ -8,24 +8,24 @@
 
 namespace headroom::calib {
 
-inline const Stage* stage_of(const Forecast& f, std::string_view name) {
+inline const Stage* stage_of(const Forecast& f, StageId id) {
   if (f.ranks.empty()) return nullptr;
   for (const auto& s : f.ranks.front().stages)
-    if (s.name == name) return &s;
+    if (s.id == id) return &s;
   return nullptr;
 }
-inline std::optional<int64_t> free_after(const Forecast& f, std::string_view name) {
-  const Stage* s = stage_of(f, name);
+inline std::optional<int64_t> free_after(const Forecast& f, StageId id) {
+  const Stage* s = stage_of(f, id);
   return s ? std::optional<int64_t>(s->free_bytes_after) : std::nullopt;
 }
-inline int64_t stage_total(const Forecast& f, std::string_view name) {
+inline int64_t stage_total(const Forecast& f, StageId id) {
   int64_t t = 0;
-  if (const Stage* s = stage_of(f, name))
+  if (const Stage* s = stage_of(f, id))
     for (const auto& i : s->items) t += i.bytes;
   return t;
 }
 // Sum of the stage's items whose label starts with `prefix` (allocations only).
-inline int64_t item_bytes(const Forecast& f, std::string_view stage, std::string_view prefix) {
+inline int64_t item_bytes(const Forecast& f, StageId stage, std::string_view prefix) {
   int64_t t = 0;
   if (const Stage* s = stage_of(f, stage))
     for (const auto& i : s->items)

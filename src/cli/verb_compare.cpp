@@ -90,7 +90,7 @@ int64_t weights_per_gpu(const Forecast& f) {
   int64_t most = 0;
   for (const auto& r : f.ranks)
     for (const auto& st : r.stages)
-      if (st.name == "weights") {
+      if (st.id == StageId::Weights) {
         int64_t t = 0;
         for (const auto& i : st.items) t += i.bytes;
         most = std::max(most, t);

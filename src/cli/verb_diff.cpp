@@ -36,7 +36,7 @@ J rules_json(const std::vector<const EngineRule*>& rules, EngineKind e) {
 }
 
 struct StageRow {
-  std::string name;
+  StageId id;
   int64_t from = 0, to = 0;
 };
 // Rank 0's stages (net bytes of each stage's items), in the order either release runs them.
@@ -47,8 +47,8 @@ std::vector<StageRow> stage_rows(const Forecast& a, const Forecast& b) {
     for (const auto& st : f.ranks.front().stages) {
       int64_t sum = 0;
       for (const auto& it : st.items) sum += it.bytes;
-      auto r = std::find_if(rows.begin(), rows.end(), [&](const StageRow& x) { return x.name == st.name; });
-      if (r == rows.end()) r = rows.insert(rows.end(), StageRow{st.name, 0, 0});
+      auto r = std::find_if(rows.begin(), rows.end(), [&](const StageRow& x) { return x.id == st.id; });
+      if (r == rows.end()) r = rows.insert(rows.end(), StageRow{st.id, 0, 0});
       (first ? r->from : r->to) += sum;
     }
   };
@@ -75,7 +75,7 @@ std::string signed_bytes(int64_t d) { return (d > 0 ? "+" : d < 0 ? "-" : "") + 
 
 J side_json(const Forecast& f) {
   return J{{"engine", f.engine}, {"version", f.version}, {"rules", f.era}, {"verdict", std::string(verdict_name(f.verdict))},
-           {"kv_tokens", f.kv_tokens}, {"failure_stage", f.failure ? J(f.failure->stage) : J(nullptr)}};
+           {"kv_tokens", f.kv_tokens}, {"failure_stage", f.failure ? J(name(f.failure->stage)) : J(nullptr)}};
 }
 
 }  // namespace
@@ -120,7 +120,7 @@ int verb_diff(const Args& args, std::ostream& out, std::ostream& /*err*/) {
     J j{{"from", side_json(a)}, {"to", side_json(b)}, {"kv_tokens", {{"from", a.kv_tokens}, {"to", b.kv_tokens}, {"delta", dkv}}}};
     j["stages"] = J::array();
     for (const auto& s : stages)
-      j["stages"].push_back({{"name", s.name}, {"from_bytes", s.from}, {"to_bytes", s.to}, {"delta_bytes", s.to - s.from}});
+      j["stages"].push_back({{"name", name(s.id)}, {"from_bytes", s.from}, {"to_bytes", s.to}, {"delta_bytes", s.to - s.from}});
     j["settings"] = J::array();
     for (const auto& s : settings) j["settings"].push_back({{"flag", s.flag}, {"from", s.from}, {"to", s.to}});
     j["rules"] = {{"only_from", rules_json(gone, kind)}, {"only_to", rules_json(added, kind)}};
@@ -140,7 +140,7 @@ int verb_diff(const Args& args, std::ostream& out, std::ostream& /*err*/) {
   }
   out << fmt::format("\nrank 0, stage by stage:\n  {:<14} {:>12} {:>12} {:>12}\n", "stage", a.version.substr(0, 12), b.version.substr(0, 12), "change");
   for (const auto& s : stages)
-    out << fmt::format("  {:<14} {:>12} {:>12} {:>12}\n", s.name, human_bytes(s.from), human_bytes(s.to), signed_bytes(s.to - s.from));
+    out << fmt::format("  {:<14} {:>12} {:>12} {:>12}\n", name(s.id), human_bytes(s.from), human_bytes(s.to), signed_bytes(s.to - s.from));
   return b.verdict == Verdict::Oom || b.verdict == Verdict::Refused ? kExitFails : kExitOk;
 }
 

@@ -115,7 +115,7 @@ int verb_doctor(const Args& args, std::ostream& out, std::ostream& err) {
   // any error) is 0.
   // A log that stops between stages with no error shows no failure (its stage is a guess of where
   // one would be); one that stops inside a stage, or holds an error, does.
-  return d.stage == "none" || (d.cause == "no_error_in_log" && d.stage_basis == "guess" && scan.errors.empty() && scan.tracebacks.empty())
+  return d.stage == "none" || (d.cause == Cause::NoErrorInLog && d.stage_basis == StageBasis::Guess && scan.errors.empty() && scan.tracebacks.empty())
              ? kExitOk
              : kExitFails;
 }

@@ -40,7 +40,7 @@ bool loadable_model(const std::string& spec) {
 
 std::string fmt_gib(int64_t b) { return fmt::format("{:.2f} GiB", to_gib(b)); }
 int stage_order(const std::string& s);  // below
-std::string outcome_for_stage(const std::string& stage, bool refusal);  // below
+Outcome outcome_for_stage(const std::string& stage, bool refusal);  // below
 
 }  // namespace
 
@@ -208,17 +208,17 @@ Diagnosis diagnose(const LogScan& scan, const Args& args) {
     if (stage_order(r.stage) > stage_order(dx.reached_stage)) dx.reached_stage = r.stage;
   // A log that stops inside a stage reached that stage (vLLM's post-weights profile run is
   // labelled "warmup", which orders after capture: the furthest label is not how far it got).
-  if (sc.outcome == "no_error" && !sc.failure_stage.empty()) dx.reached_stage = sc.failure_stage;
+  if (sc.outcome == Outcome::NoError && !sc.failure_stage.empty()) dx.reached_stage = sc.failure_stage;
   // "none": a healthy start. Any failure gets a CONTRACT stage: the log's, else the OOM figures'
   // against the forecast or the engine's budget, else a guess from how far the log got.
   std::string placed_why;
-  if (sc.outcome.empty() || sc.outcome == "ok") dx.stage = "none";
+  if (!sc.outcome || sc.outcome == Outcome::Ok) dx.stage = "none";
   else {
-    const bool bare_oom = sc.outcome == "oom";
+    const bool bare_oom = sc.outcome == Outcome::Oom;
     placed_why = place_failure(sc, dep, forecast, dx);
     // Figures that place an OOM make it that stage's OOM (its cause and fixes follow); a guessed
     // stage keeps the outcome "oom", whose fixes are conditional.
-    if ((bare_oom || sc.failure_basis == "numbers") && dx.stage_basis == "numbers") sc.outcome = outcome_for_stage(dx.stage, false);
+    if ((bare_oom || sc.failure_basis == StageBasis::Numbers) && dx.stage_basis == StageBasis::Numbers) sc.outcome = outcome_for_stage(dx.stage, false);
   }
   classify(sc, dep, dx);
   if (!placed_why.empty() && dx.explanation.find(placed_why) == std::string::npos) dx.explanation += " " + placed_why;
@@ -236,12 +236,12 @@ int stage_order(const std::string& s) {
   for (int i = 0; i < 7; ++i) if (s == order[i]) return i;
   return -1;
 }
-std::string outcome_for_stage(const std::string& stage, bool refusal) {
-  if (stage == "init" || stage == "weights") return "oom_weights";
-  if (stage == "kv_pool") return refusal ? "refused_kv" : "oom_kv";
-  if (stage == "cuda_graph") return "oom_graph";
-  if (stage == "warmup") return "oom_warmup";
-  return "oom_runtime";
+Outcome outcome_for_stage(const std::string& stage, bool refusal) {
+  if (stage == "init" || stage == "weights") return Outcome::OomWeights;
+  if (stage == "kv_pool") return refusal ? Outcome::RefusedKv : Outcome::OomKv;
+  if (stage == "cuda_graph") return Outcome::OomGraph;
+  if (stage == "warmup") return Outcome::OomWarmup;
+  return Outcome::OomRuntime;
 }
 }  // namespace
 
@@ -249,7 +249,7 @@ std::string outcome_for_stage(const std::string& stage, bool refusal) {
 // open: a failure line without a stage takes the stage the startup had reached; a log that
 // stops mid-startup without an error takes that stage (said in gaps); a bare OOM report with
 // no startup lines takes the stage the forecast fails at.
-std::string effective_outcome(LogScan& sc, const std::optional<Forecast>& forecast, std::vector<std::string>& gaps) {
+std::optional<Outcome> effective_outcome(LogScan& sc, const std::optional<Forecast>& forecast, std::vector<std::string>& gaps) {
   const bool oom = !sc.ooms.empty();
   bool refusal = false, fatal = false;
   for (const auto& e : sc.errors) {
@@ -287,8 +287,8 @@ std::string effective_outcome(LogScan& sc, const std::optional<Forecast>& foreca
       open_line = r.stage_line;
     }
   }
-  if (!sc.failure_stage.empty() && sc.outcome != "other_error") {
-    if (sc.outcome.empty()) return outcome_for_stage(sc.failure_stage, refusal);
+  if (!sc.failure_stage.empty() && sc.outcome != Outcome::OtherError) {
+    if (!sc.outcome) return outcome_for_stage(sc.failure_stage, refusal);
     return sc.outcome;
   }
   // The engine's wrapper message ("Scheduler hit an exception:", "EngineCore failed to start.")
@@ -298,7 +298,7 @@ std::string effective_outcome(LogScan& sc, const std::optional<Forecast>& foreca
     return e.kind == "scheduler_exception" || e.kind == "vllm_engine_failed" || e.kind == "error_line";
   });
   const LogTraceback* last_tb = sc.tracebacks.empty() ? nullptr : &sc.tracebacks.back();
-  if (sc.outcome == "other_error" && !oom && !refusal && wrapper_only && last_tb && last_tb->exception.empty() &&
+  if (sc.outcome == Outcome::OtherError && !oom && !refusal && wrapper_only && last_tb && last_tb->exception.empty() &&
       last_tb->line >= sc.errors.front().line) {
     if (!last_tb->stage.empty()) sc.failure_stage = last_tb->stage;
     // vLLM's "EngineCore failed to start" after its post-weights profile line ("Model loading
@@ -311,17 +311,17 @@ std::string effective_outcome(LogScan& sc, const std::optional<Forecast>& foreca
     sc.failure_line = last_tb->line;
     gaps.push_back(fmt::format("the traceback at line {} ends before its exception line: what failed{} is not in the log", last_tb->line,
                                sc.failure_stage.empty() ? std::string() : " in " + sc.failure_stage));
-    return "no_error";
+    return Outcome::NoError;
   }
-  if (sc.outcome == "other_error" && !oom && !refusal) {
+  if (sc.outcome == Outcome::OtherError && !oom && !refusal) {
     if (reached == "kv_pool" && fatal && std::any_of(sc.errors.begin(), sc.errors.end(), [](const LogError& e) { return e.kind == "vllm_engine_failed"; })) {
       sc.failure_stage = "kv_pool";  // the engine died right after sizing its KV cache
       gaps.push_back("the log names no cause for the failure; it came right after the KV cache was sized");
-      return "refused_kv";
+      return Outcome::RefusedKv;
     }
     return sc.outcome;
   }
-  if (sc.outcome == "ok" || (reached == "ready" && !oom && !fatal)) return sc.outcome.empty() ? "ok" : sc.outcome;
+  if (sc.outcome == Outcome::Ok || (reached == "ready" && !oom && !fatal)) return sc.outcome.value_or(Outcome::Ok);
   if (oom || refusal || fatal) {
     if (tb && (reached.empty() || reached == "ready" || stage_order(tb->stage) >= stage_order(reached))) {
       sc.failure_stage = tb->stage;
@@ -337,20 +337,20 @@ std::string effective_outcome(LogScan& sc, const std::optional<Forecast>& foreca
       gaps.push_back(forecast ? "the log is a bare out-of-memory report with no startup lines: its stage comes from its figures"
                               : "the log is a bare out-of-memory report with no startup lines: give --model and --gpu so its figures "
                                 "can be held against the forecast");
-      return "oom";
+      return Outcome::Oom;
     } else if (forecast && forecast->failure) {
-      sc.failure_stage = forecast->failure->stage;
-      sc.failure_basis = "guess";
+      sc.failure_stage = name(forecast->failure->stage);
+      sc.failure_basis = StageBasis::Guess;
       gaps.push_back("the log shows no startup lines; the stage is the one the forecast fails at");
     } else if (!reached.empty()) {
       sc.failure_stage = "runtime";
-    } else if (!sc.outcome.empty()) {
+    } else if (sc.outcome) {
       return sc.outcome;
     } else {
       // An error line (a worker's ERROR line, a failure message) with nothing that places it and
       // no forecast: a failure, not a healthy start; where, the log does not say.
       gaps.push_back("the log holds an error line but no startup line, traceback frame or wording that places it in a stage");
-      return "no_error";
+      return Outcome::NoError;
     }
     return outcome_for_stage(sc.failure_stage, refusal);
   }
@@ -371,18 +371,18 @@ std::string effective_outcome(LogScan& sc, const std::optional<Forecast>& foreca
     gaps.push_back(fmt::format("the log ends inside {} (line {}) without an error line: the process stopped there, the log does not "
                                "say why (include the lines after it, or the error)",
                                inside, inside_line));
-    return "no_error";
+    return Outcome::NoError;
   }
   if (!reached.empty() && reached != "ready" && reached != "runtime") {
     gaps.push_back("the log ends during " + reached + " without an error line and without a finished startup: no failure is "
                    "placed (include the lines after it, or the error)");
-    return "no_error";
+    return Outcome::NoError;
   }
-  if (sc.outcome.empty() && !sc.tracebacks.empty()) {
+  if (!sc.outcome && !sc.tracebacks.empty()) {
     // A traceback whose frames place it nowhere and no exception line: something failed, where
     // is not in the log; it is not a healthy start.
     gaps.push_back("the log holds a traceback without its exception line and no frame that places it in a stage");
-    return "no_error";
+    return Outcome::NoError;
   }
   return sc.outcome;
 }

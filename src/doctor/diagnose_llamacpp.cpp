@@ -25,11 +25,11 @@ const LlamaFailure* failing(const LogScan& s) {
   return nullptr;
 }
 
-std::string cause_of(const std::string& stage) {
-  if (stage == "weights") return "weights_do_not_fit";
-  if (stage == "kv_pool") return "kv_cache_does_not_fit";
-  if (stage == "compute_buffer") return "compute_buffer_does_not_fit";
-  return "activation_peak";
+Cause cause_of(const std::string& stage) {
+  if (stage == "weights") return Cause::WeightsDoNotFit;
+  if (stage == "kv_pool") return Cause::KvCacheDoesNotFit;
+  if (stage == "compute_buffer") return Cause::ComputeBufferDoesNotFit;
+  return Cause::ActivationPeak;
 }
 
 std::string reached(const LlamaLogFacts& L) {
@@ -114,14 +114,14 @@ void llama_evidence(const LogScan& s, Diagnosis& dx) {
   dx.evidence = std::move(ev);
 }
 
-std::string explanation(const LlamaFailure& f, const std::string& stage, const std::string& basis) {
+std::string explanation(const LlamaFailure& f, const std::string& stage, StageBasis basis) {
   const std::string dev = f.device.empty() ? "a device" : f.device;
   std::string what = stage == "weights"          ? "the model buffer (the weights of the layers offloaded to it)"
                      : stage == "kv_pool"        ? "the KV cache buffer"
                      : stage == "compute_buffer" ? "the compute buffer (the graph of the largest ubatch, reserved after the weights and the KV cache)"
                                                  : "memory while computing a batch, after the start";
   std::string s = fmt::format("llama.cpp could not allocate {} on {}.", what, dev);
-  if (basis == "guess")
+  if (basis == StageBasis::Guess)
     s += " Nothing printed before the failure names the buffer: the first allocation of a start (the model buffers) is assumed.";
   return s;
 }
@@ -193,8 +193,8 @@ Diagnosis diagnose_llamacpp(const LogScan& scan0, const Args& args) {
   const LlamaFailure* f = failing(scan);
   if (!f) {
     dx.stage = "none";
-    const bool ok = scan.outcome == "ok";
-    dx.cause = ok ? "none" : scan.errors.empty() ? "no_error_in_log" : "not_oom";
+    const bool ok = scan.outcome == Outcome::Ok;
+    dx.cause = ok ? Cause::None : scan.errors.empty() ? Cause::NoErrorInLog : Cause::NotOom;
     dx.explanation = ok ? "llama.cpp made every buffer it needed: a healthy start." 
                         : scan.errors.empty() ? "The log shows no allocation failure and no finished start (the excerpt may be cut before the error)."
                                               : "The log's errors are not llama.cpp memory failures.";
@@ -204,7 +204,7 @@ Diagnosis diagnose_llamacpp(const LogScan& scan0, const Args& args) {
   }
   std::optional<Deployment> dep = rebuild_llamacpp(scan, args, dx.gaps);
   dx.stage = scan.failure_stage.empty() ? "weights" : scan.failure_stage;
-  dx.stage_basis = scan.failure_stage.empty() ? "guess" : "log";
+  dx.stage_basis = scan.failure_stage.empty() ? StageBasis::Guess : StageBasis::Log;
   dx.cause = cause_of(dx.stage);
   dx.explanation = explanation(*f, dx.stage, dx.stage_basis);
   failure_arithmetic(scan, *f, dx);

@@ -53,10 +53,10 @@ nlohmann::ordered_json diagnosis_json_raw(const Diagnosis& d) {
   }
   J j{{"engine", d.engine},
            {"stage", d.stage},
-           {"stage_basis", d.stage_basis},
+           {"stage_basis", name(d.stage_basis)},
            {"reached_stage", d.reached_stage.empty() ? J(nullptr) : J(d.reached_stage)},
            {"rank", d.rank},
-           {"cause", d.cause},
+           {"cause", d.cause ? name(*d.cause) : ""},
            {"explanation", d.explanation},
            {"arithmetic", d.arithmetic},
            {"evidence", ev},
@@ -75,13 +75,13 @@ void print_diagnosis_text(std::ostream& out, const Diagnosis& d, const LogScan& 
   out << fmt::format("engine: {}{}\n", d.engine, scan.engine_version.empty() ? "" : " " + scan.engine_version);
   const std::string gpu = d.rank >= 0 ? fmt::format(", GPU {}", d.rank) : "";
   if (d.stage == "none") out << "stage:  none (healthy start)\n";
-  else if (d.stage_basis == "guess")
+  else if (d.stage_basis == StageBasis::Guess)
     out << fmt::format("stage:  {} (a GUESS: nothing in the log places the failure{}{})\n", d.stage,
                        d.reached_stage.empty() ? "" : "; the log reaches " + d.reached_stage, gpu);
-  else if (d.stage_basis == "numbers")
+  else if (d.stage_basis == StageBasis::Numbers)
     out << fmt::format("stage:  {} (placed by the OOM report's figures{})\n", d.stage, gpu);
   else out << fmt::format("stage:  {}{}\n", d.stage, d.rank >= 0 ? fmt::format(" (GPU {})", d.rank) : "");
-  out << fmt::format("cause:  {}\n\n{}\n", d.cause, d.explanation);
+  out << fmt::format("cause:  {}\n\n{}\n", d.cause ? name(*d.cause) : "", d.explanation);
   if (!d.arithmetic.empty()) {
     out << "\nthe numbers:\n";
     for (const auto& a : d.arithmetic) out << "  - " << a << "\n";

@@ -36,7 +36,7 @@ const LogError* find_error(const LogScan& scan, std::string_view kind) {
 // memory covers, from the message's own figures (log_fixes: log_budget_fix).
 void other_process_refusal(const LogScan& scan, const LogError& e, const std::string& knob, Diagnosis& dx) {
   const auto& s = scan.summary;
-  dx.cause = "other_process";
+  dx.cause = Cause::OtherProcess;
   if (e.kind == "vllm_profiling_error") {
     dx.explanation = fmt::format(
         "vLLM stopped while sizing the KV cache (line {}): the GPU had more free memory after its profile run than before it, "
@@ -68,7 +68,7 @@ void other_process_refusal(const LogScan& scan, const LogError& e, const std::st
 // Cause state_cache_too_small; the fix is the engine's own bound M, which costs nothing but
 // concurrency above M; raising the utilization buys blocks only in proportion to the budget.
 void mamba_blocks_refusal(const LogError& e, const std::string& knob, Diagnosis& dx) {
-  dx.cause = "state_cache_too_small";
+  dx.cause = Cause::StateCacheTooSmall;
   dx.explanation = fmt::format(
       "vLLM refused at start-up (line {}): this hybrid (Mamba / linear-attention) model keeps one state block per running sequence, and the "
       "memory budget left {} blocks for {} sequences (--max-num-seqs). Nothing ran out of memory while allocating; the pool that memory "
@@ -109,7 +109,7 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
     if (listed > 0 && oom->other_processes.size() > 1) A(fmt::format("processes listed on this GPU hold {}", doctor_gib(listed)));
   }
 
-  const std::string& outcome = scan.outcome;
+  const std::optional<Outcome>& outcome = scan.outcome;
   int64_t others = 0;
   if (oom) {
     bool self_skipped = false;  // torch lists this process among "Process P has X" when it cannot tell
@@ -120,15 +120,15 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
   }
   const bool other_proc = others > GiB;
 
-  if (outcome.empty() || outcome == "ok") {
+  if (!outcome || outcome == Outcome::Ok) {
     dx.stage = "none";
-    dx.cause = "not_oom";
+    dx.cause = Cause::NotOom;
     dx.explanation = "The log shows a healthy start: no out-of-memory error and no refusal. Below, each figure the engine printed is held against headroom's forecast for the same deployment.";
     return;
   }
-  if (outcome == "no_error" && !scan.failure_stage.empty() && dx.stage != "none") {
+  if (outcome == Outcome::NoError && !scan.failure_stage.empty() && dx.stage != "none") {
     // effective_outcome: the log stops inside a stage, with no error line.
-    dx.cause = "no_error_in_log";
+    dx.cause = Cause::NoErrorInLog;
     bool cut_traceback = false;  // the stop is a traceback whose exception line is missing
     for (const auto& t : scan.tracebacks) cut_traceback = cut_traceback || (t.line == scan.failure_line && t.exception.empty());
     if (cut_traceback)
@@ -151,7 +151,7 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
     if (dx.stage == "cuda_graph" && dx.engine == "vllm" && u && s.total && s.total->value > 0) {
       const int64_t outside = static_cast<int64_t>((1.0 - *u) * static_cast<double>(s.total->value));
       if (outside < GiB) {
-        dx.cause = "static_fraction_too_high";
+        dx.cause = Cause::StaticFractionTooHigh;
         dx.explanation += fmt::format(
             " The log's own numbers point at memory: {} {} leaves {} of the {} device outside vLLM's budget, and CUDA-graph capture "
             "runs there (vLLM's capture message: graphs \"can take additional 1~3 GiB memory per GPU\"); a capture that ran out "
@@ -163,11 +163,11 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
     }
     return;
   }
-  if (outcome == "no_error") {
+  if (outcome == Outcome::NoError) {
     // effective_outcome: no error line, no finished startup, stopped between stages.
     int64_t last = 0;
     for (const auto& r : scan.ranks) last = std::max(last, r.stage_line);
-    dx.cause = "no_error_in_log";
+    dx.cause = Cause::NoErrorInLog;
     if (dx.reached_stage.empty()) {
       dx.explanation = "The log holds an error line or a traceback, but neither the exception that ended it nor any startup line "
                        "or frame that places it: something failed, and the log does not say where or with what. Include the lines "
@@ -182,8 +182,8 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
         dx.reached_stage, last > 0 ? fmt::format(" (its last startup line is line {})", last) : "", dx.stage);
     return;
   }
-  if (outcome == "other_error") {
-    dx.cause = "not_oom";
+  if (outcome == Outcome::OtherError) {
+    dx.cause = Cause::NotOom;
     const LogError* e = scan.errors.empty() ? nullptr : &scan.errors.front();
     for (const auto& err : scan.errors)
       if (err.kind == "context_over_derived") e = &err;
@@ -232,7 +232,7 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
     return;
   }
   if (other_proc) {
-    dx.cause = "other_process";
+    dx.cause = Cause::OtherProcess;
     dx.explanation = fmt::format("Another process holds {} of this GPU's memory, which the engine counted as free (or never saw). "
                                  "Stop it, or budget for it: the engine's fraction applies to memory it believes is its own.",
                                  doctor_gib(others));
@@ -240,18 +240,18 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
     return;
   }
 
-  if (outcome == "oom") {
+  if (outcome == Outcome::Oom) {
     // An OOM report that nothing in the log places in a stage (effective_outcome).
     if (oom && oom->reserved_unallocated > 0 && oom->request > 0 && oom->reserved_unallocated >= oom->request &&
         oom->total > 0 && oom->reserved_unallocated >= oom->total / 20) {
-      dx.cause = "fragmentation";
+      dx.cause = Cause::Fragmentation;
       dx.explanation = fmt::format("The request of {} failed although {} sat reserved but unallocated: free memory existed, split into "
                                    "blocks too small for it. The log does not say at which stage. Expandable segments let PyTorch grow "
                                    "one segment instead.",
                                    doctor_gib(oom->request), doctor_gib(oom->reserved_unallocated));
       return;
     }
-    dx.cause = "oom_stage_unknown";
+    dx.cause = Cause::OomStageUnknown;
     dx.explanation = fmt::format(
         "The log holds an out-of-memory report but no line that places it in the startup (no stage line, traceback frame or "
         "engine message before it), so the stage below is a guess, and the fix depends on it. If it came after the static "
@@ -271,10 +271,10 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
     return;
   }
 
-  if (outcome == "oom_weights" && dx.stage == "init") {
+  if (outcome == Outcome::OomWeights && dx.stage == "init") {
     // Before the weights only the CUDA context, NCCL's buffers and the communicators exist: running
     // out there means the GPU was already nearly full when the engine started.
-    dx.cause = "other_process";
+    dx.cause = Cause::OtherProcess;
     dx.explanation = "The GPU ran out of memory while the engine was still initializing (CUDA context, NCCL communicators and "
                      "buffers), before any weight was loaded: the memory was already taken when it started. Another process or a "
                      "previous instance that did not exit holds it (check nvidia-smi), or NCCL's buffers do not fit in what is left "
@@ -283,8 +283,8 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
     dx.will_not_help.push_back("a larger --tp / --pp: every GPU still needs its CUDA context and NCCL buffers first");
     return;
   }
-  if (outcome == "oom_weights") {
-    dx.cause = "weights_do_not_fit";
+  if (outcome == Outcome::OomWeights) {
+    dx.cause = Cause::WeightsDoNotFit;
     dx.explanation = "The model's weights did not fit in GPU memory while loading: this happens before any KV budget or fraction applies. "
                      "Spread the weights over more GPUs (a larger --tp / --pp), use a smaller quantization, or a GPU with more memory.";
     dx.will_not_help.push_back(fmt::format("{}: weights are loaded before the engine applies it", knob));
@@ -293,10 +293,10 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
     return;
   }
 
-  if (outcome == "refused_kv") {
+  if (outcome == Outcome::RefusedKv) {
     if (find_error(scan, "trtllm_kv_too_small")) {
       // TensorRT-LLM's KV cache manager: maxTokensInPagedKvCache < beam_width x tokensPerBlock x maxBlocksPerSeq.
-      dx.cause = "kv_too_small_for_context";
+      dx.cause = Cause::KvTooSmallForContext;
       dx.explanation = "TensorRT-LLM refused to start: the paged KV cache it could size holds fewer tokens than one sequence of the "
                        "engine's maximum length needs (beam width x tokens per block x blocks per sequence). Give the KV cache more "
                        "memory (a larger --kv_cache_free_gpu_memory_fraction, or max_tokens_in_paged_kv_cache) or use a shorter "
@@ -307,7 +307,7 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
     }
     const LogError* maxlen = find_error(scan, "vllm_max_seq_len");
     if (maxlen) {
-      dx.cause = "kv_too_small_for_context";
+      dx.cause = Cause::KvTooSmallForContext;
       dx.explanation = fmt::format("vLLM refused to start: the KV cache cannot hold one request at --max-model-len{}. "
                                    "Either lower --max-model-len to what fits or give the KV cache more memory.",
                                    maxlen->value ? fmt::format(" (it estimates the longest that fits at {} tokens)", *maxlen->value) : "");
@@ -321,7 +321,7 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
     if (dx.engine == "vllm" && kv_bytes_given && s.kv_bytes && s.kv_bytes->value > 0) {
       // vllm/v1/core/kv_cache_utils.py get_kv_cache_configs(): with a positive fixed budget the
       // one refusal left is _check_enough_kv_cache_memory, one request at --max-model-len.
-      dx.cause = "kv_too_small_for_context";
+      dx.cause = Cause::KvTooSmallForContext;
       dx.explanation = fmt::format("vLLM reserved the {} that --kv-cache-memory-bytes asks for (memory profiling and "
                                    "--gpu-memory-utilization skipped) and then failed: with a fixed positive budget the refusal "
                                    "that follows is the check that one request at --max-model-len fits in it. Lower --max-model-len "
@@ -336,13 +336,13 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
     int64_t kvb = s.kv_bytes ? s.kv_bytes->value : 0;
     if (dx.engine == "vllm" && act > 0 && s.weights && s.total && frac &&
         act > (static_cast<int64_t>(*frac * static_cast<double>(s.total->value)) - s.weights->value) / 4) {
-      dx.cause = "activation_peak";
+      dx.cause = Cause::ActivationPeak;
       dx.explanation = fmt::format("vLLM's profile run peaked at {} of activations (at --max-num-batched-tokens / --max-num-seqs), "
                                    "which left no room for the KV cache inside --gpu-memory-utilization {}.", doctor_gib(act), *frac);
       A(fmt::format("budget {} x {} = {}; weights {}; peak activation {}; KV {}", *frac, doctor_gib(s.total->value),
                     doctor_gib(static_cast<int64_t>(*frac * static_cast<double>(s.total->value))), doctor_gib(s.weights->value), doctor_gib(act), doctor_gib(kvb)));
     } else {
-      dx.cause = "static_fraction_too_low";
+      dx.cause = Cause::StaticFractionTooLow;
       dx.explanation = sglang
           ? fmt::format("SGLang refused to start: after the weights, {} leaves no memory for the KV cache. SGLang sizes the "
                         "pool as rest = free_after_weights - free_before_weights x (1 - f), which is <= 0 here.",
@@ -361,9 +361,9 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
     return;
   }
 
-  if (outcome == "oom_graph") {
+  if (outcome == Outcome::OomGraph) {
     const bool high = frac && (*frac >= 0.9 || (sglang && dep && *frac > 0.88));
-    dx.cause = high ? "static_fraction_too_high" : "graph_capture_headroom";
+    dx.cause = high ? Cause::StaticFractionTooHigh : Cause::GraphCaptureHeadroom;
     const int64_t begin = s.graph_begin_avail ? s.graph_begin_avail->value : -1;
     dx.explanation = fmt::format(
         "CUDA-graph capture ran out of memory. {} gave the static pools (weights + KV cache) so much that only {} was left "
@@ -385,8 +385,8 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
     return;
   }
 
-  if (outcome == "oom_kv") {
-    dx.cause = "static_fraction_too_high";
+  if (outcome == Outcome::OomKv) {
+    dx.cause = Cause::StaticFractionTooHigh;
     // The pool caps, as each engine spells them: SGLang --max-total-tokens, vLLM
     // --kv-cache-memory-bytes, TensorRT-LLM KvCacheConfig.max_tokens / max_gpu_total_bytes.
     const char* cap = sglang ? "--max-total-tokens" : dx.engine == "trtllm" ? "--max_tokens / --max_gpu_total_bytes" : "--kv-cache-memory-bytes";
@@ -399,17 +399,17 @@ void classify(const LogScan& scan, const std::optional<Deployment>& dep, Diagnos
   // oom_warmup / oom_runtime
   if (oom && oom->reserved_unallocated > 0 && oom->request > 0 && oom->reserved_unallocated >= oom->request &&
       oom->reserved_unallocated >= oom->total / 20 && dx.stage != "cuda_graph") {
-    dx.cause = "fragmentation";
+    dx.cause = Cause::Fragmentation;
     dx.explanation = fmt::format("The request of {} failed although {} sat reserved but unallocated: free memory existed, split into "
                                  "blocks too small for it. Expandable segments let PyTorch grow one segment instead.",
                                  doctor_gib(oom->request), doctor_gib(oom->reserved_unallocated));
     dx.will_not_help.push_back("raising --max-model-len limits or the KV budget: the memory was there, only fragmented");
     return;
   }
-  dx.cause = "activation_peak";
+  dx.cause = Cause::ActivationPeak;
   dx.explanation = fmt::format("Activations of a {} step ran out of memory after the KV cache took its budget. Process fewer tokens per "
                                "step (a smaller chunked prefill / max-num-batched-tokens / max-num-seqs) or give the dynamic side more room (lower {}).",
-                               outcome == "oom_warmup" ? "warm-up (profiling or sampler)" : "serving", knob);
+                               outcome == Outcome::OomWarmup ? "warm-up (profiling or sampler)" : "serving", knob);
   dx.will_not_help.push_back(fmt::format("raising {}: it leaves less for activations", knob));
   if (!(oom && oom->reserved_unallocated >= oom->request))
     dx.will_not_help.push_back("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: the reserved-but-unallocated memory is smaller than the request, so defragmenting cannot satisfy it");

@@ -157,7 +157,7 @@ std::optional<std::pair<double, std::string>> fraction_from_shortfall(const Depl
   else if (dep.engine == EngineKind::VLLM) share = static_cast<double>(oom->total > 0 ? oom->total : dep.capacity_bytes);
   else if (!base.ranks.empty())
     for (const auto& st : base.ranks.front().stages)
-      if (st.name == "kv_pool") {
+      if (st.id == StageId::KvPool) {
         int64_t t = 0;
         for (const auto& i : st.items) t += i.bytes;
         share = static_cast<double>(t) / cur;
@@ -173,11 +173,11 @@ std::optional<std::pair<double, std::string>> fraction_from_shortfall(const Depl
 
 // The cause an out-of-memory failure at `stage` would have (classify's mapping), for a log that
 // stops there without an error.
-std::string stage_cause(const std::string& stage) {
-  if (stage == "init" || stage == "weights") return "weights_do_not_fit";
-  if (stage == "kv_pool" || stage == "cuda_graph") return "static_fraction_too_high";
-  if (stage == "warmup" || stage == "runtime") return "activation_peak";
-  return "";
+std::optional<Cause> stage_cause(const std::string& stage) {
+  if (stage == "init" || stage == "weights") return Cause::WeightsDoNotFit;
+  if (stage == "kv_pool" || stage == "cuda_graph") return Cause::StaticFractionTooHigh;
+  if (stage == "warmup" || stage == "runtime") return Cause::ActivationPeak;
+  return std::nullopt;
 }
 
 // vLLM's refusals about memory another process holds (classify: other_process_refusal): the
@@ -185,7 +185,7 @@ std::string stage_cause(const std::string& stage) {
 // message's own figures: u <= free / total, to the hundredth below. True when it applies (the
 // profiling assertion has no knob that cures it: true with no fix).
 static bool log_budget_fix(const LogScan& scan, Diagnosis& dx) {
-  if (dx.cause != "other_process") return false;
+  if (dx.cause != Cause::OtherProcess) return false;
   if (dx.stage == "init" && !scan.ooms.empty()) return true;  // an OOM before the weights: no knob cures it (classify)
   const LogError* startup = nullptr;
   bool profiling = false;
@@ -231,7 +231,7 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, const std::set<std::
   const LogOom* oom = first_oom(scan);
   if (dep.engine == EngineKind::SGLang && s.graph_begin_avail && !base->ranks.empty()) {
     for (const auto& st : base->ranks.front().stages)
-      if (st.name == "workspaces") {
+      if (st.id == StageId::Workspaces) {
         int64_t extra = st.free_bytes_after - s.graph_begin_avail->value;
         if (extra > 64 * MiB) {
           o.extra_before_capture_bytes = extra;
@@ -246,7 +246,7 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, const std::set<std::
   auto calibrated = try_plan(dep, o);
   if (calibrated) base = calibrated;
 
-  const bool no_error = dx.cause == "no_error_in_log";
+  const bool no_error = dx.cause == Cause::NoErrorInLog;
   {
     // Per figure: what the log said, what the uncalibrated forecast said, and which the fixes use
     // (SGLang's free memory before / after weights and at capture begin replace the estimates).
@@ -266,27 +266,27 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, const std::set<std::
     auto pure = try_plan(dep, raw);
     if (pure && !pure->ranks.empty()) {
       const auto& r0 = pure->ranks.front();
-      auto free_after = [&](const char* st) -> std::optional<int64_t> {
-        for (const auto& x : r0.stages) if (x.name == st) return x.free_bytes_after;
+      auto free_after = [&](StageId st) -> std::optional<int64_t> {
+        for (const auto& x : r0.stages) if (x.id == st) return x.free_bytes_after;
         return std::nullopt;
       };
-      auto sum = [&](const char* st) -> std::optional<int64_t> {
+      auto sum = [&](StageId st) -> std::optional<int64_t> {
         for (const auto& x : r0.stages)
-          if (x.name == st) { int64_t t = 0; for (const auto& i : x.items) t += i.bytes; return t; }
+          if (x.id == st) { int64_t t = 0; for (const auto& i : x.items) t += i.bytes; return t; }
         return std::nullopt;
       };
-      cmp("free before weights", s.init_avail, free_after("init"), true);
-      cmp("weights", s.weights, sum("weights"), true);
-      cmp("free after weights", s.post_weights_avail, free_after("weights"), true);
+      cmp("free before weights", s.init_avail, free_after(StageId::Init), true);
+      cmp("weights", s.weights, sum(StageId::Weights), true);
+      cmp("free after weights", s.post_weights_avail, free_after(StageId::Weights), true);
       cmp("KV cache tokens", s.kv_tokens, pure->kv_tokens, false);
-      cmp("free at memory pool end", s.pool_end_avail, free_after("kv_pool"), true);
-      cmp("free at capture begin", s.graph_begin_avail, free_after("workspaces"), true);
-      cmp("CUDA-graph memory", s.graph_bytes, sum("cuda_graph"), true);
-      if (dep.engine == EngineKind::VLLM) cmp("KV cache memory", s.kv_bytes, sum("kv_pool"), true);
+      cmp("free at memory pool end", s.pool_end_avail, free_after(StageId::KvPool), true);
+      cmp("free at capture begin", s.graph_begin_avail, free_after(StageId::Workspaces), true);
+      cmp("CUDA-graph memory", s.graph_bytes, sum(StageId::CudaGraph), true);
+      if (dep.engine == EngineKind::VLLM) cmp("KV cache memory", s.kv_bytes, sum(StageId::KvPool), true);
     }
     if (no_error) {  // the forecast says whether this deployment should start; the fixes below are conditional
       if (pure && pure->failure)
-        dx.arithmetic.push_back(fmt::format("headroom's forecast of this deployment fails at stage '{}' on rank {}: {}", pure->failure->stage,
+        dx.arithmetic.push_back(fmt::format("headroom's forecast of this deployment fails at stage '{}' on rank {}: {}", name(pure->failure->stage),
                                             pure->failure->rank, pure->failure->message));
       else if (pure)
         dx.arithmetic.push_back(fmt::format("headroom's forecast of this deployment starts ({}, KV cache {} tokens): the log's stop is not "
@@ -313,7 +313,7 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, const std::set<std::
     return;
   }
 
-  if (dx.cause == "oom_stage_unknown") {  // the forecast fits: the fix for each reading, from the log's numbers
+  if (dx.cause == Cause::OomStageUnknown) {  // the forecast fits: the fix for each reading, from the log's numbers
     static_fixes(scan, dx);
     dx.forecast_after_fix = *base;
     dx.command = command_with_fix(dep, user_flags, {});
@@ -324,18 +324,18 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, const std::set<std::
   // A log that stops without an error: the fixes for running out of memory where it stopped,
   // each said to depend on that.
   const std::string if_oom = !no_error ? ""
-                             : dx.stage_basis == "guess" ? fmt::format("if the failure was in {} and ran out of memory: ", dx.stage)
+                             : dx.stage_basis == StageBasis::Guess ? fmt::format("if the failure was in {} and ran out of memory: ", dx.stage)
                                                          : "if it ran out of memory there: ";
   auto add = [&](const std::string& flag, const std::string& value, const Forecast& f, const std::string& why) {
     dx.fixes.push_back({flag, value, if_oom + why + "; " + effect_of(f)});
     if (!dx.forecast_after_fix) dx.forecast_after_fix = f;
   };
   auto best = best_fraction(dep, o);
-  const std::string cause = no_error ? stage_cause(dx.stage) : dx.cause;
+  const std::optional<Cause> cause = no_error ? stage_cause(dx.stage) : dx.cause;
   // Causes whose cure is a smaller static share: a "fix" that raises the fraction (the forecast
   // fitting where the log failed) would point the wrong way, so it is not offered.
-  const bool lower_only = cause == "static_fraction_too_high" || cause == "graph_capture_headroom" || cause == "other_process" ||
-                          cause == "activation_peak";
+  const bool lower_only = cause == Cause::StaticFractionTooHigh || cause == Cause::GraphCaptureHeadroom || cause == Cause::OtherProcess ||
+                          cause == Cause::ActivationPeak;
   double cur_frac = 0;
   if (const std::string* v = base->setting(knob)) try { cur_frac = std::stod(*v); } catch (...) {}
   auto add_fraction = [&](const std::string& why) {
@@ -357,7 +357,7 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, const std::set<std::
   // SGLang: the value the log's own arithmetic gives (what the doctor says with no model), held
   // against the calibrated forecast, so the reader sees whether the forecast confirms it.
   if (sglang && cur_frac > 0 && !no_error && oom && oom->request > 0 && oom->free >= 0 &&
-      (cause == "static_fraction_too_high" || cause == "graph_capture_headroom" || cause == "activation_peak"))
+      (cause == Cause::StaticFractionTooHigh || cause == Cause::GraphCaptureHeadroom || cause == Cause::ActivationPeak))
     if (auto lf = sglang_fraction_fix(scan, cur_frac, std::max<int64_t>(0, oom->request - oom->free), kLogFixMargin)) {
       auto f = try_plan(with_flag(dep, knob, fmt_frac(lf->value)), o);
       const bool confirmed = ok(f) && best && std::fabs(best->first - lf->value) < 0.0151;
@@ -367,11 +367,11 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, const std::set<std::
                                           : best    ? fmt::format(" - it counts peaks the log had not reached, and gives {}", fmt_frac(best->first))
                                                     : std::string()));
     }
-  if (cause == "fragmentation") {
+  if (cause == Cause::Fragmentation) {
     dx.fixes.push_back({"PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True",
                         "lets PyTorch grow one segment instead of leaving free memory split into blocks too small for the request"});
   }
-  if (cause == "static_fraction_too_high" || cause == "graph_capture_headroom" || cause == "other_process") {
+  if (cause == Cause::StaticFractionTooHigh || cause == Cause::GraphCaptureHeadroom || cause == Cause::OtherProcess) {
     add_fraction(fmt::format("the largest {} whose forecast keeps room for capture and runtime peaks", knob));
     if (sglang) {
       auto cur_bs = int_flag(dep, *base, "--cuda-graph-max-bs");
@@ -381,7 +381,7 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, const std::set<std::
       auto f = try_plan(with_flag(dep, "--enforce-eager", "true"), o);
       if (f && f->verdict != Verdict::Oom) add("--enforce-eager", "true", *f, "or skip CUDA graphs (slower decode)");
     }
-  } else if (cause == "static_fraction_too_low") {
+  } else if (cause == Cause::StaticFractionTooLow) {
     add_fraction(fmt::format("the largest {} that leaves a KV cache and still fits every later stage", knob));
     if (dep.engine == EngineKind::VLLM) {
       auto cur = int_flag(dep, *base, "--max-num-seqs");
@@ -429,7 +429,7 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, const std::set<std::
         break;
       }
     }
-  } else if (cause == "kv_too_small_for_context") {
+  } else if (cause == Cause::KvTooSmallForContext) {
     const std::string lenflag = context_flag(engine_kind_name(dep.engine));
     // The longest context the log's own KV memory holds: vLLM's "estimated maximum model length
     // is M" when printed (kv_cache_utils.py estimate_max_model_len), else L x available / needed
@@ -495,7 +495,7 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, const std::set<std::
     bool kv_bytes_given = dep.flag("--kv-cache-memory-bytes") != nullptr;  // vLLM then ignores the fraction
     for (const auto& e : scan.evidence) kv_bytes_given = kv_bytes_given || e.kind == "vllm.kv_cache_memory_bytes";
     if (!kv_bytes_given) add_fraction(fmt::format("or keep the length and give the KV cache more memory with {}", knob));
-  } else if (cause == "activation_peak") {
+  } else if (cause == Cause::ActivationPeak) {
     if (sglang) {
       auto cp = int_flag(dep, *base, "--chunked-prefill-size");
       if (auto r = first_halving_that_fits(dep, o, "--chunked-prefill-size", cp && *cp > 0 ? *cp / 2 : 4096, 512))
@@ -517,7 +517,7 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, const std::set<std::
           add("--max-model-len", std::to_string(*len / 2), *f, "shorter sequences, smaller per-request peaks");
     }
     add_fraction(fmt::format("or lower {} to leave the activations more room", knob));
-  } else if (cause == "weights_do_not_fit") {
+  } else if (cause == Cause::WeightsDoNotFit) {
     Deployment d2 = dep;
     d2.par.tp *= 2;
     d2.gpus = std::max(d2.gpus, d2.par.tp * d2.par.pp);
@@ -528,7 +528,7 @@ void plan_fixes(const LogScan& scan, const Deployment& dep, const std::set<std::
     dx.forecast_after_fix = *base;
     // The log's own arithmetic still holds where the forecast finds nothing (its figures win over the
     // estimates): the fix it gives, said to rest on the log alone.
-    if (cause != "weights_do_not_fit" && cause != "not_oom") static_fixes(scan, dx);
+    if (cause != Cause::WeightsDoNotFit && cause != Cause::NotOom) static_fixes(scan, dx);
     for (auto& f : dx.fixes) {
       const std::string note = " (from the log's numbers alone; give --model and --gpu for a planned value and its forecast)";
       if (auto p = f.effect.find(note); p != std::string::npos)
@@ -559,18 +559,18 @@ void static_fixes(const LogScan& scan, Diagnosis& dx) {
   // version). SGLang's default depends on the GPU, the parallelism and the version: not assumed.
   if (!frac && dx.engine == "vllm") frac = 0.9;
   const std::string note = " (from the log's numbers alone; give --model and --gpu for a planned value and its forecast)";
-  const bool no_error = dx.cause == "no_error_in_log";
+  const bool no_error = dx.cause == Cause::NoErrorInLog;
   const std::string if_oom = !no_error ? ""
-                             : dx.stage_basis == "guess" ? fmt::format("if the failure was in {} and ran out of memory: ", dx.stage)
+                             : dx.stage_basis == StageBasis::Guess ? fmt::format("if the failure was in {} and ran out of memory: ", dx.stage)
                                                          : "if it ran out of memory there: ";
   auto add = [&](const std::string& flag, const std::string& value, const std::string& effect) {
     dx.fixes.push_back({flag, value, if_oom + effect + note});
   };
-  const std::string cause = no_error ? stage_cause(dx.stage) : dx.cause;
+  const std::optional<Cause> cause = no_error ? stage_cause(dx.stage) : dx.cause;
   int64_t total = oom && oom->total > 0 ? oom->total : (s.total ? s.total->value : 0);
 
-  if (cause == "fragmentation") add("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True", "reuses the reserved-but-unallocated memory");
-  if (cause == "oom_stage_unknown") {
+  if (cause == Cause::Fragmentation) add("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True", "reuses the reserved-but-unallocated memory");
+  if (cause == Cause::OomStageUnknown) {
     // One fix per reading of the stage (classify explains why the log does not decide).
     if (frac) {
       int64_t need = GiB;  // margin for the rest of capture and runtime peaks (GUESS)
@@ -590,10 +590,10 @@ void static_fixes(const LogScan& scan, Diagnosis& dx) {
     if (dx.stage == "weights" && dx.fixes.size() == 2) std::swap(dx.fixes[0], dx.fixes[1]);
     return;
   }
-  if (sglang && frac && (cause == "static_fraction_too_high" || cause == "graph_capture_headroom" || cause == "other_process" ||
-                         cause == "activation_peak") && sglang_log_fixes(scan, *frac, implied && !implied->exact && *frac == implied->value, cause, dx))
+  if (sglang && frac && (cause == Cause::StaticFractionTooHigh || cause == Cause::GraphCaptureHeadroom || cause == Cause::OtherProcess ||
+                         cause == Cause::ActivationPeak) && sglang_log_fixes(scan, *frac, implied && !implied->exact && *frac == implied->value, cause, dx))
     return;
-  if ((cause == "static_fraction_too_high" || cause == "graph_capture_headroom" || cause == "other_process") && frac) {
+  if ((cause == Cause::StaticFractionTooHigh || cause == Cause::GraphCaptureHeadroom || cause == Cause::OtherProcess) && frac) {
     // What was missing (request - free, as the OOM report shows it) plus the margin for what still
     // comes; SGLang's fallback (no figures for sglang_log_fixes) keeps the whole request + 1 GiB.
     int64_t need = kLogFixMargin;
@@ -606,7 +606,7 @@ void static_fixes(const LogScan& scan, Diagnosis& dx) {
                                           dx.stage == "cuda_graph" ? "capture" : "the allocation", doctor_gib(oom->request), doctor_gib(oom->free),
                                           doctor_gib(std::max<int64_t>(0, oom->request - oom->free)), doctor_gib(margin)));
     }
-    if (cause == "other_process" && oom) for (const auto& [pid, b] : oom->other_processes) need += b;
+    if (cause == Cause::OtherProcess && oom) for (const auto& [pid, b] : oom->other_processes) need += b;
     double base = total > 0 ? static_cast<double>(total) : 80.0 * GiB;
     double v = knob_step_down(*frac, need, base);
     if (!sglang && total > 0)
@@ -614,7 +614,7 @@ void static_fixes(const LogScan& scan, Diagnosis& dx) {
     add(knob, fmt_frac(std::max(0.3, v)), fmt::format("frees about {} for capture and runtime", doctor_gib(static_cast<int64_t>((*frac - v) * base))));
     if (sglang && !s.graph_bs.empty() && s.graph_bs.back() > 1) add("--cuda-graph-max-bs", std::to_string(std::max<int64_t>(1, s.graph_bs.back() / 2)), "captures fewer, smaller graphs");
     if (dx.engine == "vllm") add("--enforce-eager", "true", "skips CUDA-graph capture (slower decode)");
-  } else if (cause == "static_fraction_too_low") {
+  } else if (cause == Cause::StaticFractionTooLow) {
     const LogError* e = nullptr;
     for (const auto& x : scan.errors) if (x.suggested) { e = &x; break; }
     if (e && e->suggested) add(knob, fmt_frac(std::ceil((*e->suggested + 0.02) * 100) / 100), "the engine's own minimum plus room for a KV cache");
@@ -634,13 +634,13 @@ void static_fixes(const LogScan& scan, Diagnosis& dx) {
       if (s.kv_bytes && s.kv_bytes->value < 0 && total > 0) v = std::min(0.98, std::ceil((*frac + (-static_cast<double>(s.kv_bytes->value) + GiB) / static_cast<double>(total)) * 100) / 100);
       add(knob, fmt_frac(v), "a larger budget for the KV cache");
     }
-  } else if (cause == "kv_too_small_for_context") {
+  } else if (cause == Cause::KvTooSmallForContext) {
     for (const auto& e : scan.errors)
       if (e.kind == "vllm_max_seq_len" && e.value) { add("--max-model-len", std::to_string(*e.value), "vLLM's own estimate of the longest context that fits"); break; }
     bool kv_bytes_given = false;  // the fraction is ignored then (classify)
     for (const auto& e : scan.evidence) kv_bytes_given = kv_bytes_given || e.kind == "vllm.kv_cache_memory_bytes";
     if (frac && !kv_bytes_given) add(knob, fmt_frac(std::min(0.98, *frac + 0.03)), "or more memory for the KV cache");
-  } else if (cause == "activation_peak") {
+  } else if (cause == Cause::ActivationPeak) {
     if (sglang) add("--chunked-prefill-size", "4096", "smaller prefill chunks");
     else if (dx.engine == "trtllm") {
       // The profiling run's dummy requests fill max_num_tokens (default 8192); halved, with a floor
@@ -670,7 +670,7 @@ void static_fixes(const LogScan& scan, Diagnosis& dx) {
         try { add("--max-model-len", std::to_string(std::stoll(l->second) * 3 / 4), "shorter sequences"); } catch (...) {}
     }
     if (frac) add(knob, fmt_frac(std::max(0.3, *frac - 0.03)), "more room for activations");
-  } else if (cause == "weights_do_not_fit") {
+  } else if (cause == Cause::WeightsDoNotFit) {
     int tp = 1;
     for (const char* k : {"--tp-size", "--tensor-parallel-size", "--tp_size"})
       if (auto it = scan.flags.find(k); it != scan.flags.end()) try { tp = std::stoi(it->second); } catch (...) {}

@@ -55,7 +55,7 @@ std::optional<LogKnobFix> sglang_fraction_fix(const LogScan& scan, double curren
 // SGLang's fixes from the log's arithmetic alone (no model): the fraction that gives the failing
 // stage the room it lacked, and for an activation peak the prefill chunk that fits. False when the
 // log lacks the figures (the caller's generic directions apply).
-bool sglang_log_fixes(const LogScan& scan, double frac, bool frac_implied, const std::string& cause, Diagnosis& dx);
+bool sglang_log_fixes(const LogScan& scan, double frac, bool frac_implied, std::optional<Cause> cause, Diagnosis& dx);
 // With the model known: the fraction at which the forecast reproduces the free memory the log
 // printed at capture begin (else at pool end); nullopt when no fraction does.
 std::optional<double> infer_sglang_fraction(const LogScan& scan, const Deployment& dep);
@@ -73,8 +73,8 @@ int64_t budget_fix_margin(const LogScan& scan, const LogOom* oom);
 
 std::string doctor_gib(int64_t bytes);
 // The cause an out-of-memory failure at `stage` would have (for a log that stops there silently).
-std::string stage_cause(const std::string& stage);
-std::string effective_outcome(LogScan& sc, const std::optional<Forecast>& forecast, std::vector<std::string>& gaps);
+std::optional<Cause> stage_cause(const std::string& stage);
+std::optional<Outcome> effective_outcome(LogScan& sc, const std::optional<Forecast>& forecast, std::vector<std::string>& gaps);
 // The first OOM report of the failing rank (or the first at all).
 const LogOom* first_oom(const LogScan& scan);
 // Sets dx.stage (always a CONTRACT stage) and dx.stage_basis for a failure effective_outcome

@@ -76,7 +76,7 @@ void llamacpp_plan_fixes(const LogScan& s, const LlamaFailure& f, const Deployme
     dx.gaps.push_back("the llama.cpp plan of the rebuilt deployment fits, where the log failed: the fixes come from the log's numbers");
     return;
   }
-  dx.calibration.push_back(fmt::format("plan of the rebuilt deployment: fails at {} ({})", base.failure->stage, base.failure->message));
+  dx.calibration.push_back(fmt::format("plan of the rebuilt deployment: fails at {} ({})", name(base.failure->stage), base.failure->message));
   const std::string* ngl = base.setting("--n-gpu-layers");
   const std::string* ctx = base.setting("--ctx-size");
   const std::string* ub = base.setting("--ubatch-size");

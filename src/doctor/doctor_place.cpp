@@ -93,7 +93,9 @@ double sglang_largest_default(int64_t total, const std::string& version) {
 }
 
 struct Placed {
-  std::string stage, basis, why;
+  std::string stage;
+  StageBasis basis = StageBasis::Guess;
+  std::string why;
 };
 
 // Rule b: the process's memory when the request failed against the forecast's cumulative totals
@@ -106,12 +108,12 @@ std::optional<Placed> by_forecast(const LogOom& o, const Forecast& f, const LogS
   const RankForecast* r = &f.ranks.front();
   for (const auto& x : f.ranks)
     if (x.rank == o.device) r = &x;
-  auto used_after = [&](const char* name) -> std::optional<int64_t> {
+  auto used_after = [&](StageId id) -> std::optional<int64_t> {
     for (const auto& s : r->stages)
-      if (s.name == name) return r->capacity_bytes - s.free_bytes_after;
+      if (s.id == id) return r->capacity_bytes - s.free_bytes_after;
     return std::nullopt;
   };
-  const auto init = used_after("init"), weights = used_after("weights"), kv = used_after("kv_pool");
+  const auto init = used_after(StageId::Init), weights = used_after(StageId::Weights), kv = used_after(StageId::KvPool);
   if (!weights) return std::nullopt;
   // "this process has X in use" counts the CUDA context and NCCL; PyTorch's allocated bytes do not,
   // so they get the forecast's init total added.
@@ -119,7 +121,7 @@ std::optional<Placed> by_forecast(const LogOom& o, const Forecast& f, const LogS
   const int64_t held = in_use ? o.process_in_use : o.allocated + init.value_or(0);
   const int64_t w = *weights, k = kv.value_or(*weights);
   Placed p;
-  p.basis = "numbers";
+  p.basis = StageBasis::Numbers;
   if (held < w) p.stage = "weights";
   else if (held >= w + (k - w) * 9 / 10) p.stage = after_pools(sc, dep);
   else p.stage = "kv_pool";
@@ -162,7 +164,7 @@ Placed by_engine(const LogOom* o, const LogScan& sc, const std::optional<Deploym
         // speculative draft worker's KV pool: its ModelRunner sets up its own pool once the target's
         // capture is done), not capture, whose single blocks are activations (the seed's: 694 MiB).
         p.stage = "kv_pool";
-        p.basis = "guess";
+        p.basis = StageBasis::Guess;
         p.why = fmt::format("A guess: {} {}, past the {} the static pools may take, and the failed request is one block of {}: "
                             "capture allocates batch activations (the largest seen, 0.7 GiB), while a pool SGLang sets up after the "
                             "target's (a speculative draft worker's KV cache) allocates per-layer buffers of that size.",
@@ -171,7 +173,7 @@ Placed by_engine(const LogOom* o, const LogScan& sc, const std::optional<Deploym
       }
       if (held > line) {
         p.stage = after_pools(sc, dep);
-        p.basis = own ? "numbers" : "guess";
+        p.basis = own ? StageBasis::Numbers : StageBasis::Guess;
         p.why = fmt::format(
             "SGLang takes its static pools (weights and KV cache) within mem_fraction_static x total before anything else; {} {}, "
             "more than the {} that {} allows them, so the OOM came after the pools, in {}{}.",
@@ -183,7 +185,7 @@ Placed by_engine(const LogOom* o, const LogScan& sc, const std::optional<Deploym
         return p;
       }
       p.stage = "weights";
-      p.basis = "guess";
+      p.basis = StageBasis::Guess;
       p.why = fmt::format("A guess: {} {}, within the {} SGLang's static pools may take, so it was not past them; SGLang sizes the KV pool "
                           "from the memory free after the weights, so a shortage inside the budget most often comes while loading the "
                           "weights (or from memory another process holds).",
@@ -205,13 +207,13 @@ Placed by_engine(const LogOom* o, const LogScan& sc, const std::optional<Deploym
     // groups, before the weights (SGLang init_torch_distributed, vLLM init_distributed_environment and
     // its warm-up all-reduce), so with nothing else in the log, init is the likeliest stage.
     p.stage = "init";
-    p.basis = "guess";
+    p.basis = StageBasis::Guess;
     p.why = "A guess: NCCL ran out of memory and nothing in the log places it; NCCL allocates its buffers when the engine "
             "creates its communicators, at initialisation, before any weight is loaded.";
     return p;
   }
   p.stage = "weights";
-  p.basis = "guess";
+  p.basis = StageBasis::Guess;
   p.why = "A guess: the log holds an out-of-memory report and nothing that places it, and no model to hold its figures against. "
           "The engine sizes the KV cache from what the weights leave, so a lone start-up OOM is most often the weights of a model "
           "that does not fit on this many GPUs.";
@@ -232,9 +234,9 @@ std::string place_failure(LogScan& sc, const std::optional<Deployment>& dep, con
   // SGLang wraps an exception raised while capturing in its own "Capture cuda graph failed: ..."
   // (cuda_graph_runner.py CudaGraphRunner.__init__); an OOM report without it, whose process
   // already holds CUDA-graph private pools, came after capture: serving (the graphs' pools stay).
-  if (oom && dx.engine == "sglang" && sc.failure_basis == "numbers" && oom->private_pools > 0 && !oom->in_capture_failed) {
+  if (oom && dx.engine == "sglang" && sc.failure_basis == StageBasis::Numbers && oom->private_pools > 0 && !oom->in_capture_failed) {
     dx.stage = "runtime";
-    dx.stage_basis = "numbers";
+    dx.stage_basis = StageBasis::Numbers;
     sc.failure_stage = "runtime";
     return fmt::format("The OOM report's figures place it: {} already sat in CUDA-graph private pools, so capture had run, and "
                        "SGLang reports a failure during capture as \"Capture cuda graph failed\", which this is not: the "
@@ -243,8 +245,8 @@ std::string place_failure(LogScan& sc, const std::optional<Deployment>& dep, con
   }
   // Rule b first, also over a stage the OOM message alone suggested (logscan: private pools ->
   // capture, a request of >= 30% of the device -> KV pool).
-  if (oom && forecast && (sc.failure_stage.empty() || sc.failure_basis == "numbers") &&
-      (sc.outcome == "oom" || sc.failure_basis == "numbers")) {
+  if (oom && forecast && (sc.failure_stage.empty() || sc.failure_basis == StageBasis::Numbers) &&
+      (sc.outcome == Outcome::Oom || sc.failure_basis == StageBasis::Numbers)) {
     if (auto p = by_forecast(*oom, *forecast, sc, dep, dx.arithmetic)) {
       dx.stage = p->stage;
       dx.stage_basis = p->basis;
@@ -254,18 +256,18 @@ std::string place_failure(LogScan& sc, const std::optional<Deployment>& dep, con
   }
   if (!sc.failure_stage.empty()) {
     dx.stage = sc.failure_stage;
-    dx.stage_basis = sc.failure_basis.empty() ? "log" : sc.failure_basis;
-    if (dx.stage_basis == "numbers")
+    dx.stage_basis = sc.failure_basis.value_or(StageBasis::Log);
+    if (dx.stage_basis == StageBasis::Numbers)
       return "The OOM report's own figures suggest the stage (CUDA-graph private pools in use, or a request as large as a KV pool "
              "tensor); nothing else in the log places it.";
-    if (dx.stage_basis == "guess")
+    if (dx.stage_basis == StageBasis::Guess)
       return fmt::format("A guess: the log shows no startup lines, and the forecast of this deployment fails at '{}'.", dx.stage);
     return "";
   }
-  if (sc.outcome == "oom") {  // an OOM report nothing places (effective_outcome)
+  if (sc.outcome == Outcome::Oom) {  // an OOM report nothing places (effective_outcome)
     Placed p = by_engine(oom, sc, dep, forecast, dx.engine, dx.arithmetic);
-    if (p.basis == "guess" && forecast && forecast->failure) {
-      p.stage = forecast->failure->stage;
+    if (p.basis == StageBasis::Guess && forecast && forecast->failure) {
+      p.stage = name(forecast->failure->stage);
       p.why = fmt::format("A guess: nothing in the log places the OOM report; the forecast of this deployment fails at '{}' ({}).",
                           p.stage, forecast->failure->message);
     }
@@ -275,7 +277,7 @@ std::string place_failure(LogScan& sc, const std::optional<Deployment>& dep, con
     return p.why;
   }
   // No OOM: a log with no error line, or an error nothing places (effective_outcome "no_error").
-  dx.stage_basis = "guess";
+  dx.stage_basis = StageBasis::Guess;
   const bool any_error = !sc.errors.empty() || !sc.tracebacks.empty() || !sc.ooms.empty();
   const std::string& reached = dx.reached_stage;
   int64_t last = 0;
@@ -302,7 +304,7 @@ std::string place_failure(LogScan& sc, const std::optional<Deployment>& dep, con
     // An error (a cut traceback, a wrapper message) after the last stage line: it came while that
     // stage was in progress, as logscan places errors with no stage of their own.
     dx.stage = reached == "ready" ? "runtime" : reached;
-    dx.stage_basis = "log";
+    dx.stage_basis = StageBasis::Log;
     return fmt::format("The failure comes after the last startup line{}, while {} was in progress; what failed is not in the log.", at,
                        dx.stage);
   }

@@ -105,15 +105,15 @@ std::optional<LogKnobFix> sglang_fraction_fix(const LogScan& scan, double curren
   return r;
 }
 
-bool sglang_log_fixes(const LogScan& scan, double frac, bool frac_implied, const std::string& cause, Diagnosis& dx) {
+bool sglang_log_fixes(const LogScan& scan, double frac, bool frac_implied, std::optional<Cause> cause, Diagnosis& dx) {
   const LogOom* oom = first_oom(scan);
   if (!oom || oom->request <= 0 || oom->free < 0) return false;
   int64_t shortfall = std::max<int64_t>(0, oom->request - oom->free);
-  if (cause == "other_process")
+  if (cause == Cause::OtherProcess)
     for (const auto& [pid, b] : oom->other_processes) shortfall += b;
   auto fx = sglang_fraction_fix(scan, frac, shortfall, kLogFixMargin);
   if (!fx) return false;
-  const bool runtime = cause == "activation_peak";
+  const bool runtime = cause == Cause::ActivationPeak;
   dx.arithmetic.push_back(fmt::format("{} asked for {} with {} free: {} short; the fix adds a {} margin for {} (a GUESS)",
                                       runtime ? "the activation" : "capture", doctor_gib(oom->request), doctor_gib(oom->free), doctor_gib(shortfall),
                                       doctor_gib(kLogFixMargin), runtime ? "the rest of the step" : "the rest of capture and runtime peaks"));
@@ -183,7 +183,7 @@ std::optional<double> infer_sglang_fraction(const LogScan& scan, const Deploymen
       Forecast fc = plan(d, o);
       if (fc.ranks.empty()) return std::nullopt;
       for (const auto& st : fc.ranks.front().stages)
-        if (st.name == (at_capture ? "workspaces" : "kv_pool")) return st.free_bytes_after;
+        if (st.id == (at_capture ? StageId::Workspaces : StageId::KvPool)) return st.free_bytes_after;
     } catch (const InputError&) {
     }
     return std::nullopt;

@@ -432,12 +432,12 @@ std::string stage_from_progress(const LlamaFailure& f, int progress) {
   }
 }
 
-std::string_view outcome_of_stage(std::string_view st) {
-  if (st == "weights") return "oom_weights";
-  if (st == "kv_pool") return "oom_kv";
-  if (st == "compute_buffer") return "oom_graph";  // the corpus' code for the compute-buffer reservation
-  if (st == "runtime") return "oom_runtime";
-  return "oom";
+Outcome outcome_of_stage(std::string_view st) {
+  if (st == "weights") return Outcome::OomWeights;
+  if (st == "kv_pool") return Outcome::OomKv;
+  if (st == "compute_buffer") return Outcome::OomGraph;  // the corpus' code for the compute-buffer reservation
+  if (st == "runtime") return Outcome::OomRuntime;
+  return Outcome::Oom;
 }
 
 }  // namespace
@@ -454,7 +454,7 @@ void finish_llamacpp(LogScan& s) {
   if (!f && !L.failures.empty()) f = &L.failures.back();
   if (!f) {
     const bool started = L.ready_line || std::any_of(L.devices.begin(), L.devices.end(), [](const LlamaDevice& d) { return d.compute.has_value(); });
-    if (started && (s.outcome.empty() || s.outcome == "ok")) s.outcome = "ok";
+    if (started && (!s.outcome || s.outcome == Outcome::Ok)) s.outcome = Outcome::Ok;
     return;
   }
   if (f->stage.empty()) f->stage = stage_from_progress(*f, progress_before(L, f->line));
@@ -472,13 +472,13 @@ void finish_llamacpp(LogScan& s) {
   }
   s.failure_stage = f->stage;
   s.failure_line = f->line;
-  s.failure_basis = "";
+  s.failure_basis.reset();
   s.failure_device = -1;
   if (!f->device.empty() && std::isdigit(static_cast<unsigned char>(f->device.back()))) {
     size_t d = f->device.find_last_not_of("0123456789") + 1;
     s.failure_device = std::stoi(f->device.substr(d, 2));
   }
-  s.outcome = std::string(outcome_of_stage(f->stage));
+  s.outcome = outcome_of_stage(f->stage);
 }
 
 }  // namespace headroom::logscan_detail

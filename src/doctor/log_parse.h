@@ -128,7 +128,7 @@ struct Ctx {
     int64_t line;
     std::string kind;    // "oom" | error kind
     std::string stage;   // explicit stage from the wording ("" if none)
-    std::string outcome; // explicit outcome from the wording ("" → from stage)
+    std::optional<Outcome> outcome;  // explicit outcome from the wording (none: from stage)
     LogRank rank;
     int device = -1;
     int64_t oom_index = -1;
@@ -156,7 +156,7 @@ struct Ctx {
   void keep(const Line& l, std::string_view kind);
   // `open`: the line begins work in `stage` (the rank is inside it until a later stage line).
   void stage(const Line& l, std::string_view stage, bool open = false);
-  void fatal(const Line& l, std::string_view kind, std::string_view stage, std::string_view outcome,
+  void fatal(const Line& l, std::string_view kind, std::string_view stage, std::optional<Outcome> outcome,
              int device = -1, int64_t oom_index = -1);
   LogError& error(const Line& l, std::string_view kind);
   void version(std::string_view v, int64_t line);

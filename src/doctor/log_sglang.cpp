@@ -228,7 +228,7 @@ void read_sglang(Ctx& c, const Line& l) {
     auto& e = c.error(l, "sglang_not_enough_memory");
     if (auto v = num_after(b, "mem_fraction_static=")) e.fraction = *v;
     c.keep(l, "sglang.not_enough_memory");
-    c.fatal(l, "sglang_not_enough_memory", "kv_pool", "refused_kv");
+    c.fatal(l, "sglang_not_enough_memory", "kv_pool", Outcome::RefusedKv);
     c.score_sglang += 3;
   }
   if (k[kSglNoKv]) {
@@ -237,14 +237,14 @@ void read_sglang(Ctx& c, const Line& l) {
     if (auto v = num_after(b, "--mem-fraction-static above")) e.suggested = *v;
     if (e.fraction) set_first(c.fig(l.rank).mem_fraction_static, *e.fraction, l.no);
     c.keep(l, "sglang.weights_leave_no_kv");
-    c.fatal(l, "sglang_weights_leave_no_kv", "kv_pool", "refused_kv");
+    c.fatal(l, "sglang_weights_leave_no_kv", "kv_pool", Outcome::RefusedKv);
     c.score_sglang += 3;
   }
   if (k[kSglProfiled]) {
     auto& e = c.error(l, "sglang_profiled_negative");
     if (auto v = int_after(b, "profiled value")) {
       e.value = *v;
-      if (*v <= 0) c.fatal(l, "sglang_profiled_negative", "kv_pool", "refused_kv");
+      if (*v <= 0) c.fatal(l, "sglang_profiled_negative", "kv_pool", Outcome::RefusedKv);
     }
     if (auto v = int_after(b, "max_total_tokens=")) e.value2 = *v;
     c.keep(l, "sglang.profiled_value");
@@ -259,8 +259,8 @@ void read_sglang(Ctx& c, const Line& l) {
     // One print of one failure ("Capture prefill CUDA graph failed: ..." then "Breakable CUDA graph
     // failed." two lines later) is one fatal event.
     const bool same = !c.fatals.empty() && c.fatals.back().kind == "sglang_capture_failed" && l.no - c.fatals.back().line <= 3;
-    if (!same) c.fatal(l, "sglang_capture_failed", "cuda_graph", oom ? "oom_graph" : "other_error");
-    else if (oom) c.fatals.back().outcome = "oom_graph";
+    if (!same) c.fatal(l, "sglang_capture_failed", "cuda_graph", oom ? Outcome::OomGraph : Outcome::OtherError);
+    else if (oom) c.fatals.back().outcome = Outcome::OomGraph;
     c.score_sglang += k[kSglCaptureFailed] ? 3 : 1;
   }
   if (k[kSglPoolTooSmall]) {
@@ -268,7 +268,7 @@ void read_sglang(Ctx& c, const Line& l) {
     // table none: SGLang's own check right after the pool, a KV-sizing refusal.
     c.error(l, "sglang_pool_too_small");
     c.keep(l, "sglang.pool_too_small");
-    c.fatal(l, "sglang_pool_too_small", "kv_pool", "refused_kv");
+    c.fatal(l, "sglang_pool_too_small", "kv_pool", Outcome::RefusedKv);
     c.score_sglang += 2;
   }
   if (k[kSglMambaNoMem]) {
@@ -278,7 +278,7 @@ void read_sglang(Ctx& c, const Line& l) {
     if (auto v = int_after(b, "max_mamba_cache_size=")) e.value = *v;
     if (auto v = size_after(b, "total_rest_memory=", GiB)) e.value2 = *v;
     c.keep(l, "sglang.mamba_state_refusal");
-    c.fatal(l, "sglang_mamba_no_memory", "kv_pool", "refused_kv");
+    c.fatal(l, "sglang_mamba_no_memory", "kv_pool", Outcome::RefusedKv);
     c.score_sglang += 3;
   }
   if (k[kSglUnbalanced]) {
@@ -298,7 +298,7 @@ void read_sglang(Ctx& c, const Line& l) {
   if (k[kSglSchedExc]) {
     c.error(l, "scheduler_exception");
     c.keep(l, "sglang.scheduler_exception");
-    c.fatal(l, "generic", "", "other_error");
+    c.fatal(l, "generic", "", Outcome::OtherError);
     c.score_sglang += 2;
   }
   if (k[kMarkSglangPath]) c.score_sglang += 1;

@@ -225,7 +225,7 @@ bool capture_failed_just_before(Ctx& c, const Line& l) {
   for (auto it = c.fatals.rbegin(); it != c.fatals.rend(); ++it) {
     if (l.no - it->line > 3) break;
     if (it->kind == "sglang_capture_failed" && it->line < l.no && (l.rank.label.empty() || it->rank.label.empty() || it->rank == l.rank)) {
-      it->outcome = "oom_graph";
+      it->outcome = Outcome::OomGraph;
       return true;
     }
   }
@@ -364,7 +364,7 @@ void read_torch(Ctx& c, const Line& l) {
       if (k[kEngineDead]) st = "runtime";
       if (c.scan.ooms.size() < 64) {
         c.scan.ooms.push_back(std::move(o));
-        c.fatal(l, "oom", st, "", c.scan.ooms.back().device, static_cast<int64_t>(c.scan.ooms.size() - 1));
+        c.fatal(l, "oom", st, std::nullopt, c.scan.ooms.back().device, static_cast<int64_t>(c.scan.ooms.size() - 1));
       }
       c.keep(l, "torch.oom");
     }
@@ -382,7 +382,7 @@ void read_torch(Ctx& c, const Line& l) {
     if (auto v = int_after(t, "total:")) o.total = *v;
     if (c.scan.ooms.size() < 64) {
       c.scan.ooms.push_back(std::move(o));
-      c.fatal(l, "oom", "", "", c.scan.ooms.back().device, static_cast<int64_t>(c.scan.ooms.size() - 1));
+      c.fatal(l, "oom", "", std::nullopt, c.scan.ooms.back().device, static_cast<int64_t>(c.scan.ooms.size() - 1));
     }
     c.keep(l, "torch.allocator_oom");
     oom_line = true;
@@ -409,7 +409,7 @@ void read_torch(Ctx& c, const Line& l) {
     o.in_capture_failed = k[kSglCaptureFailed] || k[kSglGraphFailed] || capture_failed_just_before(c, l);
     if (c.scan.ooms.size() < 64) {
       c.scan.ooms.push_back(std::move(o));
-      c.fatal(l, "oom", "", "", -1, static_cast<int64_t>(c.scan.ooms.size() - 1));
+      c.fatal(l, "oom", "", std::nullopt, -1, static_cast<int64_t>(c.scan.ooms.size() - 1));
     }
     c.keep(l, "torch.library_alloc_failed");
     oom_line = true;
@@ -421,7 +421,7 @@ void read_torch(Ctx& c, const Line& l) {
     if (!oom_line) {
       c.error(l, "nccl");
       c.keep(l, "nccl.error");
-      c.fatal(l, "generic", "", "other_error");
+      c.fatal(l, "generic", "", Outcome::OtherError);
     }
   } else if (k[kNcclWarn]) {
     c.keep(l, "nccl.warn");
@@ -430,7 +430,7 @@ void read_torch(Ctx& c, const Line& l) {
     auto& e = c.error(l, "cuda_error");
     e.exception = std::string(exc);
     c.keep(l, "cuda.error");
-    c.fatal(l, "generic", "", "other_error");
+    c.fatal(l, "generic", "", Outcome::OtherError);
   }
 
   // ---- a build tool's error line ("collect2: error: ld returned 1 exit status", "foo.cu(12): error: ..."):
@@ -459,7 +459,7 @@ void read_torch(Ctx& c, const Line& l) {
       o.form = "other";
       if (c.scan.ooms.size() < 64) {
         c.scan.ooms.push_back(std::move(o));
-        c.fatal(l, "oom", "", "", -1, static_cast<int64_t>(c.scan.ooms.size() - 1));
+        c.fatal(l, "oom", "", std::nullopt, -1, static_cast<int64_t>(c.scan.ooms.size() - 1));
       }
       auto& e = c.error(l, "memory_words");
       e.exception = std::string(exc);
@@ -468,7 +468,7 @@ void read_torch(Ctx& c, const Line& l) {
       auto& e = c.error(l, "exception");
       e.exception = std::string(exc);
       c.keep(l, "exception");
-      c.fatal(l, "generic", "", "other_error");
+      c.fatal(l, "generic", "", Outcome::OtherError);
     }
   }
 }

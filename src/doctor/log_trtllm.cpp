@@ -59,7 +59,7 @@ void read_trtllm(Ctx& c, const Line& l) {
     // The pool cannot hold one sequence of the engine's max length: a refusal at KV sizing.
     c.error(l, "trtllm_kv_too_small");
     c.keep(l, "trtllm.kv_too_small_refusal");
-    c.fatal(l, "trtllm_kv_too_small", "kv_pool", "refused_kv");
+    c.fatal(l, "trtllm_kv_too_small", "kv_pool", Outcome::RefusedKv);
     c.score_trt += 3;
   }
   if (k[kTExecutorOom]) {
@@ -68,7 +68,7 @@ void read_trtllm(Ctx& c, const Line& l) {
     // names the stage; until then it is an OOM the traceback or the stage in progress places.
     c.error(l, "trtllm_executor_oom");
     c.keep(l, "trtllm.executor_oom");
-    c.fatal(l, "trtllm_executor_oom", "", "");
+    c.fatal(l, "trtllm_executor_oom", "", std::nullopt);
     c.score_trt += 3;
   }
   if (k[kTCouldNotCreate]) {
@@ -81,12 +81,12 @@ void read_trtllm(Ctx& c, const Line& l) {
     c.keep(l, "trtllm.component_not_created");
     std::string_view st = icontains(comp, "kv cache") ? "kv_pool" : icontains(comp, "model") ? "weights"
                           : icontains(comp, "cuda graph") ? "cuda_graph" : "warmup";
-    std::string_view out = st == "kv_pool" ? "oom_kv" : st == "weights" ? "oom_weights" : st == "cuda_graph" ? "oom_graph" : "oom_warmup";
+    const Outcome out = st == "kv_pool" ? Outcome::OomKv : st == "weights" ? Outcome::OomWeights : st == "cuda_graph" ? Outcome::OomGraph : Outcome::OomWarmup;
     // The explanation's first line (a few lines above) is the same failure: it gets the stage.
     if (!c.fatals.empty() && c.fatals.back().kind == "trtllm_executor_oom" && c.fatals.back().stage.empty() &&
         l.no - c.fatals.back().line <= 4) {
       c.fatals.back().stage = std::string(st);
-      c.fatals.back().outcome = std::string(out);
+      c.fatals.back().outcome = out;
     } else {
       c.fatal(l, "trtllm_executor_oom", st, out);
     }

@@ -216,7 +216,7 @@ void read_vllm(Ctx& c, const Line& l) {
     if (auto v = size_after(b, "activation peak memory takes", GiB)) set_first(f.activation, *v, l.no);
     if (auto v = size_after(b, "reserved for KV Cache is", GiB)) {
       set_first(f.kv_bytes, *v, l.no);
-      if (*v <= 0) c.fatal(l, "vllm_no_cache_blocks", "kv_pool", "refused_kv");
+      if (*v <= 0) c.fatal(l, "vllm_no_cache_blocks", "kv_pool", Outcome::RefusedKv);
     }
     c.keep(l, "vllm.v0_breakdown");
     c.stage(l, "kv_pool");
@@ -243,7 +243,7 @@ void read_vllm(Ctx& c, const Line& l) {
       c.keep(l, "vllm.available_kv_cache_memory");
       c.stage(l, "kv_pool");
       c.score_vllm += 3;
-      if (*v <= 0) c.fatal(l, "vllm_no_cache_blocks", "kv_pool", "refused_kv");
+      if (*v <= 0) c.fatal(l, "vllm_no_cache_blocks", "kv_pool", Outcome::RefusedKv);
     } else if (!k[kVToServe] && c.pending.empty()) {
       if (auto v2 = size_after(b, "available kv cache memory (", GiB)) {
         set_first(c.fig(l.rank).kv_bytes, *v2, l.no);
@@ -273,7 +273,7 @@ void read_vllm(Ctx& c, const Line& l) {
     // and allocates the cache (worker.py raise_if_cache_size_invalid, _init_cache_engine).
     c.stage(l, "kv_pool");
     auto n = k[kVGpuBlocks] ? int_after(b, "# gpu blocks:") : int_after(b, "# cuda blocks:");
-    if (n && *n <= 0) c.fatal(l, "vllm_no_cache_blocks", "kv_pool", "refused_kv");
+    if (n && *n <= 0) c.fatal(l, "vllm_no_cache_blocks", "kv_pool", Outcome::RefusedKv);
   }
   if (k[kVGraphEstimate]) {
     if (auto v = size_after(b, "estimated cuda graph memory:", GiB)) {
@@ -316,7 +316,7 @@ void read_vllm(Ctx& c, const Line& l) {
     if (refusal) {
       e = &c.error(l, "vllm_free_memory_startup");
       e->exception = icontains(b, "ValueError") ? "ValueError" : "";
-      c.fatal(l, "vllm_free_memory_startup", "init", "other_error");
+      c.fatal(l, "vllm_free_memory_startup", "init", Outcome::OtherError);
       if (!icontains(b, "GiB)")) pend(kPendFreeStartup);
     }
     parse_free_startup(c, e, b, l);
@@ -368,7 +368,7 @@ void read_vllm(Ctx& c, const Line& l) {
       }
     }
     c.keep(l, "error.context_over_derived");
-    c.fatal(l, "context_over_derived", "init", "other_error");
+    c.fatal(l, "context_over_derived", "init", Outcome::OtherError);
   }
   if (k[kVToServe]) {
     auto& e = c.error(l, "vllm_max_seq_len");
@@ -376,14 +376,14 @@ void read_vllm(Ctx& c, const Line& l) {
     parse_to_serve(c, e, b, l);
     if (!e.value) pend(kPendToServe);
     c.keep(l, "vllm.max_seq_len_refusal");
-    c.fatal(l, "vllm_max_seq_len", "kv_pool", "refused_kv");
+    c.fatal(l, "vllm_max_seq_len", "kv_pool", Outcome::RefusedKv);
     c.score_vllm += 3;
   } else if ((k[kVKvNeeded] || k[kVEstMaxLen]) && c.pending.empty()) {
     // a continuation line seen without its first line
     auto& e = c.error(l, "vllm_max_seq_len");
     parse_to_serve(c, e, b, l);
     c.keep(l, "vllm.max_seq_len_refusal");
-    c.fatal(l, "vllm_max_seq_len", "kv_pool", "refused_kv");
+    c.fatal(l, "vllm_max_seq_len", "kv_pool", Outcome::RefusedKv);
   }
   if (k[kVStoredInKv]) {
     // V0: "The model's max seq len (L) is larger than the maximum number of tokens that can be stored in KV cache (N)."
@@ -398,13 +398,13 @@ void read_vllm(Ctx& c, const Line& l) {
       set_first(f.kv_tokens, *v, l.no);
     }
     c.keep(l, "vllm.max_seq_len_refusal");
-    c.fatal(l, "vllm_max_seq_len", "kv_pool", "refused_kv");
+    c.fatal(l, "vllm_max_seq_len", "kv_pool", Outcome::RefusedKv);
     c.score_vllm += 2;
   }
   if (k[kVNoBlocks]) {
     c.error(l, "vllm_no_cache_blocks");
     c.keep(l, "vllm.no_available_memory_for_cache_blocks");
-    c.fatal(l, "vllm_no_cache_blocks", "kv_pool", "refused_kv");
+    c.fatal(l, "vllm_no_cache_blocks", "kv_pool", Outcome::RefusedKv);
     c.score_vllm += 3;
   }
   if (k[kVSamplerWarmup]) {
@@ -412,7 +412,7 @@ void read_vllm(Ctx& c, const Line& l) {
     if (auto v = int_after(b, "warming up sampler with")) e.value = *v;
     else pend(kPendSampler);
     c.keep(l, "vllm.sampler_warmup_oom");
-    c.fatal(l, "vllm_sampler_warmup_oom", "warmup", "oom_warmup");
+    c.fatal(l, "vllm_sampler_warmup_oom", "warmup", Outcome::OomWarmup);
     c.score_vllm += 3;
   }
   if (k[kVMamba] && icontains(b, "exceeds available")) {
@@ -420,7 +420,7 @@ void read_vllm(Ctx& c, const Line& l) {
     if (auto v = int_after(b, "max_num_seqs (")) e.value2 = *v;
     if (auto v = int_after(b, "mamba cache blocks (")) e.value = *v;
     c.keep(l, "vllm.mamba_cache_blocks");
-    c.fatal(l, "vllm_mamba_blocks", "kv_pool", "other_error");
+    c.fatal(l, "vllm_mamba_blocks", "kv_pool", Outcome::OtherError);
     c.score_vllm += 2;
   }
   if (k[kVProfilingError]) {
@@ -431,13 +431,13 @@ void read_vllm(Ctx& c, const Line& l) {
     auto& f = c.fig(l.rank);
     if (auto v = size_after(b, "initial free memory", GiB)) set_first(f.init_avail, *v, l.no);
     c.keep(l, "vllm.memory_profiling_error");
-    c.fatal(l, "vllm_profiling_error", "kv_pool", "other_error");
+    c.fatal(l, "vllm_profiling_error", "kv_pool", Outcome::OtherError);
     c.score_vllm += 2;
   }
   if (k[kVLoadFailed]) {
     c.error(l, "vllm_load_failed");
     c.keep(l, "vllm.load_failed");
-    c.fatal(l, "vllm_load_failed", "weights", "oom_weights");
+    c.fatal(l, "vllm_load_failed", "weights", Outcome::OomWeights);
     c.score_vllm += 3;
   }
   if (k[kVErrorLevel] && c.scan.errors.empty() && !l.rank.label.empty() && l.text.size() > l.body.size()) {
@@ -453,13 +453,13 @@ void read_vllm(Ctx& c, const Line& l) {
   if (k[kVEngineFailed]) {
     c.error(l, "vllm_engine_failed");
     c.keep(l, "vllm.engine_core_failed");
-    c.fatal(l, "generic", "", "other_error");
+    c.fatal(l, "generic", "", Outcome::OtherError);
     c.score_vllm += 2;
   }
   if (k[kVAutoFit]) {
     if (icontains(b, "cannot auto-fit")) {
       c.error(l, "vllm_autofit_failed");
-      c.fatal(l, "vllm_autofit_failed", "kv_pool", "refused_kv");
+      c.fatal(l, "vllm_autofit_failed", "kv_pool", Outcome::RefusedKv);
     } else if (auto v = int_after(b, " to ")) {
       set_first(c.fig(l.rank).context_len, *v, l.no);
     }

@@ -103,10 +103,10 @@ void Ctx::stage(const Line& l, std::string_view st, bool open) {
   }
 }
 
-void Ctx::fatal(const Line& l, std::string_view kind, std::string_view st, std::string_view outcome, int device,
+void Ctx::fatal(const Line& l, std::string_view kind, std::string_view st, std::optional<Outcome> outcome, int device,
                 int64_t oom_index) {
   if (fatals.size() >= 256) return;
-  fatals.push_back(Fatal{l.no, std::string(kind), std::string(st), std::string(outcome), l.rank, device, oom_index});
+  fatals.push_back(Fatal{l.no, std::string(kind), std::string(st), outcome, l.rank, device, oom_index});
 }
 
 LogError& Ctx::error(const Line& l, std::string_view kind) {
@@ -357,19 +357,19 @@ void merge_lowest(LogFigures& d, const LogFigures& s) {
   pick(d.mem_fraction_static, s.mem_fraction_static);
 }
 
-std::string outcome_of(std::string_view kind, std::string_view stage) {
+Outcome outcome_of(std::string_view kind, std::string_view stage) {
   if (kind == "oom" || kind == "trtllm_executor_oom") {
     // init counts with the weights, as the corpus and diagnose.cpp's outcome_for_stage count it
     // (classify tells an OOM before the weights apart by its stage)
-    if (stage == "weights" || stage == "init") return "oom_weights";
-    if (stage == "kv_pool") return "oom_kv";
-    if (stage == "cuda_graph") return "oom_graph";
-    if (stage == "warmup") return "oom_warmup";
-    if (stage == "runtime") return "oom_runtime";
-    if (stage.empty()) return "oom";
-    return "other_error";
+    if (stage == "weights" || stage == "init") return Outcome::OomWeights;
+    if (stage == "kv_pool") return Outcome::OomKv;
+    if (stage == "cuda_graph") return Outcome::OomGraph;
+    if (stage == "warmup") return Outcome::OomWarmup;
+    if (stage == "runtime") return Outcome::OomRuntime;
+    if (stage.empty()) return Outcome::Oom;
+    return Outcome::OtherError;
   }
-  return "other_error";
+  return Outcome::OtherError;
 }
 
 // Stage in progress after a rank's last stage line: a rank whose last line was "ready" fails at runtime.
@@ -433,7 +433,7 @@ LogScan LogScanner::Impl::finish() {
       if (e.kind != "error_line") continue;
       for (const auto& tb : s.tracebacks)
         if (tb.line >= e.line && tb.line <= e.line + 3 && (tb.rank.label.empty() || tb.rank == e.rank)) {
-          c.fatals.push_back(Ctx::Fatal{e.line, "generic", "", "other_error", e.rank, -1, -1});
+          c.fatals.push_back(Ctx::Fatal{e.line, "generic", "", Outcome::OtherError, e.rank, -1, -1});
           break;
         }
       break;
@@ -492,16 +492,16 @@ LogScan LogScanner::Impl::finish() {
       const LogOom& o = s.ooms[static_cast<size_t>(f.oom_index)];
       if (o.private_pools > 0) st = "cuda_graph";
       else if (o.request > 0 && o.total > 0 && static_cast<double>(o.request) * 10 >= static_cast<double>(o.total) * 3) st = "kv_pool";  // any logged sizes, no wrap
-      if (!st.empty()) s.failure_basis = "numbers";
+      if (!st.empty()) s.failure_basis = StageBasis::Numbers;
     }
     s.failure_stage = st;
     s.failure_line = f.line;
     if (device < 0 && f.rank.tp >= 0) device = f.rank.tp;
     if (device < 0 && f.rank.worker >= 0) device = f.rank.worker;
     s.failure_device = device;
-    s.outcome = !f.outcome.empty() ? f.outcome : outcome_of(f.kind, st);
+    s.outcome = f.outcome ? *f.outcome : outcome_of(f.kind, st);
   } else if (c.finished_startup) {
-    s.outcome = "ok";
+    s.outcome = Outcome::Ok;
   }
   // llama.cpp: its own failure lines decide (an allocation failure names its buffer; the generic
   // readers above see only "out of memory" words).

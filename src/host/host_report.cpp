@@ -68,7 +68,7 @@ std::string host_why(const Forecast& f) {
 
 std::string outcome(const ServerPlan& s) {
   const Forecast& f = s.forecast;
-  if (!s.started) return fmt::format("{} at {}", f.verdict == Verdict::Refused ? "REFUSED" : "OOM", f.failure ? f.failure->stage : "start");
+  if (!s.started) return fmt::format("{} at {}", f.verdict == Verdict::Refused ? "REFUSED" : "OOM", f.failure ? name(f.failure->stage) : "start");
   return fmt::format("{}  KV {} tokens", f.verdict == Verdict::Fits ? "FITS" : "AT RISK", f.kv_tokens);
 }
 }  // namespace
@@ -136,7 +136,7 @@ nlohmann::ordered_json host_plan_json(const HostPlan& p) {
     e["version"] = f.version;
     e["gpus"] = s.gpus;
     e["verdict"] = std::string(verdict_name(f.verdict));
-    e["failure"] = f.failure ? nlohmann::ordered_json{{"stage", f.failure->stage}, {"rank", f.failure->rank}, {"message", f.failure->message}}
+    e["failure"] = f.failure ? nlohmann::ordered_json{{"stage", name(f.failure->stage)}, {"rank", f.failure->rank}, {"message", f.failure->message}}
                              : nlohmann::ordered_json(nullptr);
     e["kv_tokens"] = f.kv_tokens;
     const std::string why = host_why(f);  // the CLI's "why:" line, for a page to show beside the failure

@@ -17,7 +17,7 @@ nlohmann::ordered_json forecast_json(const Forecast& f) {
         if (i.estimated) it["range"] = {std::min(i.low, i.high), std::max(i.low, i.high)};
         items.push_back(std::move(it));
       }
-      stages.push_back({{"name", s.name}, {"free_bytes_after", s.free_bytes_after}, {"estimated", s.estimated},
+      stages.push_back({{"name", name(s.id)}, {"free_bytes_after", s.free_bytes_after}, {"estimated", s.estimated},
                         {"free_bytes_after_worst", s.free_worst}, {"free_bytes_after_best", s.free_best},
                         {"min_free_bytes", s.min_free}, {"min_free_bytes_worst", s.min_free_worst},
                         {"items", std::move(items)}});
@@ -26,7 +26,7 @@ nlohmann::ordered_json forecast_json(const Forecast& f) {
   }
   J failure = nullptr;
   if (f.failure)
-    failure = {{"stage", f.failure->stage}, {"rank", f.failure->rank}, {"request_bytes", f.failure->request_bytes},
+    failure = {{"stage", name(f.failure->stage)}, {"rank", f.failure->rank}, {"request_bytes", f.failure->request_bytes},
                {"free_bytes", f.failure->free_bytes}, {"message", f.failure->message}};
   J out{{"verdict", verdict_name(f.verdict)},
            {"engine", {{"name", f.engine}, {"version", f.version}, {"era", f.era}}},

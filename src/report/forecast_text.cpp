@@ -13,13 +13,13 @@ namespace headroom {
 
 namespace {
 // One letter per kind of memory, so the chart reads without colour.
-char letter_for(const std::string& stage, const std::string& what) {
+char letter_for(StageId stage, const std::string& what) {
   if (what.rfind("held by other processes", 0) == 0) return 'o';
-  if (stage == "init") return 'c';
-  if (stage == "weights") return 'W';
-  if (stage == "kv_pool") return what.find("request") != std::string::npos ? 'r' : 'K';
-  if (stage == "cuda_graph") return 'g';
-  if (stage == "runtime" || stage == "warmup") return 'a';
+  if (stage == StageId::Init) return 'c';
+  if (stage == StageId::Weights) return 'W';
+  if (stage == StageId::KvPool) return what.find("request") != std::string::npos ? 'r' : 'K';
+  if (stage == StageId::CudaGraph) return 'g';
+  if (stage == StageId::Runtime || stage == StageId::Warmup) return 'a';
   return 'w';
 }
 
@@ -65,7 +65,7 @@ std::string memory_bar(const RankForecast& r, int width) {
       if (i.bytes <= 0) continue;
       acc += static_cast<double>(i.bytes);
       while (static_cast<double>(bar.size() + 1) * per <= acc + per / 2 && static_cast<int>(bar.size()) < width)
-        bar.push_back(letter_for(s.name, i.what));
+        bar.push_back(letter_for(s.id, i.what));
     }
   // Past the capacity only when free memory goes below zero at some point: the items of a stage
   // include temporaries given back within it, so their sum can exceed the card on a start that fits.
@@ -86,7 +86,7 @@ void print_forecast_summary(std::ostream& out, const Forecast& f, const std::str
   out << fmt::format("headroom plan: {} {} ({}){}\n", f.engine, f.version, f.era,
                      newest ? fmt::format(" - newest rules: pass --engine {}@VERSION for yours", f.engine) : "");
   out << fmt::format("verdict: {}", verdict_text);
-  if (f.failure) out << fmt::format(" - fails at stage '{}' on rank {}: requests {}, {} free", f.failure->stage, f.failure->rank,
+  if (f.failure) out << fmt::format(" - fails at stage '{}' on rank {}: requests {}, {} free", name(f.failure->stage), f.failure->rank,
                                     human_bytes(f.failure->request_bytes), human_bytes(f.failure->free_bytes));
   out << "\n";
   if (f.kv_tokens > 0) {
@@ -100,7 +100,7 @@ void print_forecast_summary(std::ostream& out, const Forecast& f, const std::str
     for (const auto& st : r->stages)
       if (!tight || st.min_free < tight->min_free) tight = &st;
     if (tight)
-      out << fmt::format("tightest: {} free at the peak of '{}' on rank {}{}; {} free at steady state\n", human_bytes(tight->min_free), tight->name,
+      out << fmt::format("tightest: {} free at the peak of '{}' on rank {}{}; {} free at steady state\n", human_bytes(tight->min_free), name(tight->id),
                          r->rank, tight->min_free_worst != tight->min_free ? fmt::format(" (worst case {})", human_bytes(tight->min_free_worst)) : "",
                          human_bytes(f.headroom_bytes));
   }
@@ -124,7 +124,7 @@ void print_forecast_detail(std::ostream& out, const Forecast& f) {
       bool first = true;
       for (const auto& i : s.items) {
         std::string range = i.estimated ? fmt::format("est. {}..{}", gib2(std::min(i.low, i.high)), gib2(std::max(i.low, i.high))) : "exact";
-        out << fmt::format("  {:<12} {:<46} {:>12}   {:>12}  {}\n", first ? s.name : "", i.what.substr(0, 46),
+        out << fmt::format("  {:<12} {:<46} {:>12}   {:>12}  {}\n", first ? name(s.id) : "", i.what.substr(0, 46),
                            human_bytes(i.bytes), "", range);
         first = false;
       }

@@ -23,10 +23,10 @@ void RankSim::close_stage() {
   stage_open_ = false;
 }
 
-void RankSim::begin_stage(std::string name) {
+void RankSim::begin_stage(StageId id) {
   close_stage();
   Stage s;
-  s.name = std::move(name);
+  s.id = id;
   s.min_free = free();
   s.min_free_worst = free_worst();
   out_.stages.push_back(std::move(s));
@@ -42,12 +42,12 @@ void RankSim::note_trough() {
 bool RankSim::alloc(std::string what, int64_t bytes) { return alloc_estimated(std::move(what), bytes, bytes, bytes); }
 
 bool RankSim::alloc_estimated(std::string what, int64_t central, int64_t low, int64_t high) {
-  if (!stage_open_) begin_stage("init");
+  if (!stage_open_) begin_stage(StageId::Init);
   Stage& s = out_.stages.back();
   bool estimated = low != central || high != central;
   if (estimated) s.estimated = true;
   if (!failure_ && central > free()) {
-    failure_ = Failure{s.name, out_.rank, central, free(),
+    failure_ = Failure{s.id, out_.rank, central, free(),
                        fmt::format("{} needs {} but only {} is free on rank {}", what, human_bytes(central),
                                    human_bytes(free()), out_.rank)};
   }
@@ -62,7 +62,7 @@ bool RankSim::alloc_estimated(std::string what, int64_t central, int64_t low, in
 void RankSim::release(std::string what, int64_t bytes) { release_estimated(std::move(what), bytes, bytes, bytes); }
 
 void RankSim::release_estimated(std::string what, int64_t central, int64_t low, int64_t high) {
-  if (!stage_open_) begin_stage("init");
+  if (!stage_open_) begin_stage(StageId::Init);
   Stage& s = out_.stages.back();
   bool estimated = low != central || high != central;
   if (estimated) s.estimated = true;

@@ -13,6 +13,7 @@
 #include "headroom/deployment.h"
 #include "headroom/doctor.h"
 #include "headroom/logscan.h"
+#include "headroom/outcome.h"
 #include "headroom/engine.h"
 #include "headroom/error.h"
 #include "headroom/gpu.h"
@@ -154,31 +155,31 @@ std::optional<std::string> str(const J& o, const char* k) {
 }
 
 // Predicted outcome in the corpus vocabulary.
-std::string outcome_of(const Forecast& f) {
+Outcome outcome_of(const Forecast& f) {
   switch (f.verdict) {
     case Verdict::Fits:
-    case Verdict::AtRisk: return "ok";
-    case Verdict::Refused: return "refused_kv";
+    case Verdict::AtRisk: return Outcome::Ok;
+    case Verdict::Refused: return Outcome::RefusedKv;
     case Verdict::Oom: break;
   }
-  const std::string& s = f.failure ? f.failure->stage : std::string("runtime");
-  if (s == "weights" || s == "init" || s == "draft") return "oom_weights";
-  if (s == "kv_pool") return "oom_kv";
-  if (s == "cuda_graph" || s == "workspaces") return "oom_graph";
-  if (s == "warmup") return "oom_warmup";
-  return "oom_runtime";
+  const StageId s = f.failure ? f.failure->stage : StageId::Runtime;
+  if (s == StageId::Weights || s == StageId::Init || s == StageId::Draft) return Outcome::OomWeights;
+  if (s == StageId::KvPool) return Outcome::OomKv;
+  if (s == StageId::CudaGraph || s == StageId::Workspaces) return Outcome::OomGraph;
+  if (s == StageId::Warmup) return Outcome::OomWarmup;
+  return Outcome::OomRuntime;
 }
 
-int64_t stage_sum(const RankForecast& r, std::string_view name) {
+int64_t stage_sum(const RankForecast& r, StageId id) {
   int64_t t = 0;
   for (const auto& s : r.stages)
-    if (s.name == name)
+    if (s.id == id)
       for (const auto& i : s.items) t += i.bytes;
   return t;
 }
-std::optional<int64_t> free_after(const RankForecast& r, std::string_view name) {
+std::optional<int64_t> free_after(const RankForecast& r, StageId id) {
   for (const auto& s : r.stages)
-    if (s.name == name) return s.free_bytes_after;
+    if (s.id == id) return s.free_bytes_after;
   return std::nullopt;
 }
 
@@ -219,12 +220,12 @@ std::optional<std::string> logged_knob_value(const LogScan& scan, const std::str
 }
 
 // Stage a crash outcome points at (CONTRACT doctor stages).
-std::string stage_of_outcome(const std::string& o) {
-  if (o == "oom_weights") return "weights";
-  if (o == "oom_kv" || o == "refused_kv") return "kv_pool";
-  if (o == "oom_graph") return "cuda_graph";
-  if (o == "oom_warmup") return "warmup";
-  if (o == "oom_runtime") return "runtime";
+std::string stage_of_outcome(std::optional<Outcome> o) {
+  if (o == Outcome::OomWeights) return "weights";
+  if (o == Outcome::OomKv || o == Outcome::RefusedKv) return "kv_pool";
+  if (o == Outcome::OomGraph) return "cuda_graph";
+  if (o == Outcome::OomWarmup) return "warmup";
+  if (o == Outcome::OomRuntime) return "runtime";
   return "";
 }
 
@@ -327,6 +328,7 @@ J validate_corpus(const std::string& path) {
     J row{{"id", str(c, "id").value_or(fmt::format("line-{}", lineno))}, {"covered", false}};
     const J obs = c.contains("observed") && c["observed"].is_object() ? c["observed"] : J::object();
     const auto oo = str(obs, "outcome");
+    const std::optional<Outcome> observed = oo ? parse_outcome(*oo) : std::nullopt;
     std::vector<std::string> args;
     std::string why;
     auto engine = str(c, "engine").value_or("");
@@ -418,21 +420,22 @@ J validate_corpus(const std::string& path) {
         row["covered"] = true;
         J pred = J::object();
         pred["kv_tokens"] = f.kv_tokens;
-        pred["outcome"] = outcome_of(f);
+        const Outcome predicted = outcome_of(f);
+        pred["outcome"] = name(predicted);
         if (!f.ranks.empty()) {
           const RankForecast& r0 = f.ranks.front();
-          pred["weights_gib"] = std::round(to_gib(stage_sum(r0, "weights")) * 100) / 100;
-          if (auto a = free_after(r0, "weights")) pred["post_weights_avail_gib"] = std::round(to_gib(*a) * 100) / 100;
-          int64_t g = stage_sum(r0, "cuda_graph");
+          pred["weights_gib"] = std::round(to_gib(stage_sum(r0, StageId::Weights)) * 100) / 100;
+          if (auto a = free_after(r0, StageId::Weights)) pred["post_weights_avail_gib"] = std::round(to_gib(*a) * 100) / 100;
+          int64_t g = stage_sum(r0, StageId::CudaGraph);
           if (g > 0) pred["graph_gib"] = std::round(to_gib(g) * 100) / 100;
-          if (auto o = num(obs, "weights_gib")) weights.add(to_gib(stage_sum(r0, "weights")), *o);
-          if (auto o = num(obs, "post_weights_avail_gib"); o && free_after(r0, "weights")) post_weights.add(to_gib(*free_after(r0, "weights")), *o);
+          if (auto o = num(obs, "weights_gib")) weights.add(to_gib(stage_sum(r0, StageId::Weights)), *o);
+          if (auto o = num(obs, "post_weights_avail_gib"); o && free_after(r0, StageId::Weights)) post_weights.add(to_gib(*free_after(r0, StageId::Weights)), *o);
           if (auto o = num(obs, "graph_gib"); o && g > 0) graph.add(to_gib(g), *o);
         }
         if (auto o = num(obs, "kv_tokens"); o && f.verdict != Verdict::Refused) kv.add(static_cast<double>(f.kv_tokens), *o);
-        if (oo && *oo != "other_error") {
+        if (oo && observed != Outcome::OtherError) {
           ++outcome.n;
-          if (*oo == pred["outcome"].get<std::string>()) ++outcome.agree;
+          if (observed == predicted) ++outcome.agree;
         }
         // kv_tokens_given_memory: SGLang's pool recomputed from the log's own free memory.
         auto pre = num(obs, "init_avail_gib"), post = num(obs, "post_weights_avail_gib"), okv = num(obs, "kv_tokens");
@@ -522,7 +525,7 @@ J validate_corpus(const std::string& path) {
     }
     // doctor on the case's own log: the stage it names, and whether its fixes move the flags the
     // thread's resolution moved, in the same direction.
-    const std::string want_stage = oo ? stage_of_outcome(*oo) : "";
+    const std::string want_stage = stage_of_outcome(observed);
     if (!raw.empty() && !want_stage.empty()) {
       try {
         LogScan scan = scan_log_text(raw, row["id"].get<std::string>());
@@ -546,12 +549,12 @@ J validate_corpus(const std::string& path) {
         // A stage the doctor guessed (stage_basis "guess": nothing in the log places the failure)
         // counts above; the stages the log or its figures placed are also scored apart, so that a
         // lucky guess and evidence can be told apart.
-        if (dx.stage_basis == "guess") ++doctor_guessed;
+        if (dx.stage_basis == StageBasis::Guess) ++doctor_guessed;
         else {
           ++doctor_decided.n;
           if (dx.stage == want_stage) ++doctor_decided.agree;
         }
-        row["doctor"] = J{{"stage", dx.stage}, {"stage_basis", dx.stage_basis}, {"want_stage", want_stage}, {"cause", dx.cause}};
+        row["doctor"] = J{{"stage", dx.stage}, {"stage_basis", name(dx.stage_basis)}, {"want_stage", want_stage}, {"cause", dx.cause ? name(*dx.cause) : ""}};
         J fx = J::array();
         for (const auto& f : dx.fixes) fx.push_back(f.flag + "=" + f.value);
         row["doctor"]["fixes"] = std::move(fx);

@@ -11,6 +11,7 @@
 #include "headroom/deployment.h"
 #include "headroom/doctor.h"
 #include "headroom/logscan.h"
+#include "headroom/outcome.h"
 #include "headroom/engine.h"
 #include "headroom/error.h"
 #include "headroom/gpu.h"
@@ -99,11 +100,11 @@ std::vector<std::string> gpu_names(const std::string& field, std::string& unknow
   return out;
 }
 
-std::string outcome_of(const Forecast& f) {
-  if (!f.failure) return "ok";
-  if (f.failure->stage == "weights" || f.failure->stage == "init") return "oom_weights";
-  if (f.failure->stage == "kv_pool") return "oom_kv";
-  return "oom_graph";  // the compute buffer reservation (the corpus' name for it)
+Outcome outcome_of(const Forecast& f) {
+  if (!f.failure) return Outcome::Ok;
+  if (f.failure->stage == StageId::Weights || f.failure->stage == StageId::Init) return Outcome::OomWeights;
+  if (f.failure->stage == StageId::KvPool) return Outcome::OomKv;
+  return Outcome::OomGraph;  // the compute buffer reservation (the corpus' name for it)
 }
 
 bool host_name(const std::string& n) {
@@ -136,17 +137,17 @@ void compare_devices(const J& obs, const char* key, const std::vector<int64_t>& 
 }
 
 // The stage doctor names for a llama.cpp outcome code ("" for ok and unknown).
-std::string doctor_stage_of(const std::string& o) {
-  if (o == "oom_weights") return "weights";
-  if (o == "oom_kv") return "kv_pool";
-  if (o == "oom_graph") return "compute_buffer";  // the compute-buffer reservation
-  if (o == "oom_runtime") return "runtime";
+std::string doctor_stage_of(std::optional<Outcome> o) {
+  if (o == Outcome::OomWeights) return "weights";
+  if (o == Outcome::OomKv) return "kv_pool";
+  if (o == Outcome::OomGraph) return "compute_buffer";  // the compute-buffer reservation
+  if (o == Outcome::OomRuntime) return "runtime";
   return "";
 }
 
 // doctor on the case's log, given what a user would add: the engine and the flags they passed.
 void doctor_case(const J& c, const J& obs, LlamacppMetrics& metrics, J& row) {
-  const std::string want = doctor_stage_of(text(obs, "outcome").value_or(""));
+  const std::string want = doctor_stage_of(parse_outcome(text(obs, "outcome").value_or("")));
   std::string raw = text(c, "raw").value_or("");
   if (want.empty() || raw.empty()) return;
   const std::string err = text(obs, "error_message").value_or("");
@@ -162,12 +163,12 @@ void doctor_case(const J& c, const J& obs, LlamacppMetrics& metrics, J& row) {
     const Diagnosis dx = diagnose(scan_log_text(raw, text(c, "id").value_or("case")), Args::parse(hints));
     ++metrics.doctor_stage.n;
     if (dx.stage == want) ++metrics.doctor_stage.agree;
-    if (dx.stage_basis == "guess") ++metrics.doctor_guessed;
+    if (dx.stage_basis == StageBasis::Guess) ++metrics.doctor_guessed;
     else {
       ++metrics.doctor_decided.n;
       if (dx.stage == want) ++metrics.doctor_decided.agree;
     }
-    drow.update(J{{"stage", dx.stage}, {"stage_basis", dx.stage_basis}, {"want_stage", want}, {"cause", dx.cause}});
+    drow.update(J{{"stage", dx.stage}, {"stage_basis", name(dx.stage_basis)}, {"want_stage", want}, {"cause", dx.cause ? name(*dx.cause) : ""}});
     J fx = J::array();
     for (const auto& f : dx.fixes) fx.push_back(f.flag + "=" + f.value);
     drow["fixes"] = std::move(fx);
@@ -261,13 +262,13 @@ J validate_llamacpp_case(const J& c, LlamacppMetrics& metrics) {
     row["compare"]["kv_size_mib"] = {std::round(p * 100) / 100, *o + swa_obs};
   }
   const auto oo = text(obs, "outcome");
-  const std::string pred = outcome_of(f);
-  row["predicted"] = {{"outcome", pred}};
+  const Outcome pred = outcome_of(f);
+  row["predicted"] = {{"outcome", name(pred)}};
   row["verdict"] = verdict_name(f.verdict);
   if (oo) row["observed"] = {{"outcome", *oo}};
   if (oo && capacity_known) {
     ++metrics.outcome.n;
-    if (*oo == pred) ++metrics.outcome.agree;
+    if (parse_outcome(*oo) == pred) ++metrics.outcome.agree;
   } else if (oo) {
     row["skipped"].push_back("outcome: the GPU's capacity is not known");
   }

@@ -44,12 +44,12 @@ std::string failure_line(const Failure& f, const DeviceNaming& names) {
   const std::string dev = names(static_cast<size_t>(f.rank));
   const std::string alloc = fmt::format("ggml_backend_cuda_buffer_type_alloc_buffer: allocating {:.2f} MiB on device {}: cudaMalloc failed: "
                                         "out of memory ({:.2f} MiB free)", mib(f.request_bytes), names.id(static_cast<size_t>(f.rank)), mib(f.free_bytes));
-  if (f.stage == "weights") return alloc + fmt::format("; alloc_tensor_range: failed to allocate {} buffer of size {}", dev, f.request_bytes);
-  if (f.stage == "kv_pool") return alloc + "; failed to allocate buffer for kv cache";
-  if (f.stage == "mmproj") return alloc + "; clip_model_loader: failed to load the projector (--mmproj)";
-  if (f.stage == "draft_model") return alloc + "; failed to load draft model";
-  if (f.stage == "draft_contexts") return alloc + "; failed to create draft context";
-  if (f.stage == "compute_buffer")
+  if (f.stage == StageId::Weights) return alloc + fmt::format("; alloc_tensor_range: failed to allocate {} buffer of size {}", dev, f.request_bytes);
+  if (f.stage == StageId::KvPool) return alloc + "; failed to allocate buffer for kv cache";
+  if (f.stage == StageId::Mmproj) return alloc + "; clip_model_loader: failed to load the projector (--mmproj)";
+  if (f.stage == StageId::DraftModel) return alloc + "; failed to load draft model";
+  if (f.stage == StageId::DraftContexts) return alloc + "; failed to create draft context";
+  if (f.stage == StageId::ComputeBuffer)
     return fmt::format("ggml_gallocr_reserve_n: failed to allocate {} buffer of size {} ({:.2f} MiB free); failed to allocate compute buffers",
                        dev, f.request_bytes, mib(f.free_bytes));
   return fmt::format("{}: {} MiB requested, {:.2f} MiB free", dev, mib(f.request_bytes), mib(f.free_bytes));

@@ -39,7 +39,7 @@ std::string check_host_ram(Forecast& f, const DeviceBuffers& host, bool no_mmap,
                                        static_cast<double>(ram) / GiB);
   if (resident > ram) {
     if (!f.failure) {
-      const std::string stage = no_mmap && host.model > buffers ? "weights" : host.kv > 0 ? "kv_pool" : "compute_buffer";
+      const StageId stage = no_mmap && host.model > buffers ? StageId::Weights : host.kv > 0 ? StageId::KvPool : StageId::ComputeBuffer;
       f.failure = Failure{stage, 0, resident, ram, fmt::format("{}: the host must hold {:.2f} GiB resident{}", sums,
                                                                static_cast<double>(resident) / GiB, no_mmap ? " (--no-mmap copies the weights)" : "")};
     }
@@ -160,40 +160,41 @@ std::vector<RankForecast> simulate(const Deployment& d, const Placement& p, cons
                                    const MmprojLoad& mm, const std::optional<DraftPlan>& draft, const HostShare& host,
                                    std::optional<Failure>& failure) {
   std::vector<RankForecast> ranks;
-  static constexpr std::string_view kOrder[] = {"init", "weights", "kv_pool", "compute_buffer", "draft_model", "mmproj", "draft_contexts"};
-  auto order = [](const std::string& s) { return std::find(std::begin(kOrder), std::end(kOrder), s) - std::begin(kOrder); };
+  static constexpr StageId kOrder[] = {StageId::Init,          StageId::Weights,    StageId::KvPool,       StageId::ComputeBuffer,
+                                       StageId::DraftModel,    StageId::Mmproj,     StageId::DraftContexts};
+  auto order = [](StageId s) { return std::find(std::begin(kOrder), std::end(kOrder), s) - std::begin(kOrder); };
   for (size_t g = 0; g < p.gpu.size(); ++g) {
     const DeviceBuffers& b = p.gpu[g];
     const std::string dev = names(g);
     RankSim sim(static_cast<int>(g), cap[g]);
-    sim.begin_stage("init");
+    sim.begin_stage(StageId::Init);
     sim_held_by_others(sim, d, d.held_by_others_on(g));
     sim.alloc_estimated("GPU runtime context (estimate)", kRuntimeBytes, kRuntimeLow, kRuntimeHigh);
-    sim.begin_stage("weights");
+    sim.begin_stage(StageId::Weights);
     sim.alloc(dev + " model buffer", b.model);
     if (g == 0 && host.weights > 0) sim.alloc("host model buffer (unified memory)", host.weights);
-    sim.begin_stage("kv_pool");
+    sim.begin_stage(StageId::KvPool);
     sim.alloc(dev + " KV buffer", b.kv);
     if (g == 0 && host.kv > 0) sim.alloc("host KV buffers (unified memory)", host.kv);
     if (b.indexer > 0) sim.alloc(dev + " KV buffer of the DSA indexer", b.indexer);
     if (b.recurrent > 0) sim.alloc(dev + " RS buffer (recurrent state)", b.recurrent);
-    sim.begin_stage("compute_buffer");
+    sim.begin_stage(StageId::ComputeBuffer);
     if (b.compute > 0) sim.alloc_estimated(dev + " compute buffer (estimate)", b.compute, b.compute_low, b.compute_high);
     if (g == 0 && host.compute > 0) sim.alloc("host compute buffers (unified memory)", host.compute);
     const DeviceBuffers* db = draft ? &draft->p.gpu[g] : nullptr;
     if (db && db->model > 0) {  // server.cpp load_model: the draft loads after the target's context
-      sim.begin_stage("draft_model");
+      sim.begin_stage(StageId::DraftModel);
       sim.alloc(dev + " draft model buffer", db->model);
     }
     if (g == 0 && mm.bytes > 0) {  // clip's backend: the first GPU
-      sim.begin_stage("mmproj");
+      sim.begin_stage(StageId::Mmproj);
       // Derived from the config in the file's type; llama.cpp keeps norms, biases and the patch
       // embedding in F32 (Qwen3.6-27B: 878.8 MiB derived, 887.99 MiB logged): up to 5% more.
       sim.alloc_estimated(dev + " " + mm.what, mm.bytes, mm.bytes, mm.bytes + mm.bytes / 20);
       sim.alloc_estimated(dev + " projector image compute buffer (estimate)", kMmprojCompute, kMmprojComputeLow, kMmprojComputeHigh);
     }
     if (db && (db->kv > 0 || db->compute > 0)) {  // server init: one draft context per slot
-      sim.begin_stage("draft_contexts");
+      sim.begin_stage(StageId::DraftContexts);
       const int64_t n = draft->slots;
       sim.alloc(fmt::format("{} draft KV buffers ({} slot{})", dev, n, n == 1 ? "" : "s"), db->kv * n);
       if (db->compute > 0)

@@ -437,7 +437,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
                       "(minimum viable = 1 - available/pre = {:.4f}). If using speculative decoding, draft weights are now counted.",
                       f, std::ceil(1000.0 * m) / 1000.0, m)
         : "Not enough memory. Please try to increase --mem-fraction-static.";
-    out.failure = Failure{"kv_pool", 0, full_cell, std::max<int64_t>(0, rest_b), msg};
+    out.failure = Failure{StageId::KvPool, 0, full_cell, std::max<int64_t>(0, rest_b), msg};
     out.notes.push_back(fmt::format("weights take {} of the {} that --mem-fraction-static {} gives the static pools (P = {} GiB free after init)",
                                     human_bytes(w_max), human_bytes(gib_to_bytes(P_gib * f)), f, fmt::format("{:.2f}", P_gib)));
   }
@@ -537,10 +537,10 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
     if (dup) continue;
     played.push_back({{rw.bytes, rw.mtp_bytes}, out.ranks.size()});
     RankSim sim(rw.rank, d.capacity_bytes);
-    sim.begin_stage("init");
+    sim.begin_stage(StageId::Init);
     sim_held_by_others(sim, d, others);
     sim.alloc_estimated("CUDA context + NCCL/custom all-reduce", init.central, init.low, init.high);
-    sim.begin_stage("weights");
+    sim.begin_stage(StageId::Weights);
     const int64_t tr = fp8_saved[ri];  // online FP8's 16-bit half, held until quantized
     if (tr > 0) sim.alloc("16-bit weights during online FP8 quantization", tr);
     sim.alloc("model weights", rw.bytes);
@@ -549,7 +549,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
     if (cal_after_load != 0) sim_signed(sim, "in use after weights beyond the model, calibrated (host " + cal->host + ")", cal_after_load);
     const int64_t after_weights = sim.free();
     if (tokens > 0) {
-      sim.begin_stage("kv_pool");
+      sim.begin_stage(StageId::KvPool);
       // 2026: one token count for target and draft, the cell inflated for the draft's layers.
       const int64_t draft_share = draft_in_a && draft_layers > 0 && !dsv4 && !hybrid_swa ? (tokens + page) * (full_cell - target_cell) : 0;
       sim.alloc_estimated(fmt::format("KV cache ({} tokens x {} B{})", tokens, draft_share > 0 ? target_cell : full_cell, hybrid_swa ? " + SWA pool" : ""),
@@ -563,12 +563,12 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
       sim.alloc(fmt::format("request-to-token table ({} x {} int32)", rp.rows, rp.width), rp.bytes());
       const int64_t pool_end = sim.free();
       if (!draft_in_a && draft_weights > 0) {
-        sim.begin_stage("draft");
+        sim.begin_stage(StageId::Draft);
         sim.alloc("draft (MTP) weights", rw.mtp_bytes > 0 ? rw.mtp_bytes : draft_weights);
         int64_t draft_tokens_pool = tokens + rp.max_running_requests * spec_steps * spec_topk + rp.max_running_requests * spec_draft_tokens + 100;
         sim.alloc(fmt::format("draft KV cache ({} tokens)", draft_tokens_pool), (draft_tokens_pool + page) * draft_cell);
       }
-      sim.begin_stage("workspaces");
+      sim.begin_stage(StageId::Workspaces);
       sim.alloc_estimated("attention backend workspace + cuBLAS", ws.central, ws.low, ws.high);
       if (moe_residue.central > 0)
         sim.alloc_estimated("FP4 MoE autotune / warm-up residue (cached, unusable by capture)", moe_residue.central, moe_residue.low, moe_residue.high);
@@ -577,7 +577,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
       if (cal_before_capture != 0) sim_signed(sim, "in use at capture begin beyond the model, calibrated (host " + cal->host + ")", cal_before_capture);
       const int64_t begin = sim.free();
       if (any_graph) {
-        sim.begin_stage("cuda_graph");
+        sim.begin_stage(StageId::CudaGraph);
         if (max_cap > 0) {
           sim.alloc(fmt::format("{} CUDA-graph metadata ({} x {} int32)", backend, max_cap * tokens_per_bs, backend == "nsa" || backend == "flashinfer" || backend == "triton" ? ctx : (ctx + page - 1) / page), metadata);
           // Before PR #8579 each graph kept its own logits: the label says how many buffers it sums.
@@ -607,7 +607,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
         }
       }
       min_free_after_graph = std::min(min_free_after_graph, sim.free());
-      sim.begin_stage("runtime");
+      sim.begin_stage(StageId::Runtime);
       sim.alloc_estimated(fmt::format("prefill activations ({} tokens)", chunked > 0 ? chunked : max_prefill), act.central, act.low, act.high);
       if (slack.high > 0) sim.alloc_estimated("allocator slack at the prefill peak (caching-allocator model)", slack.central, slack.low, slack.high);
       min_free_end = std::min(min_free_end, sim.free());
@@ -626,7 +626,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   if (out.verdict != Verdict::Refused) {
     out.failure = first_failure;
     out.verdict = verdict_from_ranks(out.ranks, out.failure);
-    if (out.failure && out.failure->stage == "cuda_graph")
+    if (out.failure && out.failure->stage == StageId::CudaGraph)
       out.failure->message = fmt::format("Capture cuda graph failed: CUDA out of memory. Tried to allocate {} with {} free ({})",
                                          human_bytes(out.failure->request_bytes), human_bytes(out.failure->free_bytes), out.failure->message);
   }

@@ -245,14 +245,14 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
       continue;
     }
     RankSim sim(t.rank, T);
-    sim.begin_stage("init");
+    sim.begin_stage(StageId::Init);
     sim_held_by_others(sim, d, others);
     sim.alloc_estimated(s.tp * s.pp > 1 ? "CUDA context + NCCL" : "CUDA context", t.ctx.central, t.ctx.low, t.ctx.high);
-    sim.begin_stage("weights");
+    sim.begin_stage(StageId::Weights);
     sim.alloc("model weights", t.weights - t.mtp);
     if (t.mtp > 0) sim.alloc("draft (MTP) weights", t.mtp);
     if (!sim.failed()) {
-      sim.begin_stage("warmup");
+      sim.begin_stage(StageId::Warmup);
       if (pytorch) {
         sim.alloc_estimated("NCCL / cuBLAS / autotuner workspaces (outside torch)", t.other.central, t.other.low, t.other.high);
         sim.alloc_estimated("executor overhead: sampler, runtime buffers, kernel modules (fitted)", t.exec.central, t.exec.low, t.exec.high);
@@ -280,7 +280,7 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
       }
     }
     if (!sim.failed()) {
-      sim.begin_stage("kv_pool");
+      sim.begin_stage(StageId::KvPool);
       int64_t per_block = t.bpt * s.tokens_per_block;
       const int64_t draft_block = t.draft_bpt * s.tokens_per_block, target_block = per_block - draft_block;
       sim.alloc_estimated(fmt::format("paged KV cache ({} blocks x {} tokens x {} B)", blocks[0], s.tokens_per_block, t.bpt - t.draft_bpt),
@@ -299,7 +299,7 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
   if (!oom && blocks[0] <= 0) {
     // resource_manager.py get_max_atten_window_upper_bound: `assert max_blocks_per_seq > 0,
     // "Impossible to fit in any sequence in kvCache"` (spelled "Impossibe" in 2025 copies).
-    refusal = Failure{"kv_pool", 0, t0.bpt * s.tokens_per_block, t0.budget[0],
+    refusal = Failure{StageId::KvPool, 0, t0.bpt * s.tokens_per_block, t0.budget[0],
                       fmt::format("AssertionError: {} to fit in any sequence in kvCache ((total {} GiB - profiled peak) x fraction {} = {} GiB, "
                                   "less than one token of {} B)",
                                   s.era.log_2026 ? "Impossible" : "Impossibe", g2(T), s.fraction, g2(t0.budget[0]), t0.bpt_sizing)};
@@ -308,7 +308,7 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
   // refuse unless --fail_fast_on_attention_window_too_large (serve.py, default False) asks it to.
   const int64_t seq_given = seq;
   if (!oom && !refusal && tokens < seq && s.fail_fast_window)
-    refusal = Failure{"kv_pool", 0, seq * t0.bpt, tokens * t0.bpt,
+    refusal = Failure{StageId::KvPool, 0, seq * t0.bpt, tokens * t0.bpt,
                       fmt::format("RuntimeError: attention window {} does not fit in the KV cache ({} tokens) and "
                                   "--fail_fast_on_attention_window_too_large is set (headroom's words; the exit is TensorRT-LLM's)",
                                   seq, tokens)};
@@ -318,7 +318,7 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
   // maxBlocksPerSeq)"). GUESS: the same < 0.9 boundary as trt_lazy_context.
   const int64_t one_seq = (seq + s.tokens_per_block - 1) / s.tokens_per_block * s.tokens_per_block * s.max_beam_width;
   if (!oom && !refusal && lazy_context && tokens < one_seq)
-    refusal = Failure{"kv_pool", 0, one_seq * t0.bpt, tokens * t0.bpt,
+    refusal = Failure{StageId::KvPool, 0, one_seq * t0.bpt, tokens * t0.bpt,
                       fmt::format("[TensorRT-LLM][ERROR] maxTokensInPagedKvCache must be large enough to process at least 1 sequence to completion "
                                   "(i.e. must be larger than beam_width * tokensPerBlock * maxBlocksPerSeq) ({} tokens in the pool, {} needed)",
                                   tokens, one_seq)};
@@ -367,7 +367,7 @@ Forecast plan_trtllm(const Deployment& d, const PlanOptions& opt) {
         f.log.push_back(fmt::format("max_seq_len={}, max_num_requests={}, max_num_tokens={}", seq_out, s.max_batch_size, s.max_num_tokens));
       return seq_out;
     };
-    if (!oom || oom->stage != "weights") {
+    if (!oom || oom->stage != StageId::Weights) {
       if (pytorch) {
         // The estimation executor's KV manager comes first (its pool is the "temporary kv cache").
         int64_t tmp_pool = (tmp_tokens + s.tokens_per_block - 1) / s.tokens_per_block * s.tokens_per_block;

@@ -94,7 +94,7 @@ void log_lines(Forecast& f, const Settings& s, const RankTerms& t0, int64_t F0c,
                bool started_profile, bool kv_done, const std::optional<Failure>& refusal, const std::optional<Failure>& oom, int64_t v0_tokens) {
   const Era& era = s.era;
   const int64_t W0 = t0.weights;
-  const bool loaded = !(oom && oom->stage == "weights");  // the line comes after load_model returns
+  const bool loaded = !(oom && oom->stage == StageId::Weights);  // the line comes after load_model returns
   if (loaded)
     f.log.push_back(era.v0           ? fmt::format("Loading model weights took {:.4f} GB", to_gib(W0))
                     : era.format_gib ? fmt::format("Model loading took {} GiB memory", gib_fmt(W0))
@@ -172,7 +172,7 @@ void log_lines(Forecast& f, const Settings& s, const RankTerms& t0, int64_t F0c,
       f.log.push_back(fmt::format("GPU KV cache size: {} tokens", commas(f.kv_tokens)));
       f.log.push_back(fmt::format("Maximum concurrency for {} tokens per request: {:.2f}x", commas(L), f.max_concurrency));
     }
-    if (s.cuda_graphs() && !(oom && oom->stage == "kv_pool")) {
+    if (s.cuda_graphs() && !(oom && oom->stage == StageId::KvPool)) {
       f.log.push_back(fmt::format("Graph capturing finished, took {:.2f} GiB", to_gib(t0.st->gact.central)));
       if (t0.st->gest.central > 0 && s.graph_estimate_on) {
         double diff = to_gib(t0.st->gest.central - t0.st->gact.central);
@@ -200,7 +200,7 @@ void log_lines(Forecast& f, const Settings& s, const RankTerms& t0, int64_t F0c,
       }
     }
   }
-  if (era.v0 && refusal && refusal->stage == "kv_pool" && v0_tokens > 0) {
+  if (era.v0 && refusal && refusal->stage == StageId::KvPool && v0_tokens > 0) {
     f.log.push_back(fmt::format("# GPU blocks: {}, # CPU blocks: {}", blocks, v0_cpu_blocks(s, t0)));
   }
 }
@@ -808,15 +808,13 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
   // ---- engine-core decisions on central estimates (refusals), min over workers
   std::optional<Failure> refusal;
   int refusal_rank = -1;
-  std::string refusal_stage;
   int64_t F0c = T - r0.st->ctx.central - others;
   if (!era.whole_gpu && F0c < R) {
     std::string dev = has(Rule::StartupErrorNamesDevice, era.version) ? " cuda:0" : "";
-    refusal = Failure{"init", 0, R, F0c,
+    refusal = Failure{StageId::Init, 0, R, F0c,
                       fmt::format("ValueError: Free memory on device{} ({}/{} GiB) on startup is less than desired GPU memory utilization ({}, {} GiB). "
                                   "Decrease GPU memory utilization or reduce GPU memory used by other processes.",
                                   dev, gib(era, F0c), gib(era, T), py(u), gib(era, R))};
-    refusal_stage = "init";
   }
 
   int64_t L = L0;
@@ -860,7 +858,7 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
                                                                                  checked(t, Central), L0, N)
                                                         : 0);
       if (best <= 0) {
-        refusal = Failure{"kv_pool", 0, 0, min_avail,
+        refusal = Failure{StageId::KvPool, 0, 0, min_avail,
                           "ValueError: Cannot auto-fit max_model_len: not enough GPU memory available to serve even a single token. Try increasing `gpu_memory_utilization`."};
       } else if (best < L0) {
         f.log.push_back(fmt::format("Auto-fit max_model_len: reduced from {} to {} to fit in available GPU memory ({} GiB available for KV cache)", L0, best, gib(era, min_avail)));
@@ -874,7 +872,7 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
       if (t.same_as >= 0) continue;  // decided on the earlier rank with the same terms
       int64_t a = checked(t, Central);
       if (a <= 0 && !t.st->layout.attention_free) {
-        refusal = Failure{"kv_pool", t.rank, 0, a,
+        refusal = Failure{StageId::KvPool, t.rank, 0, a,
                           std::string("ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.") +
                               (has(Rule::ConservingMemoryHint, era.version) ? conserving() : "")};
         refusal_rank = t.rank;
@@ -888,7 +886,7 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
         std::string est = M > 0 ? fmt::format("Based on the available memory, the estimated maximum model length is {}. ", M) : "";
         std::string g_need = era.format_gib ? gib_fmt(need) : fmt::format("{:.2f}", to_gib(need));
         std::string g_av = era.format_gib ? gib_fmt(a) : fmt::format("{:.2f}", to_gib(a));
-        refusal = Failure{"kv_pool", t.rank, need, a,
+        refusal = Failure{StageId::KvPool, t.rank, need, a,
                           fmt::format("ValueError: To serve at least one request with the {} max seq len ({}), ({} GiB KV cache is needed, which is larger "
                                       "than the available KV cache memory ({} GiB). {}Try increasing `gpu_memory_utilization` or decreasing `max_model_len` "
                                       "when initializing the engine.{}",
@@ -913,7 +911,7 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
       int64_t tokens = blocks[Central] * r0.st->layout.block_size;
       v0_tokens = tokens;  // V0 prints "# GPU blocks" before it refuses
       if (tokens < L)
-        refusal = Failure{"kv_pool", 0, L, tokens,
+        refusal = Failure{StageId::KvPool, 0, L, tokens,
                           fmt::format("ValueError: The model's max seq len ({}) is larger than the maximum number of tokens that can be stored in KV cache ({}). "
                                       "Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
                                       L, tokens)};
@@ -933,14 +931,14 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
       continue;
     }
     RankSim sim(t.rank, T);
-    sim.begin_stage("init");
+    sim.begin_stage(StageId::Init);
     sim_held_by_others(sim, d, others);
     // 0.9.1-0.10.2 build NCCL after the init snapshot: its buffers are in the non-torch growth item.
     const char* ctx_what = tp * pp <= 1 ? "" : (!era.whole_gpu && !era.nccl_before_snapshot) ? " (NCCL buffers: in the non-torch growth)" : " + NCCL communicators";
     sim.alloc_estimated("CUDA context" + std::string(ctx_what), t.st->ctx.central, t.st->ctx.low, t.st->ctx.high);
-    bool stop = refusal && refusal->stage == "init";
+    bool stop = refusal && refusal->stage == StageId::Init;
     if (!stop) {
-      sim.begin_stage("weights");
+      sim.begin_stage(StageId::Weights);
       // Online FP8's 16-bit weights while loading: exact before 0.14, one layer's linears after (INFERRED).
       const int64_t tr = t.fp8_transient, tr_lo = has(Rule::OnlineFp8Streaming, era.version) ? 0 : tr, tr_hi = has(Rule::OnlineFp8Streaming, era.version) ? 2 * tr : tr;
       const char* tr_what = "16-bit weights during online FP8 quantization";
@@ -953,7 +951,7 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
       if (t.lora > 0) sim.alloc("LoRA adapter slots (--enable-lora)", t.lora);
     }
     if (!stop && !sim.failed()) {
-      sim.begin_stage("profile_run");
+      sim.begin_stage(StageId::ProfileRun);
       const Estimate& ws = t.st->v4_workspace;  // zero but for DeepSeek-V4 and DSA models
       if (ws.central > 0)
         sim.alloc_estimated("sparse-attention workspace (kept)", ws.central, ws.low, ws.high);
@@ -969,7 +967,7 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
     bool kv_ok = !refusal && !sim.failed();
     if (kv_ok) {
       int64_t per_block = t.st->layout.bytes_per_block_all();
-      sim.begin_stage("kv_pool");
+      sim.begin_stage(StageId::KvPool);
       // The drafter's layers share the pool's blocks (one tensor each): shown as their own item.
       const int64_t draft_tensors = per_block == t.st->layout.tensors * t.st->layout.page_bytes ? std::min(t.st->layout.tensors - 1, t.st->draft_kv_tensors) : 0;
       const int64_t target_block = per_block - draft_tensors * t.st->layout.page_bytes, draft_block = per_block - target_block;
@@ -979,7 +977,7 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
         sim.alloc_estimated(fmt::format("draft KV cache ({} blocks x {} layer(s))", blocks[Central], draft_tensors),
                             blocks[Central] * draft_block, blocks[Best] * draft_block, blocks[Worst] * draft_block);
       if (s.cuda_graphs() && !sim.failed()) {
-        sim.begin_stage("cuda_graph");
+        sim.begin_stage(StageId::CudaGraph);
         const Estimate& gd = t.st->gdraft;
         sim.alloc_estimated(fmt::format("CUDA-graph capture ({} sizes)", s.capture.size()), t.st->gact.central - gd.central, t.st->gact.low - gd.low,
                             t.st->gact.high - gd.high);
@@ -990,7 +988,7 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
         }
       }
       if (!sim.failed() && t.st->sampler.central > 0) {
-        sim.begin_stage("warmup");
+        sim.begin_stage(StageId::Warmup);
         sim.alloc_estimated("sampler warm-up (logits + sort buffers)", t.st->sampler.central, t.st->sampler.low, t.st->sampler.high);
         sim.release_estimated("sampler warm-up freed", t.st->sampler.central, t.st->sampler.low, t.st->sampler.high);
       }
@@ -998,11 +996,11 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
     }
     if (sim.failed() && !oom) {
       oom = sim.failure();
-      if (oom->stage == "profile_run") {
-        oom->stage = "warmup";
+      if (oom->stage == StageId::ProfileRun) {
+        oom->stage = StageId::Warmup;
         profile_oom = true;
       }
-      if (oom->stage == "weights" && has(Rule::ConservingMemoryHint, era.version))
+      if (oom->stage == StageId::Weights && has(Rule::ConservingMemoryHint, era.version))
         oom->message = "Failed to load model - not enough GPU memory. Try lowering --gpu-memory-utilization to free memory for weights, increasing "
                        "--tensor-parallel-size, or using --quantization. See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more tips. (" +
                        oom->message + ")";
@@ -1013,13 +1011,13 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
 
   // ---- results (rank 0 / engine core)
   const RankTerms& t0 = ranks.front();
-  const bool started_profile = !(refusal && refusal->stage == "init") && !(oom && oom->stage == "weights");
-  const bool kv_done = started_profile && !refusal && !(oom && (oom->stage == "weights" || profile_oom));
+  const bool started_profile = !(refusal && refusal->stage == StageId::Init) && !(oom && oom->stage == StageId::Weights);
+  const bool kv_done = started_profile && !refusal && !(oom && (oom->stage == StageId::Weights || profile_oom));
   if (kv_done) {
     f.kv_tokens = kv_tokens(era, t0.st->layout, blocks[Central], L, N);
     f.max_concurrency = max_concurrency(t0.st->layout, blocks[Central], L, N);
   }
-  if (era.v0 && refusal && refusal->stage == "kv_pool" && v0_tokens > 0) f.kv_tokens = v0_tokens;
+  if (era.v0 && refusal && refusal->stage == StageId::KvPool && v0_tokens > 0) f.kv_tokens = v0_tokens;
   // The lines vLLM would print (rank 0); only with detail: tune and fit never read them.
   if (opt.detail) {
     log_lines(f, s, t0, F0c, R, T, u, L, blocks[Central], started_profile, kv_done, refusal, oom, v0_tokens);
@@ -1042,7 +1040,7 @@ Forecast plan_vllm(const Deployment& d, const PlanOptions& opt) {
   } else if (oom) {
     f.verdict = Verdict::Oom;
     f.failure = oom;
-    f.log.push_back(oom->stage == "weights" ? oom->message : "torch.OutOfMemoryError: CUDA out of memory. (" + oom->message + ")");
+    f.log.push_back(oom->stage == StageId::Weights ? oom->message : "torch.OutOfMemoryError: CUDA out of memory. (" + oom->message + ")");
   } else {
     f.verdict = verdict_from_ranks(f.ranks, std::nullopt);
     // The capacity check on the unfavourable estimates: at risk of the refusal (also when a
