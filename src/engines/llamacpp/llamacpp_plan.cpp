@@ -333,7 +333,7 @@ Forecast plan_llamacpp(const Deployment& given, const PlanOptions& opt) {
   if (std::string n = fused_gate_up_note(m, s); !n.empty()) f.notes.push_back(std::move(n));
   if (!host_note.empty()) f.notes.push_back(host_note);
   if (unified_memory(d.gpu))
-    f.notes.push_back(fmt::format("unified memory ({}): the host's buffers come out of the GPU's memory and are counted in its stages{}",
+    f.notes.push_back(fmt::format("{}: the host's buffers come out of the GPU's memory and are counted in its stages{}",
                                   d.gpu.display, !s.no_mmap && shown.host.model > 0
                                                      ? fmt::format("; the {:.2f} GiB of weights mapped from the file sit in the page cache beside "
                                                                    "them, which the OS drops under pressure (slower, not a failure)",
