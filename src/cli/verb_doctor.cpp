@@ -1,4 +1,5 @@
 // `headroom doctor LOGFILE|- [deployment options to fill gaps] [--json]`.
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <ostream>
@@ -15,6 +16,7 @@
 #include "headroom/logscan.h"
 #include "headroom/model.h"
 #include "headroom/units.h"
+#include "model/hub_env.h"
 
 namespace headroom {
 
@@ -48,10 +50,16 @@ std::optional<std::string> log_value(const LogScan& scan, const std::string& k) 
     if (scan.engine == LogEngine::Unknown) return std::nullopt;
     return std::string(log_engine_name(scan.engine)) + (scan.engine_version.empty() ? "" : "@" + scan.engine_version);
   }
-  if (k == "--model") {  // a model the log names but headroom cannot read leaves the gap open
+  if (k == "--model") {
+    // A Hub id the log names is the log's (the doctor reads it as before); a local path it names
+    // counts only when it can be read here, else the option fills the gap.
     const auto m = flag({"--model-path", "--model"});
+    if (!m || m->empty()) return std::nullopt;
+    const bool hub_id = std::count(m->begin(), m->end(), '/') == 1 && (*m)[0] != '/' && (*m)[0] != '.' && (*m)[0] != '~';
+    if (hub_id) return m;
     try {
-      if (m) load_model(*m);
+      const hub::OfflineScope no_hub(true);
+      load_model(*m);
       return m;
     } catch (const InputError&) {
       return std::nullopt;
