@@ -332,6 +332,10 @@ Forecast plan_llamacpp(const Deployment& given, const PlanOptions& opt) {
   if (!fit.unmodelled.empty()) f.notes.push_back(fit.unmodelled);
   if (std::string n = fused_gate_up_note(m, s); !n.empty()) f.notes.push_back(std::move(n));
   if (!host_note.empty()) f.notes.push_back(host_note);
+  if (s.split == SplitMode::Row && cap.size() > 1 && (backend == "CUDA" || backend == "ROCm"))
+    f.notes.push_back("--split-mode row: each row-split matrix product also takes scratch from the backend's memory pool on every "
+                      "device while it runs (ggml-cuda's multi-GPU mul_mat), beyond the compute buffers reserved at start; not "
+                      "modelled, so keep room on the devices that hold rows (a start that fits can fail at the first request)");
   if (unified_memory(d.gpu))
     f.notes.push_back(fmt::format("{}: the host's buffers come out of the GPU's memory and are counted in its stages{}",
                                   d.gpu.display, !s.no_mmap && shown.host.model > 0
