@@ -142,6 +142,18 @@ TEST(GpuReach, GpusListsAnAppleNameAndSaysHowToSpellOne) {
   EXPECT_NE(r.out.find(" 96.00 "), std::string::npos) << r.out;  // 3/4 of 128 GiB; llama.cpp: "/ 98304.00" MiB
   CliRun all = cli({"gpus"});
   EXPECT_NE(all.out.find("Apple Silicon: --gpu apple-CHIP-NNgb"), std::string::npos);
+  // The JSON list (the web page's picker) ends with every chip and memory of the line-ups.
+  CliRun js = cli({"gpus", "--json"});
+  ASSERT_EQ(js.rc, kExitOk) << js.err;
+  const auto gpus = nlohmann::json::parse(js.out)["gpus"];
+  int apple = 0;
+  for (const auto& g : gpus) {
+    if (g["vendor"] != "apple") continue;
+    ++apple;
+    if (g["name"] == "apple-m3-max-64gb") EXPECT_EQ(g["capacity_bytes"].get<int64_t>(), headroom::apple::working_set_bytes(int64_t{64} << 30));
+  }
+  EXPECT_EQ(apple, static_cast<int>(headroom::apple::lineup_names().size()));
+  EXPECT_GE(apple, 40);
 }
 
 TEST(GpuReach, LlamaCppPlanOnAMacUsesTheWorkingSet) {

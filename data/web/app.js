@@ -901,9 +901,11 @@ function fillGpus() {
   const sel = $('gpu');
   const want = sel.dataset.want || sel.value || 'h100';
   sel.replaceChildren();
+  const apple = el('optgroup', { label: 'Apple silicon (unified memory: llama.cpp)' });
   for (const g of state.gpus) {
-    sel.append(el('option', { value: g.name }, `${g.name} — ${(g.capacity_bytes / GiB).toFixed(2)} GiB`));
+    (g.vendor === 'apple' ? apple : sel).append(el('option', { value: g.name }, `${g.name} — ${(g.capacity_bytes / GiB).toFixed(2)} GiB`));
   }
+  if (apple.children.length) sel.append(apple);
   const match = state.gpus.find((g) => g.name === want.toLowerCase() || (g.aliases || []).includes(want.toLowerCase()));
   if (match) sel.value = match.name;
   delete sel.dataset.want;

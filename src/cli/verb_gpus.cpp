@@ -11,6 +11,7 @@
 #include "headroom/error.h"
 #include "headroom/gpu.h"
 #include "headroom/units.h"
+#include "gpu/apple_silicon.h"
 
 namespace headroom {
 
@@ -35,9 +36,13 @@ int verb_gpus(const Args& args, std::ostream& out, std::ostream& err) {
     }
     if (keep) rows.push_back(&g);
   }
-  // Apple Silicon has no rows (a GPU per chip and memory): a name with its memory shows that GPU.
+  // Apple Silicon has no rows (a GPU per chip and memory): a name with its memory shows that GPU,
+  // and the JSON list (what the web page offers) ends with every chip and memory of the line-ups.
   for (const auto& want : args.positionals())
     if (const GpuSpec* g = find_gpu(want); g && g->vendor == "apple") rows.push_back(g);
+  if (args.positionals().empty() && args.has("--json"))
+    for (const auto& name : apple::lineup_names())
+      if (const GpuSpec* g = find_gpu(name)) rows.push_back(g);
   if (rows.empty()) {
     std::vector<std::string> names;
     for (const auto& g : gpu_catalog()) names.push_back(g.name);

@@ -100,4 +100,11 @@ const GpuSpec* find(std::string_view key, std::string& why) {
   return &it->second;
 }
 
+std::vector<std::string> lineup_names() {
+  std::vector<std::string> out;
+  for (const auto& l : lineups())
+    for (int gb : l.ram_gb) out.push_back("apple-" + std::string(l.chip) + "-" + std::to_string(gb) + "gb");
+  return out;
+}
+
 }  // namespace headroom::apple

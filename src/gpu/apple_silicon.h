@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "headroom/gpu.h"
 
@@ -18,5 +19,9 @@ int64_t working_set_bytes(int64_t ram_bytes);
 // with `why` set to the fix (one line, without the name); `why` stays empty for a name that is no
 // Apple chip.
 const GpuSpec* find(std::string_view key, std::string& why);
+
+// Every chip and memory size of the line-ups, as names find() takes ("apple-m3-max-64gb"), for lists
+// (`headroom gpus --json`, the web page's GPU picker).
+std::vector<std::string> lineup_names();
 
 }  // namespace headroom::apple
