@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,19 +13,14 @@
 #include "headroom/error.h"
 #include "headroom/gpu.h"
 #include "headroom/units.h"
+#include "hostile_test_util.h"
 
 using namespace headroom;
 
+using test::cli;
+using test::CliRun;
+
 namespace {
-struct CliRun {
-  int rc;
-  std::string out, err;
-};
-CliRun cli(const std::vector<std::string>& argv) {
-  std::ostringstream out, err;
-  const int rc = run_cli(argv, out, err);
-  return {rc, out.str(), err.str()};
-}
 std::string input_error(std::string_view gpu) {
   try {
     require_gpu(gpu);

@@ -109,6 +109,9 @@ TEST(LlamacppPlan, BadInputIsOneLine) {
   EXPECT_THROW(run(test::plus(base, {"--quant", "Q4_K_M", "-ts", "1,1"})), InputError);  // 2 proportions, 1 GPU
   EXPECT_THROW(run(test::plus(base, {"--quant", "Q4_K_M", "-ot", "exps"})), InputError);
   EXPECT_THROW(run(test::plus(base, {"--quant", "Q4_K_M", "-ot", "exps=CUDA3"})), InputError);
+  // A device number too long for an int is no device, not an internal error.
+  EXPECT_THROW(run(test::plus(base, {"--quant", "Q4_K_M", "-ot", "exps=CUDA99999999999"})), InputError);
+  EXPECT_THROW(run(test::plus(base, {"--quant", "Q4_K_M", "--device", "CUDA99999999999"})), InputError);
   EXPECT_THROW(run(test::plus(base, {"--quant", "Q4_K_M", "-ngl", "-5"})), InputError);
   EXPECT_THROW(run(test::plus(base, {"--quant", "Q4_K_M", "-ctk", "q3_k"})), InputError);
   EXPECT_THROW(run(test::plus(base, {"--quant", "Q4_K_M", "-fa", "off", "-ctv", "q8_0"})), InputError);

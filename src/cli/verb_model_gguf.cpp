@@ -69,14 +69,9 @@ gguf::GgmlType cache_type(const Args& args, std::string_view opt) {
 gguf::ModelSummary summary_of(const std::string& spec, const Args& args) {
   const auto file = args.get("--gguf");
   if (!file && gguf::is_gguf_path(spec)) return gguf::read_model_summary(spec);
-  const auto tagged = hub::parse_gguf_ref(spec);
-  if (file && tagged) fail_input("command line", "--gguf", fmt::format("'{}' already names its file by the tag ':{}': give one", spec, tagged->tag));
-  const std::optional<hub::RepoRef> ref = tagged ? std::optional<hub::RepoRef>(tagged->ref) : hub::parse_repo_ref(spec);
-  if (!ref || ref->repo.find('/') == std::string::npos)
-    fail_input("command line", "--model", fmt::format("'{}' is not a Hub repo ORG/NAME[@REVISION] (--gguf names a file of one)", spec));
-  const std::string want = file ? *file : tagged->tag;
-  if (want.empty()) fail_input("command line", "--gguf", "is empty (a file name of the repo, e.g. Qwen3-8B-Q4_K_M.gguf)");
-  const hub::HubGguf g = hub::read_hub_gguf(*ref, want);
+  const auto w = hub::gguf_want(spec, file ? &*file : nullptr);
+  if (!w) fail_input("command line", "--model", fmt::format("'{}' is not a GGUF file, nor a Hub repo's file (ORG/NAME:QUANT or --gguf FILE)", spec));
+  const hub::HubGguf g = hub::read_hub_gguf(w->ref, w->want);
   gguf::ModelSummary s = gguf::summarize(g.files);
   s.notes.insert(s.notes.begin(), fmt::format("from the Hugging Face Hub: {}@{} {}, its header read by Range requests ({:.1f} KiB), no tensor data",
                                               g.repo, g.sha.substr(0, 12), g.file, static_cast<double>(g.bytes_read) / 1024.0));

@@ -3,6 +3,8 @@
 
 #include <utility>
 
+#include "headroom/name_table.h"
+
 namespace headroom {
 
 namespace {
@@ -27,16 +29,8 @@ constexpr std::pair<Cause, std::string_view> kCauseNames[] = {
 
 }  // namespace
 
-std::string_view name(Cause c) {
-  for (const auto& [id, text] : kCauseNames)
-    if (id == c) return text;
-  return "none";
-}
+std::string_view name(Cause c) { return name_in(kCauseNames, c, "none"); }
 
-std::optional<Cause> parse_cause(std::string_view s) {
-  for (const auto& [id, text] : kCauseNames)
-    if (text == s) return id;
-  return std::nullopt;
-}
+std::optional<Cause> parse_cause(std::string_view s) { return parse_in(kCauseNames, s); }
 
 }  // namespace headroom

@@ -3,6 +3,8 @@
 
 #include <utility>
 
+#include "headroom/name_table.h"
+
 namespace headroom {
 
 namespace {
@@ -15,16 +17,8 @@ constexpr std::pair<StageBasis, std::string_view> kBasisNames[] = {
 
 }  // namespace
 
-std::string_view name(StageBasis b) {
-  for (const auto& [id, text] : kBasisNames)
-    if (id == b) return text;
-  return "log";
-}
+std::string_view name(StageBasis b) { return name_in(kBasisNames, b, "log"); }
 
-std::optional<StageBasis> parse_stage_basis(std::string_view s) {
-  for (const auto& [id, text] : kBasisNames)
-    if (text == s) return id;
-  return std::nullopt;
-}
+std::optional<StageBasis> parse_stage_basis(std::string_view s) { return parse_in(kBasisNames, s); }
 
 }  // namespace headroom

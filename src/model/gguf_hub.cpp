@@ -125,6 +125,18 @@ std::string pick_gguf_file(const std::vector<std::string>& files, const std::str
   fail_input(repo, want, fmt::format("matches {} files ({}): name one with --gguf FILE", hits.size(), many));
 }
 
+std::optional<GgufWant> gguf_want(std::string_view spec, const std::string* file) {
+  const auto tagged = parse_gguf_ref(spec);
+  if (!file && !tagged) return std::nullopt;
+  if (file && tagged) fail_input("command line", "--gguf", fmt::format("'{}' already names its file by the tag ':{}': give one", spec, tagged->tag));
+  const std::optional<RepoRef> ref = tagged ? std::optional<RepoRef>(tagged->ref) : parse_repo_ref(spec);
+  if (!ref || ref->repo.find('/') == std::string::npos)
+    fail_input("command line", "--model", fmt::format("'{}' is not a Hub repo ORG/NAME[@REVISION] (--gguf names a file of one)", spec));
+  GgufWant w{*ref, file ? *file : tagged->tag};
+  if (w.want.empty()) fail_input("command line", "--gguf", "is empty (a file name of the repo, e.g. Qwen3-8B-Q4_K_M.gguf)");
+  return w;
+}
+
 HubGguf read_hub_gguf(const RepoRef& ref, const std::string& want) {
   if (offline())
     fail_input(ref.repo, "gguf", fmt::format("offline: the header of {}'s {} is read from the Hub (unset HF_HUB_OFFLINE), "

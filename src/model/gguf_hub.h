@@ -19,6 +19,15 @@ struct GgufRef {
 };
 std::optional<GgufRef> parse_gguf_ref(std::string_view spec);
 
+// The repo and the file a command line names: `ORG/NAME[@REV]:TAG`, or `ORG/NAME[@REV]` with
+// --gguf FILE (`file`, nullptr when not given). nullopt when it names neither (no tag, no --gguf);
+// InputError for both at once, a spec that is no Hub repo, or an empty file name.
+struct GgufWant {
+  RepoRef ref;
+  std::string want;  // a file name or a quant tag (pick_gguf_file)
+};
+std::optional<GgufWant> gguf_want(std::string_view spec, const std::string* file);
+
 // The repo's model file for `want`: a file name (exact, or the name of a file in a folder) or a
 // quant tag (Q4_K_M: the one model file, or the first part of the one split set, whose name holds
 // the tag; projectors aside). One line naming the GGUF files when none or several match.

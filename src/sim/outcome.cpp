@@ -3,6 +3,8 @@
 
 #include <utility>
 
+#include "headroom/name_table.h"
+
 namespace headroom {
 
 namespace {
@@ -22,16 +24,8 @@ constexpr std::pair<Outcome, std::string_view> kOutcomeNames[] = {
 
 }  // namespace
 
-std::string_view name(Outcome o) {
-  for (const auto& [id, text] : kOutcomeNames)
-    if (id == o) return text;
-  return "other_error";
-}
+std::string_view name(Outcome o) { return name_in(kOutcomeNames, o, "other_error"); }
 
-std::optional<Outcome> parse_outcome(std::string_view s) {
-  for (const auto& [id, text] : kOutcomeNames)
-    if (text == s) return id;
-  return std::nullopt;
-}
+std::optional<Outcome> parse_outcome(std::string_view s) { return parse_in(kOutcomeNames, s); }
 
 }  // namespace headroom

@@ -3,6 +3,8 @@
 
 #include <utility>
 
+#include "headroom/name_table.h"
+
 namespace headroom {
 
 namespace {
@@ -27,16 +29,8 @@ constexpr std::pair<StageId, std::string_view> kStageNames[] = {
 
 }  // namespace
 
-std::string_view name(StageId s) {
-  for (const auto& [id, text] : kStageNames)
-    if (id == s) return text;
-  return "none";
-}
+std::string_view name(StageId s) { return name_in(kStageNames, s, "none"); }
 
-std::optional<StageId> parse_stage(std::string_view s) {
-  for (const auto& [id, text] : kStageNames)
-    if (text == s) return id;
-  return std::nullopt;
-}
+std::optional<StageId> parse_stage(std::string_view s) { return parse_in(kStageNames, s); }
 
 }  // namespace headroom

@@ -10,20 +10,22 @@
 
 namespace headroom::llamacpp {
 
-namespace {
-const std::regex& device_name_re() {
+std::optional<DeviceName> parse_device_name(const std::string& name) {
   static const std::regex re(R"((CUDA|ROCm|Vulkan|SYCL|MTL|Metal)(\d+))");
-  return re;
+  std::smatch m;
+  if (!std::regex_match(name, m, re)) return std::nullopt;
+  const std::string digits = m[2].str();
+  return DeviceName{m[1].str(), digits.size() > 6 ? 1000000 : std::stoi(digits)};  // more digits: no such device
 }
 
+namespace {
 // "CUDA2" -> its position in `ids` (InputError naming `flag` when it is not one of them).
 std::string position_of(const std::string& name, const std::vector<int>& ids, const char* flag) {
-  std::smatch m;
-  if (!std::regex_match(name, m, device_name_re())) return name;
-  const int host = std::stoi(m[2].str());
-  const auto it = std::find(ids.begin(), ids.end(), host);
+  const auto dev = parse_device_name(name);
+  if (!dev) return name;
+  const auto it = std::find(ids.begin(), ids.end(), dev->number);
   if (it == ids.end()) fail_input("command line", flag, fmt::format("{} is not one of the devices --device names (not modelled)", name));
-  return m[1].str() + std::to_string(it - ids.begin());
+  return dev->backend + std::to_string(it - ids.begin());
 }
 
 // -ot PATTERN=BUFFER[,PATTERN=BUFFER]: each buffer name mapped.
@@ -49,9 +51,9 @@ std::vector<int> device_list(const Deployment& d) {
   for (size_t at = 0; at <= v->size();) {
     const size_t end = std::min(v->find(',', at), v->size());
     const std::string name = v->substr(at, end - at);
-    std::smatch m;
-    if (!std::regex_match(name, m, device_name_re())) fail_input("command line", "--device", fmt::format("'{}' is not a device such as CUDA0", name));
-    const int host = std::stoi(m[2].str().substr(0, 6));
+    const auto dev = parse_device_name(name);
+    if (!dev) fail_input("command line", "--device", fmt::format("'{}' is not a device such as CUDA0", name));
+    const int host = dev->number;
     if (host >= d.gpus) fail_input("command line", "--device", fmt::format("{}: there are {} GPUs (--gpus)", name, d.gpus));
     if (std::find(ids.begin(), ids.end(), host) != ids.end()) fail_input("command line", "--device", fmt::format("{} is named twice", name));
     ids.push_back(host);
@@ -67,7 +69,7 @@ Deployment on_devices(const Deployment& d, const std::vector<int>& ids, std::vec
   r.held_by_others.clear();
   for (int host : ids) {
     r.gpu_list.push_back(d.gpu_list.empty() ? d.gpu : d.gpu_list[static_cast<size_t>(host)]);
-    r.gpu_list.back().capacity_bytes = d.gpu_list.empty() ? d.capacity_bytes : d.gpu_list[static_cast<size_t>(host)].capacity_bytes;
+    if (d.gpu_list.empty()) r.gpu_list.back().capacity_bytes = d.capacity_bytes;  // --gpu-memory's, when given
     r.held_by_others.push_back(d.held_by_others_on(static_cast<size_t>(host)));
   }
   for (auto& [flag, value] : r.flags) {

@@ -1,6 +1,7 @@
 // llama-server's --device LIST (common/arg.cpp parse_device_list): the GPUs the model uses, in that
 // order; the plan runs on those alone and names each buffer by its device (CUDA2, CUDA1).
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,13 @@ struct DeviceNaming {
   int id(size_t g) const { return ids.empty() ? static_cast<int>(g) : ids[g]; }
   std::string operator()(size_t g) const { return backend + std::to_string(id(g)); }
 };
+
+// "CUDA2" (ROCm, Vulkan, SYCL, MTL, Metal) -> its backend and number; nullopt for anything else.
+struct DeviceName {
+  std::string backend;
+  int number = 0;
+};
+std::optional<DeviceName> parse_device_name(const std::string& name);
 
 // The host indices --device names (empty when not given). InputError for a device that is not
 // one of the --gpus, a repeated one, or "none" (no GPU: nothing for headroom to plan).

@@ -32,7 +32,7 @@ int draft_device(const Deployment& d) {
   size_t i = v->size();
   while (i > 0 && std::isdigit(static_cast<unsigned char>((*v)[i - 1]))) --i;
   if (i == v->size() || v->find(',') != std::string::npos) fail_input("command line", "--device-draft", fmt::format("'{}' is not one device such as CUDA1", *v));
-  const int n = std::stoi(v->substr(i));
+  const int n = v->size() - i > 6 ? d.gpus : std::stoi(v->substr(i));  // more digits: no such GPU
   if (n >= d.gpus) fail_input("command line", "--device-draft", fmt::format("{}: there are {} GPUs (--gpus)", *v, d.gpus));
   return n;
 }

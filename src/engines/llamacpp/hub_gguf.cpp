@@ -13,24 +13,19 @@
 namespace headroom::llamacpp {
 
 std::shared_ptr<const LlamaModel> llama_model_from_hub(const Deployment& d) {
-  const std::string* file = d.flag("--gguf");
-  const auto tagged = hub::parse_gguf_ref(d.model_spec);
-  if (!file && !tagged) return nullptr;
-  if (file && tagged) fail_input("command line", "--gguf", fmt::format("'{}' already names its file by the tag ':{}': give one", d.model_spec, tagged->tag));
-  std::optional<hub::RepoRef> ref = tagged ? std::optional<hub::RepoRef>(tagged->ref) : hub::parse_repo_ref(d.model_spec);
-  if (!ref || ref->repo.find('/') == std::string::npos)
-    fail_input("command line", "--model", fmt::format("'{}' is not a Hub repo ORG/NAME[@REVISION] (--gguf names a file of one)", d.model_spec));
-  const std::string want = file ? *file : tagged->tag;
-  if (want.empty()) fail_input("command line", "--gguf", "is empty (a file name of the repo, e.g. Qwen3-8B-Q4_K_M.gguf)");
+  const auto w = hub::gguf_want(d.model_spec, d.flag("--gguf"));
+  if (!w) return nullptr;
+  const hub::RepoRef& ref = w->ref;
+  const std::string& want = w->want;
 
   static std::mutex mu;
   static std::map<std::string, std::shared_ptr<const LlamaModel>> memo;
-  const std::string key = hub::endpoint() + "\n" + ref->repo + "@" + ref->revision + "\n" + want;
+  const std::string key = hub::endpoint() + "\n" + ref.repo + "@" + ref.revision + "\n" + want;
   {
     std::lock_guard<std::mutex> lock(mu);
     if (auto it = memo.find(key); it != memo.end()) return it->second;
   }
-  const hub::HubGguf g = hub::read_hub_gguf(*ref, want);
+  const hub::HubGguf g = hub::read_hub_gguf(ref, want);
   const std::string label = fmt::format("{}@{} {}", g.repo, g.sha.substr(0, 12), g.file);
   LlamaModel m = llama_model_from_gguf_files(g.files, label);
   m.notes.insert(m.notes.begin(), fmt::format("model from the Hugging Face Hub: {}'s GGUF header{} read by Range requests ({:.1f} KiB), no tensor data",

@@ -27,14 +27,27 @@ namespace {
 
 using namespace llamacpp;
 
+// What the host keeps resident, by the stage that allocates it: weights copied with --no-mmap, KV and
+// state, compute and output. Weights mapped from the file are page cache the OS can drop. Checked
+// against --host-memory, and on a unified-memory device (DGX Spark, Jetson, Apple silicon) it joins
+// the one GPU's stages, since it comes out of the same memory.
+struct HostShare {
+  int64_t weights = 0, kv = 0, compute = 0;
+};
+bool unified_memory(const GpuSpec& g) { return g.vendor == "apple" || (g.vendor == "nvidia" && unified_memory_device(g.sm)); }
+HostShare host_share(const DeviceBuffers& h, bool no_mmap) {
+  return {no_mmap ? h.model : 0, h.kv + h.recurrent + h.indexer, h.compute + h.output};
+}
+
 // --host-memory: what the host must hold resident (weights copied with --no-mmap, KV cache, compute
 // and output buffers) against the RAM given. Past it the start fails or swaps: OOM. Weights mapped
 // from the file need not stay resident, but when they do not fit beside the rest the OS re-reads
 // them from disk as it generates (slow, not a failure): at risk. Returns the note that says which.
 std::string check_host_ram(Forecast& f, const DeviceBuffers& host, bool no_mmap, int64_t ram) {
   if (ram <= 0) return {};
-  const int64_t buffers = host.kv + host.compute + host.output + host.recurrent + host.indexer;
-  const int64_t resident = buffers + (no_mmap ? host.model : 0), mapped = no_mmap ? 0 : host.model;
+  const HostShare share = host_share(host, no_mmap);
+  const int64_t buffers = share.kv + share.compute;
+  const int64_t resident = buffers + share.weights, mapped = no_mmap ? 0 : host.model;
   const std::string sums = fmt::format("host RAM {:.2f} GiB against --host-memory {:.2f} GiB", static_cast<double>(resident + mapped) / GiB,
                                        static_cast<double>(ram) / GiB);
   if (resident > ram) {
@@ -142,17 +155,6 @@ std::vector<int64_t> capacities(const Deployment& d) {
   for (int i = 0; i < d.gpus; ++i)
     c.push_back(d.gpu_list.empty() ? d.capacity_bytes : d.gpu_list[static_cast<size_t>(i)].capacity_bytes);
   return c;
-}
-
-// On a unified-memory device (DGX Spark, Jetson, Apple silicon) the host's buffers come out of the
-// same memory as the GPU's: what the host must keep resident joins the one GPU's stages. Weights
-// mapped from the file are page cache the OS can drop (named in the notes, not counted).
-struct HostShare {
-  int64_t weights = 0, kv = 0, compute = 0;
-};
-bool unified_memory(const GpuSpec& g) { return g.vendor == "apple" || (g.vendor == "nvidia" && unified_memory_device(g.sm)); }
-HostShare host_share(const DeviceBuffers& h, bool no_mmap) {
-  return {no_mmap ? h.model : 0, h.kv + h.recurrent + h.indexer, h.compute + h.output};
 }
 
 // Each GPU's start, stage by stage; llama.cpp's failure is the first stage (in its order) any device fails.

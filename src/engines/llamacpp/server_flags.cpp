@@ -7,6 +7,7 @@
 
 #include "headroom/engine_version.h"
 #include "headroom/error.h"
+#include "engines/llamacpp/device_select.h"
 #include "engines/llamacpp/llamacpp_rule_table.h"
 #include "headroom/llamacpp_plan.h"
 
@@ -127,11 +128,10 @@ void overrides(const Deployment& d, int n_gpus, ServerSettings& s) {
       } catch (const std::regex_error&) {
         fail_input("command line", "--override-tensor", fmt::format("'{}' is not a valid regular expression", o.pattern));
       }
-      static const std::regex dev(R"((?:CUDA|ROCm|Vulkan|SYCL|MTL|Metal)(\d+))");
       const std::string buft = rule.substr(eq + 1);
-      std::smatch m;
+      const auto dev = parse_device_name(buft);
       if (buft.rfind("CPU", 0) == 0) o.device = -1;
-      else if (std::regex_match(buft, m, dev) && std::stoi(m[1].str()) < n_gpus) o.device = std::stoi(m[1].str());
+      else if (dev && dev->number < n_gpus) o.device = dev->number;
       else fail_input("command line", "--override-tensor", fmt::format("buffer type '{}' is not CPU or a device of the {} GPUs", buft, n_gpus));
       s.overrides.push_back(std::move(o));
     }
