@@ -54,3 +54,10 @@ static void BM_PlanLlamacppQwen3Moe(benchmark::State& st) {
             false);
 }
 BENCHMARK(BM_PlanLlamacppQwen3Moe)->Unit(benchmark::kMicrosecond);
+
+// llama.cpp's --fit over two GPUs for a MoE model: the context step and the layer searches (about
+// 30 dry-run layouts), what a plan without -ngl / -c costs.
+static void BM_PlanLlamacppFitMoeTwoGpus(benchmark::State& st) {
+  plan_loop(st, {"--engine", "llamacpp", "--model", "Qwen/Qwen3-30B-A3B", "--quant", "Q8_0", "--gpu", "rtx-3060,rtx-3060"}, false);
+}
+BENCHMARK(BM_PlanLlamacppFitMoeTwoGpus)->Unit(benchmark::kMicrosecond);

@@ -184,29 +184,6 @@ TEST(LlamacppPlan, GgufFileAllLayersAndFewer) {
   EXPECT_THROW(run(test::plus(base, {"--quant", "Q4_K_M"})), InputError);
 }
 
-TEST(LlamacppPlan, FitShrinksContextThenMovesExperts) {
-  // llamacpp-007 (b6895, llama-fit-params): F16 Qwen3-30B-A3B on one RTX 4090. The log:
-  // "context size reduced from 40960 to 4096 -> need 3456 MiB less memory in total", then the
-  // experts of some layers go to system memory and it fits with ~1 GiB free.
-  const std::vector<std::string> base = {"--engine", "llamacpp@b6895", "--model", "Qwen/Qwen3-30B-A3B", "--quant", "F16", "--gpu", "rtx-4090"};
-  const Forecast f = run(base);
-  EXPECT_TRUE(test::has_line(f, "llama_params_fit_impl: context size reduced from 40960 to 4096 -> need 3456 MiB less memory in total"));
-  EXPECT_EQ(f.verdict, Verdict::Fits);
-  EXPECT_EQ(f.kv_tokens, 4096);
-  ASSERT_NE(f.setting("--n-cpu-moe"), nullptr);
-  EXPECT_GE(f.headroom_bytes, int64_t{1024} * MiB);  // fit keeps its 1 GiB target
-  // Without fit the 57 GiB of weights are the failure; with -ngl set fit gives up on the layers.
-  const Forecast off = run(test::plus(base, {"--fit", "off"}));
-  ASSERT_TRUE(off.failure);
-  EXPECT_EQ(off.failure->stage, StageId::Weights);
-  const Forecast ngl = run(test::plus(base, {"-ngl", "99"}));
-  EXPECT_TRUE(test::has_prefix(ngl, "llama_params_fit_impl: failed to fit params to free device memory: n_gpu_layers already set by user"));
-  EXPECT_EQ(ngl.verdict, Verdict::Oom);
-  // Builds before --fit plan the values as given.
-  EXPECT_EQ(run({"--engine", "llamacpp@b6000", "--model", "Qwen/Qwen3-30B-A3B", "--quant", "F16", "--gpu", "rtx-4090", "-ngl", "99"}).verdict,
-            Verdict::Oom);
-}
-
 TEST(LlamacppPlan, VerbsNotModelledSaySo) {
   // A compare with llama.cpp and no GGUF type, and a TP size: llama.cpp's own one-line refusals
   // (fit, compare and doctor model llama.cpp: advise_fit_test, compare_test, llamacpp_doctor_test).

@@ -26,6 +26,16 @@ struct TensorOverride {
   int device = -1;
 };
 
+// What llama.cpp's --fit moves off a partly offloaded layer (common/fit.cpp common_layer_fraction_t):
+// Attn: every FFN tensor (blk.N.ffn_(gate|up|gate_up|down).*), Up: all but the up projections,
+// Gate: the down projections, Moe: the routed experts (blk.N.ffn_(up|down|gate_up|gate)_(ch|)exps).
+enum class LayerFraction { Attn, Up, Gate, Moe };
+struct FitOverride {
+  int layer = 0;
+  LayerFraction fraction = LayerFraction::Moe;
+  int device = -1;  // -1: the host; >= 0: the next GPU (a partial layer overflowing onto it)
+};
+
 struct ServerSettings {
   int build = 0;                  // bNNNN; 0 = newest known rules
   int n_gpu_layers = 0;           // resolved: layers offloaded (from the last), n_layer + 1 = all + output
@@ -38,6 +48,7 @@ struct ServerSettings {
   int n_cpu_moe = 0;              // --n-cpu-moe N: experts of the first N layers on the host; --cpu-moe: all
   bool cpu_moe = false;
   std::vector<TensorOverride> overrides;
+  std::vector<FitOverride> fit_overrides;  // written by --fit (llamacpp_fit.h), never by the user
   KvSettings kv;
   std::string quant;              // --quant (derived tensor table); "" for a GGUF file
   bool cuda_row_padding = true;   // CUDA / ROCm buffers pad each quantized tensor (set from the backend)

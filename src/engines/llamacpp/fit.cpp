@@ -1,12 +1,15 @@
-// llama.cpp's --fit (on by default in recent builds): before loading, llama_params_fit projects
-// each device's use (model + context + compute) and, when a device would keep less than the
-// target (1024 MiB), lowers what the user left unset — first the context, then the experts of MoE
-// layers (one GPU) or the offloaded layers (dense). Restated from ggml-org/llama.cpp
-// src/llama.cpp llama_params_fit_impl (code index copy; commit not known). docs/llamacpp-plan.md.
+// llama.cpp's --fit (on by default from ~b6895), restated from ggml-org/llama.cpp common/fit.cpp
+// common_params_fit_impl (code index copy, 2026; src/llama.cpp llama_params_fit_impl before it):
+// project each device's use (model + context + compute); when a device would keep less than its
+// target (1024 MiB) lower what the user left unset — the context first, then the layers per device
+// by a false-position search back to front (a MoE model's dense parts first, its experts on the host),
+// then, when the dense parts fit, whole MoE layers front to back with one layer partly overflowing.
+// Every projection is this plan's own layout (lay_out). docs/llamacpp-plan.md.
 #include <algorithm>
 #include <fmt/format.h>
 
 #include "engines/llamacpp/llamacpp_fit.h"
+#include "engines/llamacpp/llamacpp_rule_table.h"
 
 namespace headroom::llamacpp {
 
@@ -14,8 +17,8 @@ namespace {
 constexpr int64_t kMiB = 1024 * 1024;
 
 struct Projection {
-  std::vector<int64_t> used, ctx;
-  int64_t sum_used = 0, sum_ctx = 0;
+  std::vector<int64_t> used;
+  int64_t sum_used = 0, sum_model = 0, sum_ctx = 0;
 };
 
 Projection project(const LlamaModel& m, const ServerSettings& s, const std::vector<int64_t>& free) {
@@ -23,101 +26,285 @@ Projection project(const LlamaModel& m, const ServerSettings& s, const std::vect
   Projection r;
   for (const auto& b : p.gpu) {
     r.used.push_back(b.model + b.kv + b.indexer + b.recurrent + b.compute);
-    r.ctx.push_back(b.kv + b.indexer + b.recurrent);
     r.sum_used += r.used.back();
-    r.sum_ctx += r.ctx.back();
+    r.sum_model += b.model;
+    r.sum_ctx += b.kv + b.indexer + b.recurrent;
   }
   return r;
 }
 
-int64_t min_surplus(const Projection& p, const std::vector<int64_t>& free) {
-  int64_t s = INT64_MAX;
-  for (size_t i = 0; i < free.size(); ++i) s = std::min(s, free[i] - p.used[i]);
-  return s;
-}
-int64_t global_surplus(const Projection& p, const std::vector<int64_t>& free, int64_t margin) {
-  int64_t s = 0;
-  for (size_t i = 0; i < free.size(); ++i) s += free[i] - p.used[i] - margin;
-  return s;
-}
+// Layers given to one device: the first n_full() whole, the last n_part without their experts (the
+// first of those without the FFN parts `overflow` names instead, onto overflow_device).
+struct DeviceLayers {
+  int n_layer = 0, n_part = 0;
+  LayerFraction overflow = LayerFraction::Moe;
+  int n_full() const { return n_layer - n_part; }
+};
 
-// Step 4: every layer alike: memory = base + per_layer x layers, per device, extrapolated.
-void fit_dense(const LlamaModel& m, ServerSettings& s, const std::vector<int64_t>& free, int64_t margin, FitOutcome& out) {
-  const int nd = static_cast<int>(free.size());
-  const int per_dev = std::max(2, m.n_layer / nd);
-  auto use_with = [&](int layers_each) {
-    ServerSettings t = s;
-    t.n_gpu_layers = layers_each * nd;
-    if (nd > 1) t.tensor_split.assign(static_cast<size_t>(nd), static_cast<double>(layers_each));
-    return project(m, t, free).used;
-  };
-  const std::vector<int64_t> one = use_with(1), many = use_with(per_dev);
-  int total = 0;
-  for (int d = 0; d < nd; ++d) {
-    const int64_t per_layer = std::max<int64_t>(1, (many[static_cast<size_t>(d)] - one[static_cast<size_t>(d)]) / (per_dev - 1));
-    const int64_t base = one[static_cast<size_t>(d)] - per_layer;
-    total += static_cast<int>(std::clamp<int64_t>((free[static_cast<size_t>(d)] - margin - base) / per_layer, 0, m.n_layer + 1));
+class LayerSearch {
+ public:
+  LayerSearch(const LlamaModel& m, const ServerSettings& s, const std::vector<int64_t>& free) : m_(m), s_(s), free_(free) {}
+
+  // set_ngl_tensor_split_tbo: -ngl, the split by layer counts and the per-layer overrides.
+  ServerSettings apply(const std::vector<DeviceLayers>& ngl, const std::vector<int>& overflow_device) const {
+    ServerSettings t = s_;
+    const size_t nd = ngl.size();
+    t.n_gpu_layers = 0;
+    for (const auto& n : ngl) t.n_gpu_layers += n.n_layer;
+    if (nd > 1) {
+      t.tensor_split.clear();
+      for (const auto& n : ngl) t.tensor_split.push_back(n.n_layer);
+    }
+    t.fit_overrides.clear();
+    int il0 = m_.n_layer + 1 - t.n_gpu_layers;
+    for (size_t id = 0; id < nd; ++id) {
+      il0 += ngl[id].n_full();
+      for (int il = il0; il < il0 + ngl[id].n_part; ++il)
+        t.fit_overrides.push_back(il == il0 ? FitOverride{il, ngl[id].overflow, overflow_device[id]} : FitOverride{il, LayerFraction::Moe, -1});
+      il0 += ngl[id].n_part;
+    }
+    return t;
   }
-  s.n_gpu_layers = std::min(total, m.n_layer + 1);
-  out.changed = true;
-  if (nd > 1) s.tensor_split.assign(static_cast<size_t>(nd), static_cast<double>(per_dev));
-  out.log.push_back(fmt::format("set n_gpu_layers to {}", s.n_gpu_layers));
+  std::vector<int64_t> memory(const std::vector<DeviceLayers>& ngl, const std::vector<int>& overflow_device) const {
+    return project(m_, apply(ngl, overflow_device), free_).used;
+  }
+  int64_t free(size_t id) const { return free_[id]; }
+
+ private:
+  const LlamaModel& m_;
+  const ServerSettings& s_;
+  const std::vector<int64_t>& free_;
+};
+
+// The false-position step: how many of the `delta` layers between the bound that fits (`mem`) and
+// the one that does not (`mem_high`) to try next (unsigned arithmetic as in fit.cpp: a negative
+// guess wraps and is clamped to delta - 1).
+int step_size(int delta, int64_t target, int64_t mem, int64_t mem_high) {
+  const int64_t headroom = mem_high - mem;
+  int64_t step = headroom > 0 ? static_cast<int64_t>(delta) * (target - mem) / headroom : delta - 1;
+  if (step < 0) step = delta - 1;
+  return static_cast<int>(std::clamp<int64_t>(step, 1, delta - 1));
 }
 
-// Step 3a (one GPU): the dense part of every layer on the GPU, the experts of the first layers on
-// the host, as many full layers as the surplus pays for (linear interpolation).
-bool fit_moe_one_gpu(const LlamaModel& m, ServerSettings& s, const std::vector<int64_t>& free, int64_t margin,
-                     int64_t projected_full, FitOutcome& out) {
-  ServerSettings all_cpu = s;
-  all_cpu.cpu_moe = true;
-  const Projection dense = project(m, all_cpu, free);
-  const int64_t surplus = global_surplus(dense, free, margin);
-  if (surplus < 0) {
-    out.log.push_back(fmt::format("with only dense weights in device memory there is still a total deficit of {} MiB", -surplus / kMiB));
+// Step 2 before PR #18372: the deficit over the context's bytes per token (KV and state only),
+// done when that is enough, on one GPU or several.
+bool reduce_context_by_kv(const LlamaModel& m, ServerSettings& s, const std::vector<int64_t>& free, int64_t margin, int64_t n_ctx_min,
+                          const Projection& full, FitOutcome& out) {
+  int64_t surplus = 0;
+  for (size_t id = 0; id < free.size(); ++id) surplus += free[id] - full.used[id] - margin;
+  const int64_t per_ctx = std::max<int64_t>(1, full.sum_ctx / m.kv.n_ctx_train);
+  const int64_t cut = std::min((-surplus + per_ctx - 1) / per_ctx, m.kv.n_ctx_train - n_ctx_min);
+  s.kv.ctx_size = m.kv.n_ctx_train - cut;
+  out.changed = true;
+  out.log.push_back(fmt::format("context size reduced from {} to {} -> need {} MiB less memory in total", m.kv.n_ctx_train, s.kv.ctx_size,
+                                cut * per_ctx / kMiB));
+  if (surplus + cut * per_ctx <= 0) return false;
+  out.log.push_back("entire model can be fit across devices by reducing context");
+  return true;
+}
+
+// Step 2: a context between --fit-ctx and the model's, linear in the projected use, rounded down to
+// 256 (only when the user left -c unset).
+bool reduce_context(const LlamaModel& m, ServerSettings& s, const std::vector<int64_t>& free, int64_t margin, int64_t n_ctx_min,
+                    const Projection& full, bool moe, FitOutcome& out) {
+  const int64_t nd = static_cast<int64_t>(free.size());
+  if (s.kv.ctx_size != 0) {
+    out.log.push_back(fmt::format("context size set by user to {} -> no change", s.kv.ctx_size));
     return false;
   }
-  const int64_t per_layer = std::max<int64_t>(1, (projected_full - dense.used[0]) / std::max(1, m.n_layer - m.n_dense_lead));
-  const int full = static_cast<int>(std::min<int64_t>(surplus / per_layer + m.n_dense_lead + 1, m.n_layer + 1));
-  const int part = m.n_layer + 1 - full;
-  s.n_cpu_moe = part;  // experts of blocks 0..part-1 on the host (leading dense blocks have none)
+  const int64_t n_ctx_max = m.kv.n_ctx_train;
+  if (n_ctx_max <= n_ctx_min) {
+    out.log.push_back(n_ctx_min == INT64_MAX
+                          ? fmt::format("user has requested full context size of {} -> no change", n_ctx_max)
+                          : fmt::format("default model context size is {} which is <= the min. context size of {} -> no change", n_ctx_max, n_ctx_min));
+    return false;
+  }
+  if (!has(Rule::FitContextInterpolated, s.build)) return reduce_context_by_kv(m, s, free, margin, n_ctx_min, full, out);
+  int64_t sum_free = 0;
+  for (int64_t f : free) sum_free += f;
+  int64_t target = sum_free - nd * margin;
+  if (nd > 1) {  // only whole layers (dense) or whole tensors (MoE, ~1/3 layer) move: keep more back
+    const int64_t per_layer = full.sum_model / std::max(1, std::min(s.n_gpu_layers, m.n_layer));
+    target -= (nd + 1) * per_layer / (moe ? 6 : 2);
+  }
+  s.kv.ctx_size = n_ctx_min;
   out.changed = true;
-  out.log.push_back(fmt::format("set to use {} dense-only layers and {} full layers", part, full));
-  return true;
+  const int64_t used_min = project(m, s, free).sum_used;
+  if (target > used_min && full.sum_used > used_min) {
+    int64_t n_ctx = n_ctx_min + (n_ctx_max - n_ctx_min) * (target - used_min) / (full.sum_used - used_min);
+    n_ctx = std::max(n_ctx - n_ctx % 256, n_ctx_min);
+    s.kv.ctx_size = n_ctx;
+    const int64_t per_ctx = (full.sum_used - used_min) / (n_ctx_max - n_ctx_min);
+    out.log.push_back(fmt::format("context size reduced from {} to {} -> need {} MiB less memory in total", n_ctx_max, n_ctx,
+                                  (n_ctx_max - n_ctx) * per_ctx / kMiB));
+    out.log.push_back(nd <= 1 ? "entire model can be fit by reducing context" : "entire model should be fit across devices by reducing context");
+    return nd <= 1;
+  }
+  out.log.push_back(fmt::format("context size reduced from {} to {} -> need {} MiB less memory in total", n_ctx_max, n_ctx_min,
+                                (full.sum_used - used_min) / kMiB));
+  return false;
+}
+
+// One device of step 3: the most layers of those left (back to front) that keep its target.
+void fill_device(const LayerSearch& ls, int n_layer, bool moe, const std::vector<int64_t>& targets, int id, std::vector<DeviceLayers>& ngl,
+                 const std::vector<int>& overflow, std::vector<int64_t>& mem) {
+  const int nd = static_cast<int>(ngl.size());
+  int n_unassigned = n_layer + 1;
+  for (int jd = id + 1; jd < nd; ++jd) n_unassigned -= ngl[static_cast<size_t>(jd)].n_layer;
+  std::vector<DeviceLayers> high = ngl;
+  auto& h = high[static_cast<size_t>(id)];
+  h.n_layer = n_unassigned;
+  if (moe) h.n_part = id < nd - 1 ? h.n_layer : h.n_layer - 1;
+  if (h.n_layer <= 0) return;
+  std::vector<int64_t> mem_high = ls.memory(high, overflow);
+  const size_t i = static_cast<size_t>(id);
+  if (mem_high[i] <= targets[i]) {
+    ngl = high, mem = mem_high;
+    return;
+  }
+  for (int delta = high[i].n_layer - ngl[i].n_layer; delta > 1; delta = high[i].n_layer - ngl[i].n_layer) {
+    const int step = step_size(delta, targets[i], mem[i], mem_high[i]);
+    std::vector<DeviceLayers> test = ngl;
+    test[i].n_layer += step;
+    if (moe) test[i].n_part += id == nd - 1 && test[i].n_part == 0 ? step - 1 : step;
+    std::vector<int64_t> mem_test = ls.memory(test, overflow);
+    if (mem_test[i] <= targets[i])
+      ngl = std::move(test), mem = std::move(mem_test);
+    else
+      high = std::move(test), mem_high = std::move(mem_test);
+  }
+}
+
+// Step 3: every device, last first, takes as many layers as keep its target (a MoE model's layers
+// dense-only: experts on the host; the last device's output layer whole).
+void fill_back_to_front(const LayerSearch& ls, int n_layer, bool moe, const std::vector<int64_t>& targets, std::vector<DeviceLayers>& ngl,
+                        const std::vector<int>& overflow, std::vector<int64_t>& mem, const std::vector<std::string>& names,
+                        std::vector<std::string>& log) {
+  const int nd = static_cast<int>(ngl.size());
+  log.push_back(moe ? "filling dense-only layers back-to-front:" : "filling dense layers back-to-front:");
+  for (int id = nd - 1; id >= 0; --id) {
+    fill_device(ls, n_layer, moe, targets, id, ngl, overflow, mem);
+    const size_t i = static_cast<size_t>(id);
+    log.push_back(fmt::format("  - {}: {:2} layers, {:6} MiB used, {:6} MiB free", names[i], ngl[i].n_layer, mem[i] / kMiB,
+                              (ls.free(i) - mem[i]) / kMiB));
+  }
+}
+
+// Step 4's last move on device `id`: part of one more layer (its up, then up + gate, or only its
+// attention) taken from the first dense-only layer, the rest overflowing to the next device.
+void extra_layer(const LayerSearch& ls, const std::vector<int64_t>& targets, size_t id, size_t& dense_start, std::vector<DeviceLayers>& ngl,
+                 std::vector<int>& overflow, std::vector<int64_t>& mem) {
+    const size_t nd = ngl.size();
+    if (dense_start >= nd || ngl[dense_start].n_layer <= (id < nd - 1 ? 0 : 1)) return;
+    std::vector<DeviceLayers> test = ngl;
+    size_t ds = dense_start;
+    test[ds].n_layer--, test[ds].n_part--;
+    test[id].n_layer++, test[id].n_part++;
+    if (test[ds].n_part == 0) ++ds;
+    std::vector<int> overflow_test = overflow;
+    if (id < nd - 1) overflow_test[id] = static_cast<int>(id) + 1;
+    auto fits = [&](const std::vector<int64_t>& mt) { return mt[id] < targets[id] && (id + 1 == nd || mt[id + 1] < targets[id + 1]); };
+    auto accept = [&](std::vector<int64_t> mt) { ngl = test, overflow = overflow_test, mem = std::move(mt), dense_start = ds; };
+    test[id].overflow = LayerFraction::Up;
+    if (std::vector<int64_t> mt = ls.memory(test, overflow_test); fits(mt)) {
+      accept(std::move(mt));
+      test[id].overflow = LayerFraction::Gate;
+      if (std::vector<int64_t> mg = ls.memory(test, overflow_test); fits(mg)) accept(std::move(mg));
+    } else {
+      test[id].overflow = LayerFraction::Attn;
+      if (std::vector<int64_t> ma = ls.memory(test, overflow_test); fits(ma)) accept(std::move(ma));
+    }
+}
+
+// Step 4 (MoE, the dense parts fit): dense-only layers become whole layers front to back, then one
+// more layer partly on each device (its up / up+gate / attention parts), the rest overflowing to
+// the next device or the host.
+void fill_front_to_back(const LayerSearch& ls, const std::vector<int64_t>& targets, std::vector<DeviceLayers>& ngl,
+                        std::vector<int>& overflow, std::vector<int64_t>& mem, const std::vector<std::string>& names,
+                        std::vector<std::string>& log) {
+  const size_t nd = ngl.size();
+  log.push_back("converting dense-only layers to full layers and filling them front-to-back with overflow to next device/system memory:");
+  auto line = [&](size_t id) {
+    log.push_back(fmt::format("  - {}: {:2} layers ({:2} overflowing), {:6} MiB used, {:6} MiB free", names[id], ngl[id].n_layer, ngl[id].n_part,
+                              mem[id] / kMiB, (ls.free(id) - mem[id]) / kMiB));
+  };
+  size_t dense_start = nd;
+  for (size_t id = nd; id-- > 0;) {
+    if (ngl[id].n_layer == 0) break;
+    dense_start = id;
+  }
+  for (size_t id = 0; id <= dense_start && dense_start < nd; ++id) {
+    std::vector<DeviceLayers> high = ngl;
+    for (size_t jd = dense_start; jd < nd; ++jd) {
+      const int move = jd < nd - 1 ? high[jd].n_layer : high[jd].n_layer - 1;
+      high[id].n_layer += move;
+      high[jd].n_layer -= move;
+      high[jd].n_part = 0;
+    }
+    size_t dense_start_high = nd - 1;
+    std::vector<int64_t> mem_high = ls.memory(high, overflow);
+    if (mem_high[id] > targets[id]) {
+      for (int delta = high[id].n_full() - ngl[id].n_full(); delta > 1; delta = high[id].n_full() - ngl[id].n_full()) {
+        const int step = step_size(delta, targets[id], mem[id], mem_high[id]);
+        std::vector<DeviceLayers> test = ngl;
+        size_t ds = dense_start;
+        for (int converted = 0; ds < nd; ++ds) {
+          const int n = std::min(step - converted, test[ds].n_part);
+          test[ds].n_layer -= n, test[ds].n_part -= n;
+          test[id].n_layer += n;
+          converted += n;
+          if (test[ds].n_part > 0) break;
+        }
+        std::vector<int64_t> mem_test = ls.memory(test, overflow);
+        if (mem_test[id] <= targets[id])
+          ngl = std::move(test), mem = std::move(mem_test), dense_start = ds;
+        else
+          high = std::move(test), mem_high = std::move(mem_test), dense_start_high = ds;
+      }
+    } else {
+      ngl = std::move(high), mem = std::move(mem_high), dense_start = dense_start_high;
+    }
+    extra_layer(ls, targets, id, dense_start, ngl, overflow, mem);
+    line(id);
+  }
+  for (size_t id = dense_start + 1; id < nd; ++id) line(id);
+}
+
+bool is_moe(const LlamaModel& m) {
+  return std::any_of(m.tensors.begin(), m.tensors.end(), [](const QuantTensor& t) { return t.expert; });
 }
 }  // namespace
 
-FitOutcome fit_params(const LlamaModel& m, ServerSettings& s, const std::vector<int64_t>& free, int64_t margin, int64_t n_ctx_min) {
+FitOutcome fit_params(const LlamaModel& m, ServerSettings& s, const std::vector<int64_t>& free, int64_t margin, int64_t n_ctx_min,
+                      const std::vector<std::string>& names) {
   FitOutcome out;
   out.ran = true;
-  const int nd = static_cast<int>(free.size());
+  const size_t nd = free.size();
   if (nd == 0) return out;
   const Projection full = project(m, s, free);
-  int64_t sum_free = 0;
-  for (int64_t f : free) sum_free += f;
+  int64_t sum_free = 0, surplus = 0;
+  bool changes_needed = false;
+  for (size_t id = 0; id < nd; ++id) {
+    sum_free += free[id];
+    surplus += free[id] - full.used[id] - margin;
+    changes_needed = changes_needed || free[id] - full.used[id] < margin;
+  }
   out.log.push_back(fmt::format("projected to use {} MiB of device memory vs. {} MiB of free device memory", full.sum_used / kMiB, sum_free / kMiB));
-  if (min_surplus(full, free) >= margin) {
-    out.log.push_back(fmt::format("will leave at least {} >= {} MiB of free device memory, no changes needed", min_surplus(full, free) / kMiB, margin / kMiB));
+  if (!changes_needed) {
+    out.log.push_back(nd == 1 ? fmt::format("will leave {} >= {} MiB of free device memory, no changes needed", (free[0] - full.used[0]) / kMiB,
+                                            margin / kMiB)
+                              : "targets for free memory can be met on all devices, no changes needed");
     return out;
   }
-  // Step 2: a smaller context, when the user left it to the model (-c 0).
-  int64_t surplus = global_surplus(full, free, margin), reduction_bytes = 0;
-  if (s.kv.ctx_size == 0 && m.kv.n_ctx_train > n_ctx_min && full.sum_ctx > 0) {
-    const int64_t per_ctx = std::max<int64_t>(1, full.sum_ctx / m.kv.n_ctx_train);
-    const int64_t cut = std::min((-surplus + per_ctx - 1) / per_ctx, m.kv.n_ctx_train - n_ctx_min);
-    s.kv.ctx_size = m.kv.n_ctx_train - cut;
-    out.changed = true;
-    reduction_bytes = cut * per_ctx;
-    surplus += reduction_bytes;
-    out.log.push_back(fmt::format("context size reduced from {} to {} -> need {} MiB less memory in total", m.kv.n_ctx_train,
-                                  s.kv.ctx_size, reduction_bytes / kMiB));
-  } else if (s.kv.ctx_size != 0) {
-    out.log.push_back(fmt::format("context size set by user to {} -> no change", s.kv.ctx_size));
+  const bool moe = is_moe(m);
+  if (surplus < 0) {
+    const bool old = !has(Rule::FitContextInterpolated, s.build);  // the b6895 README's wording
+    out.log.push_back(nd == 1 ? fmt::format(fmt::runtime(old ? "cannot fulfill margin of {} MiB, need to reduce device memory by {} MiB"
+                                                             : "cannot meet free memory target of {} MiB, need to reduce device memory by {} MiB"),
+                                            margin / kMiB, -surplus / kMiB)
+                              : fmt::format("cannot meet free memory targets on all devices, need to use {} MiB less in total", -surplus / kMiB));
+    if (reduce_context(m, s, free, margin, n_ctx_min, full, moe, out)) return out;
   }
-  if (surplus > 0) {
-    out.log.push_back("entire model can be fit across devices by reducing context");
-    return out;
-  }
-  // Step 3/4: layers, unless the user fixed them.
   auto abort = [&](std::string why) {
     out.failed = true;
     out.log.push_back("failed to fit params to free device memory: " + why + ", abort");
@@ -127,13 +314,26 @@ FitOutcome fit_params(const LlamaModel& m, ServerSettings& s, const std::vector<
   if (nd > 1 && !s.tensor_split.empty()) return abort("model_params::tensor_split already set by user");
   if (nd > 1 && s.split == SplitMode::Row) return abort("changing weight allocation for LLAMA_SPLIT_MODE_ROW not implemented");
   if (!s.overrides.empty() || s.cpu_moe || s.n_cpu_moe > 0) return abort("model_params::tensor_buft_overrides already set by user");
-  const bool moe = std::any_of(m.tensors.begin(), m.tensors.end(), [](const QuantTensor& t) { return t.expert; });
-  if (moe && nd > 1) {
-    out.unmodelled = "llama.cpp's layer search for a MoE model over several GPUs (step 3b) is not modelled: the plan keeps every layer offloaded";
-    return out;
+
+  int64_t surplus_cpu_moe = 0;
+  if (moe) {  // every expert tensor on the host: do the dense parts fit?
+    ServerSettings dense = s;
+    dense.cpu_moe = true;
+    const Projection p = project(m, dense, free);
+    for (size_t id = 0; id < nd; ++id) surplus_cpu_moe += free[id] - p.used[id] - margin;
+    out.log.push_back(surplus_cpu_moe > 0 ? fmt::format("with only dense weights in device memory there is a total surplus of {} MiB", surplus_cpu_moe / kMiB)
+                                          : fmt::format("with only dense weights in device memory there is still a total deficit of {} MiB", -surplus_cpu_moe / kMiB));
   }
-  if (moe && fit_moe_one_gpu(m, s, free, margin, full.used[0] - reduction_bytes, out)) return out;
-  fit_dense(m, s, free, margin, out);
+  std::vector<int64_t> targets;
+  for (int64_t f : free) targets.push_back(f - margin);
+  const LayerSearch ls(m, s, free);
+  std::vector<DeviceLayers> ngl(nd);
+  std::vector<int> overflow(nd, -1);
+  std::vector<int64_t> mem = ls.memory(ngl, overflow);
+  fill_back_to_front(ls, m.n_layer, moe, targets, ngl, overflow, mem, names, out.log);
+  if (moe && surplus_cpu_moe > 0) fill_front_to_back(ls, targets, ngl, overflow, mem, names, out.log);
+  s = ls.apply(ngl, overflow);
+  out.changed = true;
   return out;
 }
 

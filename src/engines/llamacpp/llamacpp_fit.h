@@ -1,5 +1,6 @@
-// llama.cpp's --fit: llama_params_fit's adjustment of what the user left unset (context, then
-// MoE experts or offloaded layers) so every device keeps its target free (fit.cpp).
+// llama.cpp's --fit: common_fit_params' adjustment of what the user left unset (context, then the
+// layers per device and, for MoE models, which layers keep their experts) so every device keeps
+// its target free (fit.cpp).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -14,11 +15,12 @@ struct FitOutcome {
   bool failed = false;               // llama.cpp gave up ("... abort"): the start goes on as set
   bool changed = false;              // it lowered the context, the layers or moved experts
   std::vector<std::string> log;      // its llama_params_fit_impl lines, without the prefix
-  std::string unmodelled;            // a step headroom does not model, said in the notes
 };
 
-// Adjusts `s` as llama_params_fit would for devices with `free` bytes each, keeping `margin`
-// free and the context at least `n_ctx_min`.
-FitOutcome fit_params(const LlamaModel& m, ServerSettings& s, const std::vector<int64_t>& free, int64_t margin, int64_t n_ctx_min);
+// Adjusts `s` (context, -ngl, --tensor-split, fit_overrides) as common_fit_params would for devices
+// with `free` bytes each, keeping `margin` free and the context at least `n_ctx_min`; `names` label
+// the devices in its log.
+FitOutcome fit_params(const LlamaModel& m, ServerSettings& s, const std::vector<int64_t>& free, int64_t margin, int64_t n_ctx_min,
+                      const std::vector<std::string>& names);
 
 }  // namespace headroom::llamacpp

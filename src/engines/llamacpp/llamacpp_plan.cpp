@@ -238,11 +238,31 @@ void add_devices(Forecast& f, const Placement& p, const std::vector<int64_t>& ca
                                    h.compute_low, h.compute_high, h.indexer});
 }
 
-void add_settings(Forecast& f, const ServerSettings& s, const std::optional<KvCache>& kv, const std::string& quant) {
+// --fit's overrides as llama-fit-params prints them (-ot blk\.14\.ffn_(up|down|gate)_(ch|)exps=CPU,...).
+std::string fit_override_list(const ServerSettings& s, const DeviceNaming& names) {
+  std::string out;
+  for (const auto& o : s.fit_overrides) {
+    const char* pattern = o.fraction == LayerFraction::Attn   ? "ffn_(gate|up|gate_up|down).*"
+                          : o.fraction == LayerFraction::Up   ? "ffn_(gate|gate_up|down).*"
+                          : o.fraction == LayerFraction::Gate ? "ffn_down.*"
+                                                              : "ffn_(up|down|gate_up|gate)_(ch|)exps";
+    out += fmt::format("{}blk\\.{}\\.{}={}", out.empty() ? "" : ",", o.layer, pattern,
+                       o.device < 0 ? std::string("CPU") : names(static_cast<size_t>(o.device)));
+  }
+  return out;
+}
+
+void add_settings(Forecast& f, const ServerSettings& s, const std::optional<KvCache>& kv, const std::string& quant, const DeviceNaming& names) {
   auto& st = f.settings;
   if (!quant.empty()) st.emplace_back("--quant", quant);
   st.emplace_back("--n-gpu-layers", std::to_string(s.n_gpu_layers));
   st.emplace_back("--split-mode", s.split == SplitMode::Layer ? "layer" : s.split == SplitMode::Row ? "row" : "none");
+  if (!s.tensor_split.empty()) {
+    std::string ts;
+    for (double x : s.tensor_split) ts += (ts.empty() ? "" : ",") + fmt::format("{:g}", x);
+    st.emplace_back("--tensor-split", ts);
+  }
+  if (!s.fit_overrides.empty()) st.emplace_back("--override-tensor", fit_override_list(s, names));
   st.emplace_back("--flash-attn", s.fa == FlashAttn::On ? "on" : s.fa == FlashAttn::Off ? "off" : "auto");
   st.emplace_back("--ctx-size", std::to_string(kv ? kv->n_ctx : s.kv.ctx_size));
   if (kv) st.emplace_back("--parallel", std::to_string(kv->n_seq_max));
@@ -274,14 +294,19 @@ Forecast plan_llamacpp(const Deployment& given, const PlanOptions& opt) {
   std::vector<int64_t> free_at_start;
   for (size_t g = 0; g < cap.size(); ++g) free_at_start.push_back(cap[g] - kRuntimeBytes - d.held_by_others_on(g));
   FitOutcome fit;
-  if (s.fit) fit = fit_params(m, s, free_at_start, s.fit_target, s.fit_ctx_min);
+  if (s.fit) {
+    std::vector<std::string> labels;
+    for (size_t g = 0; g < cap.size(); ++g)
+      labels.push_back(fmt::format("{} ({})", names(g), (g < d.gpu_list.size() ? d.gpu_list[g] : d.gpu).display));
+    fit = fit_params(m, s, free_at_start, s.fit_target, s.fit_ctx_min, labels);
+  }
   auto [kv, p] = lay_out(m, s, free_at_start);
 
   Forecast f;
   f.engine = "llamacpp";
   f.version = s.build > 0 ? fmt::format("b{}", s.build) : "newest";
   f.era = era_name(s.build);
-  add_settings(f, s, kv, d.flag("--quant") ? *d.flag("--quant") : "");
+  add_settings(f, s, kv, d.flag("--quant") ? *d.flag("--quant") : "", names);
   std::vector<std::string> mm_notes;
   const MmprojLoad mm = mmproj_load(d, s, mm_notes);
   std::vector<int64_t> free_after_target = free_at_start;
@@ -331,7 +356,6 @@ Forecast plan_llamacpp(const Deployment& given, const PlanOptions& opt) {
                                   fit.failed    ? "it gives up (see the log) and the start goes on with the values as set"
                                   : fit.changed ? "the context / layers above are what it chose for its free-memory target per device"
                                                 : "every device keeps its target, nothing changed"));
-  if (!fit.unmodelled.empty()) f.notes.push_back(fit.unmodelled);
   if (std::string n = fused_gate_up_note(m, s); !n.empty()) f.notes.push_back(std::move(n));
   if (!host_note.empty()) f.notes.push_back(host_note);
   if (s.split == SplitMode::Row && cap.size() > 1 && (backend == "CUDA" || backend == "ROCm"))

@@ -28,6 +28,12 @@ constexpr EngineRule kRules[] = {
      "--cpu-moe / --n-cpu-moe also keep fused ffn_gate_up_exps tensors on the host (before: only up, gate and down; a GGUF "
      "converted with --fuse_gate_up_exps kept two thirds of its experts on the GPU)",
      "PR #20416 (LLM_FFN_EXPS_REGEX gains gate_up; merged 2026-03-11, fixes issue #20431 on b8284; build INFERRED)"},
+    {"llamacpp.fit_context_interpolated", B(7490), kOpen,
+     "--fit picks the context by interpolating the projected use between --fit-ctx and the model's context, rounded down to 256, "
+     "and goes on to the layers on several GPUs (before: the deficit over the KV bytes per token, and done when that was enough)",
+     "PR #18372 (llama-fit-params: fix Gemma 3 calculation; merged 2025-12-25; build INFERRED)"},
+    {"llamacpp.fit_keeps_explicit_ctx0", B(7810), kOpen, "--fit leaves an explicit -c 0 (the model's full context) alone",
+     "PR #19070 (llama-fit-params: keep explicit --ctx-size 0; merged 2026-01-24; build INFERRED)"},
 };
 static_assert(std::size(kRules) == static_cast<size_t>(Rule::Count), "one row per Rule, in the enum's order");
 }  // namespace

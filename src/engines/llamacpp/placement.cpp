@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <regex>
 
 #include "headroom/llamacpp_plan.h"
@@ -41,9 +42,12 @@ Layout layout(const LlamaModel& m, const ServerSettings& s, const std::vector<in
   l.i_gpu_start = std::max(m.n_layer - s.n_gpu_layers, 0);
   l.act = n_gpus == 0 ? 0 : std::min(s.n_gpu_layers, m.n_layer + 1);
   // Without --tensor-split llama.cpp splits by each device's free memory at start (GUESS: its capacity).
+  // (an all-zero split, as --fit writes with no layer on the GPUs, also means "by free memory").
   std::vector<double> w = s.tensor_split;
-  if (w.empty())
+  if (std::all_of(w.begin(), w.end(), [](double x) { return x <= 0; })) {
+    w.clear();
     for (int64_t b : free_bytes) w.push_back(static_cast<double>(b));
+  }
   double sum = 0;
   for (double x : w) l.points.push_back(sum += x);
   for (double& x : l.points) x /= sum;
@@ -98,6 +102,33 @@ std::vector<OverrideRule> override_rules(const LlamaModel& m, const ServerSettin
   return r;
 }
 
+// Whether --fit's pattern for `f` in layer `layer` (common/fit.cpp get_overflow_pattern, matched
+// with regex_search) names tensor `t`: its name after "blk.N." starts with the FFN projections named.
+bool fit_fraction_matches(const QuantTensor& t, LayerFraction f) {
+  const std::string prefix = fmt::format("blk.{}.", t.layer);
+  if (t.name.rfind(prefix, 0) != 0) return false;
+  const std::string_view base = std::string_view(t.name).substr(prefix.size());
+  auto starts = [&](std::string_view p) { return base.substr(0, p.size()) == p; };
+  switch (f) {
+    case LayerFraction::Attn: return starts("ffn_gate") || starts("ffn_up") || starts("ffn_down");
+    case LayerFraction::Up: return starts("ffn_gate") || starts("ffn_down");
+    case LayerFraction::Gate: return starts("ffn_down");
+    case LayerFraction::Moe:
+      for (std::string_view proj : {"ffn_up_", "ffn_down_", "ffn_gate_up_", "ffn_gate_"})
+        if (starts(proj) && (base.substr(proj.size(), 4) == "exps" || base.substr(proj.size(), 6) == "chexps")) return true;
+      return false;
+  }
+  return false;
+}
+
+// The device --fit's overrides send tensor `t` to, if one names it (std::nullopt otherwise).
+std::optional<int> fit_override_device(const QuantTensor& t, const std::vector<const FitOverride*>& by_layer) {
+  if (t.layer < 0 || t.layer >= static_cast<int>(by_layer.size()) || !by_layer[static_cast<size_t>(t.layer)]) return std::nullopt;
+  const FitOverride& o = *by_layer[static_cast<size_t>(t.layer)];
+  if (!fit_fraction_matches(t, o.fraction)) return std::nullopt;
+  return o.device;
+}
+
 // ggml-cuda's buffer type allocates a quantized tensor whose rows are not a multiple of
 // MATRIX_ROW_PADDING (512) with one padding row more (ggml_backend_cuda_buffer_type_get_alloc_size).
 int64_t cuda_alloc_size(const QuantTensor& t) {
@@ -137,9 +168,13 @@ Placement place(const LlamaModel& m, const KvModel& kvm, const ServerSettings& s
   const Layout l = layout(m, s, free_bytes);
   const std::vector<OverrideRule> rules = override_rules(m, s);
   std::vector<bool> rule_used(rules.size(), false);
+  std::vector<const FitOverride*> fit_by_layer(static_cast<size_t>(m.n_layer + 1), nullptr);
+  for (const auto& o : s.fit_overrides)
+    if (o.layer >= 0 && o.layer <= m.n_layer) fit_by_layer[static_cast<size_t>(o.layer)] = &o;
   for (size_t ti = 0; ti < m.tensors.size(); ++ti) {
     const QuantTensor& t = m.tensors[ti];
     int dev = t.cat == TensorCategory::TokenEmbd ? -1 : l.device(t.layer >= 0 ? t.layer : m.n_layer);
+    if (auto fd = fit_override_device(t, fit_by_layer)) dev = *fd;
     for (size_t i = 0; i < rules.size(); ++i)
       if ((*rules[i].matches)[ti]) {
         dev = rules[i].device;

@@ -237,6 +237,7 @@ ServerSettings parse_server_settings(const Deployment& d, int n_layer) {
   }
   if (int64_t t = int_flag(d, "--fit-target", 0, 1 << 20); t >= 0) s.fit_target = t * 1024 * 1024;
   if (int64_t c = int_flag(d, "--fit-ctx", 1, int64_t{1} << 32); c > 0) s.fit_ctx_min = c;
+  if (d.flag("--ctx-size") && s.kv.ctx_size == 0 && has(Rule::FitKeepsExplicitCtx0, s.build)) s.fit_ctx_min = INT64_MAX;
   return s;
 }
 
