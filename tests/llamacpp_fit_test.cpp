@@ -133,3 +133,18 @@ TEST(LlamacppFit, MoeOverSeveralGpusMovesExpertsNotLayers) {
   const Forecast split = run(plus(base, {"-ts", "1,1"}));
   EXPECT_TRUE(test::has_prefix(split, "llama_params_fit_impl: failed to fit params to free device memory: model_params::tensor_split"));
 }
+
+TEST(LlamacppFit, SlotsWithoutAUnifiedCacheEachGetTheModelsContextFromPr27496) {
+  // -np 4 without -kvu: four KV streams. From PR #27496 (~b10180) fit resolves an unset context to
+  // n_ctx_train x 4 = 163840 (40960 per slot); before, the 40960 tokens were shared (10240 a slot).
+  const std::vector<std::string> base = {"--model", "Qwen/Qwen3-0.6B", "--quant", "Q8_0", "--gpu", "rtx-4090", "-np", "4"};
+  const Forecast now = run(plus({"--engine", "llamacpp"}, base));
+  EXPECT_TRUE(test::has_line(now, "llama_params_fit_impl: context size unset and KV cache not unified -> using 163840 for 4 sequences:"));
+  EXPECT_EQ(now.kv_tokens, 163840);
+  EXPECT_EQ(now.context_len, 40960);
+  const Forecast before = run(plus({"--engine", "llamacpp@b10000"}, base));
+  EXPECT_EQ(before.kv_tokens, 40960);
+  EXPECT_EQ(before.context_len, 10240);
+  // A unified cache (-kvu) is one stream: the model's context, shared.
+  EXPECT_EQ(run(plus({"--engine", "llamacpp", "-kvu"}, base)).kv_tokens, 40960);
+}

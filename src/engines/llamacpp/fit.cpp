@@ -104,15 +104,18 @@ bool reduce_context_by_kv(const LlamaModel& m, ServerSettings& s, const std::vec
 }
 
 // Step 2: a context between --fit-ctx and the model's, linear in the projected use, rounded down to
-// 256 (only when the user left -c unset).
+// 256 per stream (only when the user left -c unset).
+// `streams`: KV streams the context is shared by (one per slot without a unified cache, PR #27496).
 bool reduce_context(const LlamaModel& m, ServerSettings& s, const std::vector<int64_t>& free, int64_t margin, int64_t n_ctx_min,
-                    const Projection& full, bool moe, FitOutcome& out) {
+                    const Projection& full, bool moe, bool ctx_auto, int64_t streams, FitOutcome& out) {
   const int64_t nd = static_cast<int64_t>(free.size());
-  if (s.kv.ctx_size != 0) {
+  if (!ctx_auto) {
     out.log.push_back(fmt::format("context size set by user to {} -> no change", s.kv.ctx_size));
     return false;
   }
-  const int64_t n_ctx_max = m.kv.n_ctx_train;
+  const int64_t n_ctx_max = m.kv.n_ctx_train * streams;
+  const int64_t align = 256 * streams;
+  if (n_ctx_min != INT64_MAX) n_ctx_min *= streams;
   if (n_ctx_max <= n_ctx_min) {
     out.log.push_back(n_ctx_min == INT64_MAX
                           ? fmt::format("user has requested full context size of {} -> no change", n_ctx_max)
@@ -132,7 +135,7 @@ bool reduce_context(const LlamaModel& m, ServerSettings& s, const std::vector<in
   const int64_t used_min = project(m, s, free).sum_used;
   if (target > used_min && full.sum_used > used_min) {
     int64_t n_ctx = n_ctx_min + (n_ctx_max - n_ctx_min) * (target - used_min) / (full.sum_used - used_min);
-    n_ctx = std::max(n_ctx - n_ctx % 256, n_ctx_min);
+    n_ctx = std::max(n_ctx - n_ctx % align, n_ctx_min);
     s.kv.ctx_size = n_ctx;
     const int64_t per_ctx = (full.sum_used - used_min) / (n_ctx_max - n_ctx_min);
     out.log.push_back(fmt::format("context size reduced from {} to {} -> need {} MiB less memory in total", n_ctx_max, n_ctx,
@@ -281,7 +284,19 @@ FitOutcome fit_params(const LlamaModel& m, ServerSettings& s, const std::vector<
   out.ran = true;
   const size_t nd = free.size();
   if (nd == 0) return out;
-  const Projection full = project(m, s, free);
+  const bool ctx_auto = s.kv.ctx_size == 0;
+  int64_t streams = 1;
+  Projection full = project(m, s, free);
+  if (ctx_auto && has(Rule::FitNStreams, s.build)) {
+    // The context is resolved before anything is measured: the model's per stream (PR #27496).
+    const std::optional<KvCache> kv = lay_out(m, s, free).kv;
+    streams = kv && !kv->unified ? std::max(1, kv->n_seq_max) : 1;
+    s.kv.ctx_size = m.kv.n_ctx_train * streams;
+    if (streams > 1) {
+      out.log.push_back(fmt::format("context size unset and KV cache not unified -> using {} for {} sequences:", s.kv.ctx_size, streams));
+      full = project(m, s, free);
+    }
+  }
   int64_t sum_free = 0, surplus = 0;
   bool changes_needed = false;
   for (size_t id = 0; id < nd; ++id) {
@@ -303,7 +318,7 @@ FitOutcome fit_params(const LlamaModel& m, ServerSettings& s, const std::vector<
                                                              : "cannot meet free memory target of {} MiB, need to reduce device memory by {} MiB"),
                                             margin / kMiB, -surplus / kMiB)
                               : fmt::format("cannot meet free memory targets on all devices, need to use {} MiB less in total", -surplus / kMiB));
-    if (reduce_context(m, s, free, margin, n_ctx_min, full, moe, out)) return out;
+    if (reduce_context(m, s, free, margin, n_ctx_min, full, moe, ctx_auto, streams, out)) return out;
   }
   auto abort = [&](std::string why) {
     out.failed = true;

@@ -34,6 +34,10 @@ constexpr EngineRule kRules[] = {
      "PR #18372 (llama-fit-params: fix Gemma 3 calculation; merged 2025-12-25; build INFERRED)"},
     {"llamacpp.fit_keeps_explicit_ctx0", B(7810), kOpen, "--fit leaves an explicit -c 0 (the model's full context) alone",
      "PR #19070 (llama-fit-params: keep explicit --ctx-size 0; merged 2026-01-24; build INFERRED)"},
+    {"llamacpp.fit_n_streams", B(10180), kOpen,
+     "--fit with the context unset and a KV cache not unified (-np N, -no-kvu) gives every slot the model's context (n_ctx = "
+     "n_ctx_train x slots) before it shrinks it (before: n_ctx_train shared by the slots)",
+     "PR #27496 (fit: also take into account n_streams; merged 2026-08-21, b10154 was 2026-08-18; build INFERRED)"},
 };
 static_assert(std::size(kRules) == static_cast<size_t>(Rule::Count), "one row per Rule, in the enum's order");
 }  // namespace
