@@ -251,6 +251,30 @@ TEST(LlamacppTune, MostContextElseMostLayers) {
   EXPECT_LT(worst(ngl + 1), int64_t{1} << 30);
 }
 
+TEST(LlamacppTune, MoeKeepsEveryLayerAndMovesTheFewestExperts) {
+  // Qwen3-30B-A3B Q8_0 (30 GiB) on a 12 GB RTX 4070: not even 4096 tokens with every layer whole,
+  // so every layer stays offloaded and the experts of the first K layers go to the host, K the
+  // fewest that keep the margin (K - 1 breaks it); llama.cpp's own --fit choice is named too.
+  const std::vector<std::string> moe = {"--engine", "llamacpp", "--model", "Qwen/Qwen3-30B-A3B", "--quant", "Q8_0", "--gpu", "rtx-4070"};
+  const TuneResult t = tune(parse_deployment(Args::parse(moe)), TuneGoal{});
+  ASSERT_TRUE(t.feasible) << t.reason;
+  EXPECT_EQ(t.primary_knob, "--n-cpu-moe");
+  const int k = std::stoi(t.recommended.front().second);
+  auto worst = [&](int n) {
+    const Forecast f = run(test::plus(moe, {"--ctx-size", "4096", "--fit", "off", "-ngl", "49", "--n-cpu-moe", std::to_string(n)}));
+    int64_t w = INT64_MAX;
+    for (const auto& rk : f.ranks)
+      for (const auto& st : rk.stages) w = std::min({w, st.free_worst, st.min_free_worst});
+    return f.failure ? INT64_MIN : w;
+  };
+  EXPECT_GE(worst(k), int64_t{1} << 30);
+  EXPECT_LT(worst(k - 1), int64_t{1} << 30);
+  EXPECT_TRUE(std::any_of(t.notes.begin(), t.notes.end(), [](const std::string& n) { return n.rfind("llama.cpp's own --fit", 0) == 0; }));
+  // The user's own placement is kept: with -ngl given, the layers are what tune searches.
+  const TuneResult given = tune(parse_deployment(Args::parse(test::plus(moe, {"-ngl", "30"}))), TuneGoal{});
+  EXPECT_NE(given.primary_knob, "--n-cpu-moe");
+}
+
 // --mmproj (issue 25): the projector llama-server loads after the text model, on the first GPU.
 // A 2026-05 llama-server log of Qwen3.6-27B with unsloth's mmproj-BF16.gguf (public code index
 // 56678392724): "load_hparams: model size: 887.99 MiB", "alloc_compute_meta: CUDA0 compute buffer

@@ -1,6 +1,7 @@
 // tune for llama.cpp: the most context (every layer offloaded) or, when even a 4096-token context
-// does not fit that way, the most offloaded layers (-ngl) that keep every device the safety margin
-// at the unfavourable end of the estimates. Both are monotone, so each is a bisection over plan().
+// does not fit that way, the fewest MoE layers with their experts on the host (--n-cpu-moe) or else
+// the most offloaded layers (-ngl) that keep every device the safety margin at the unfavourable end
+// of the estimates. Each is monotone, so each is a bisection over plan().
 // The context is searched in steps of 256 cells (llama.cpp pads n_ctx to 256 in recent builds).
 #include <algorithm>
 #include <climits>
@@ -69,6 +70,53 @@ std::optional<Try> largest_safe(const Deployment& d, const std::string& flag, in
   return low;
 }
 
+// The smallest value in [lo, hi] whose plan is safe (a knob that frees memory as it grows);
+// nullopt when hi is not.
+std::optional<Try> smallest_safe(const Deployment& d, const std::string& flag, int64_t lo, int64_t hi, int64_t margin, int& plans) {
+  Try high = attempt(d, flag, hi, margin, plans);
+  if (!high.safe) return std::nullopt;
+  Try low = attempt(d, flag, lo, margin, plans);
+  if (low.safe) return low;
+  int64_t a = lo, b = hi;  // a not safe, b safe
+  while (b - a > 1) {
+    const int64_t mid = (a + b) / 2;
+    Try t = attempt(d, flag, mid, margin, plans);
+    if (t.safe) {
+      b = mid;
+      high = std::move(t);
+    } else {
+      a = mid;
+    }
+  }
+  return high;
+}
+
+int64_t host_weights(const Forecast& f) {
+  int64_t b = 0;
+  for (const auto& x : f.devices)
+    if (x.host) b += x.model_buffer_bytes;
+  return b;
+}
+
+// What llama.cpp's own --fit (on by default) would choose for the deployment as given, in one line
+// ("" when it is off, changes nothing or gives up).
+std::string own_fit_choice(const Deployment& d0) {
+  if (const std::string* f = d0.flag("--fit"); f && *f == "off") return "";
+  const Forecast f = plan(d0);
+  const bool ran = std::any_of(f.log.begin(), f.log.end(), [](const std::string& l) { return l.find("_fit_impl: ") != std::string::npos; });
+  const bool changed = std::any_of(f.log.begin(), f.log.end(), [](const std::string& l) {
+    return l.find("context size reduced") != std::string::npos || l.find("layers back-to-front") != std::string::npos;
+  });
+  const bool gave_up = std::any_of(f.log.begin(), f.log.end(), [](const std::string& l) { return l.find(", abort") != std::string::npos; });
+  if (!ran || !changed || gave_up) return "";
+  std::string out = fmt::format("-c {} -ngl {}", *f.setting("--ctx-size"), *f.setting("--n-gpu-layers"));
+  if (const std::string* ts = f.setting("--tensor-split")) out += " -ts " + *ts;
+  if (const std::string* ot = f.setting("--override-tensor")) out += fmt::format(" and {} per-layer -ot overrides", std::count(ot->begin(), ot->end(), ',') + 1);
+  return fmt::format("llama.cpp's own --fit (on by default) would start it with {} ({}: its margin is 1024 MiB at the central estimates; "
+                     "`headroom plan` without -c / -ngl shows it); the launch above sets -c and -ngl, which fit then leaves alone",
+                     out, f.verdict == Verdict::Fits ? "fits" : f.verdict == Verdict::AtRisk ? "at risk" : "does not fit");
+}
+
 TradeoffRow row(const Try& t, const std::string& flag, std::string label) {
   TradeoffRow r;
   r.knob = flag;
@@ -124,6 +172,25 @@ TuneResult tune_llamacpp(const Deployment& d0, const TuneGoal& g) {
     best = largest_safe(at_ngl, knob, std::min(kCtxFloor, n_ctx_train), std::max(kCtxFloor, n_ctx_train), kCtxStep, margin, res.plans);
     if (best) res.recommended.emplace_back("--n-gpu-layers", std::to_string(ngl));
   }
+  // A MoE model with every layer offloaded: the experts of the first K layers on the host (--n-cpu-moe)
+  // keep every layer's attention on the GPU, which generates faster than fewer layers (-ngl).
+  const bool placed = given_ngl || d0.flag("--cpu-moe") || d0.flag("--n-cpu-moe") || d0.flag("--override-tensor");
+  if (!best && !placed) {
+    Deployment at_ctx = all;
+    const int64_t ctx = g.target_context ? *g.target_context : given_ctx ? std::stoll(*given_ctx) : std::min(kCtxFloor, n_ctx_train);
+    set(at_ctx, "--ctx-size", std::to_string(ctx));
+    Deployment every = at_ctx;
+    set(every, "--n-cpu-moe", std::to_string(n_all));
+    if (host_weights(plan(every, o)) > host_weights(plan(at_ctx, o))) {
+      res.plans += 2;
+      best = smallest_safe(at_ctx, "--n-cpu-moe", 0, n_all, margin, res.plans);
+      if (best) {
+        knob = "--n-cpu-moe";
+        res.recommended.emplace_back("--n-gpu-layers", std::to_string(n_all));
+        res.recommended.emplace_back("--ctx-size", std::to_string(ctx));
+      }
+    }
+  }
   if (!best) {
     knob = "--n-gpu-layers";
     Deployment at_ctx = d;
@@ -151,9 +218,14 @@ TuneResult tune_llamacpp(const Deployment& d0, const TuneGoal& g) {
   ++res.plans;
   res.launch_flags = launch.flags;
   res.launch_command = launch_command(launch, launch.flags);
-  res.notes.push_back(fmt::format("llama.cpp: {} searched for the largest value whose plan keeps {} free on every device at the worst end "
+  res.notes.push_back(fmt::format("llama.cpp: {} searched for the {} value whose plan keeps {} free on every device at the worst end "
                                   "of the estimates (compute buffers, GPU runtime); with -c and -ngl set, llama.cpp's --fit changes neither",
-                                  knob, human_bytes(margin)));
+                                  knob, knob == "--n-cpu-moe" ? "smallest" : "largest", human_bytes(margin)));
+  if (knob == "--n-cpu-moe")
+    res.notes.push_back(fmt::format("MoE: every layer stays on the GPUs and the routed experts of the first {} layers go to host memory "
+                                    "(--n-cpu-moe, the fewest that keep the margin); fewer offloaded layers (-ngl) would move attention too",
+                                    best->value));
+  if (std::string own = own_fit_choice(d0); !own.empty()) res.notes.push_back(std::move(own));
   if (res.margin_default) res.notes.push_back("the 1 GiB safety margin is a default GUESS (llama.cpp's own --fit keeps 1024 MiB); set it with --margin");
   return res;
 }
