@@ -148,3 +148,22 @@ TEST(LlamacppFit, SlotsWithoutAUnifiedCacheEachGetTheModelsContextFromPr27496) {
   // A unified cache (-kvu) is one stream: the model's context, shared.
   EXPECT_EQ(run(plus({"--engine", "llamacpp", "-kvu"}, base)).kv_tokens, 40960);
 }
+
+TEST(LlamacppFit, ADraftModelJoinsTheTargetFromPr23485) {
+  // Qwen3-8B Q8_0 with a Qwen3-0.6B draft (-md) on a 12 GB RTX 4070, -c unset. Before PR #23485
+  // (~b9030) fit sizes the context for the target alone and the draft contexts then run out of
+  // memory; from it the draft's weights, context (at the model's whole context, llama.cpp#25408)
+  // and compute buffer join the 1024 MiB target, so fit shrinks the target further and it fits.
+  const std::vector<std::string> base = {"--model", "Qwen/Qwen3-8B", "--quant", "Q8_0", "--gpu", "rtx-4070", "-md", "Qwen/Qwen3-0.6B"};
+  const Forecast before = run(plus({"--engine", "llamacpp@b9000"}, base));
+  EXPECT_TRUE(test::has_line(before, "llama_params_fit_impl: entire model can be fit by reducing context"));
+  ASSERT_TRUE(before.failure);
+  EXPECT_EQ(before.failure->stage, StageId::DraftContexts);
+  const Forecast now = run(plus({"--engine", "llamacpp"}, base));
+  const double target = test::number_after(now, "llama_params_fit_impl: cannot meet free memory target of ");
+  // 1024 MiB + the draft: 604 MiB of Q8_0 weights + 40960 cells x 28 layers x 2 x 1024 x 2 B (4480 MiB) + its compute buffer.
+  EXPECT_GT(target, 1024 + 604 + 4480);
+  EXPECT_LT(target, 1024 + 604 + 4480 + 1024);
+  EXPECT_FALSE(now.failure);
+  EXPECT_EQ(now.kv_tokens, 4096);
+}

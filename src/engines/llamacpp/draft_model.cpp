@@ -11,6 +11,7 @@
 #include "headroom/error.h"
 #include "headroom/llamacpp_plan.h"
 #include "headroom/units.h"
+#include "engines/llamacpp/llamacpp_rule_table.h"
 
 namespace headroom::llamacpp {
 
@@ -91,9 +92,10 @@ std::optional<DraftPlan> plan_draft(const Deployment& d, const ServerSettings& t
   out.p = std::move(lo.p);
   out.slots = target_kv ? std::max(1, target_kv->n_seq_max) : 1;
   out.notes.push_back(fmt::format("draft model {}: {} layers on the GPUs, then one draft context per slot ({} slot{}): {} cells each for one "
-                                  "sequence (server.cpp: a llama_context per slot) and its compute buffer (an ESTIMATE); llama.cpp's --fit "
-                                  "does not count the draft",
-                                  out.model->name, out.p.layers_offloaded, out.slots, out.slots == 1 ? "" : "s", out.kv ? out.kv->n_ctx : n_ctx));
+                                  "sequence (server.cpp: a llama_context per slot) and its compute buffer (an ESTIMATE); {}",
+                                  out.model->name, out.p.layers_offloaded, out.slots, out.slots == 1 ? "" : "s", out.kv ? out.kv->n_ctx : n_ctx,
+                                  has(Rule::FitCountsDraft, target.build) ? "llama.cpp's --fit (~b9030+) keeps room for one draft context"
+                                                                          : "llama.cpp's --fit does not count the draft (builds before ~b9030)"));
   return out;
 }
 

@@ -88,10 +88,11 @@ int step_size(int delta, int64_t target, int64_t mem, int64_t mem_high) {
 
 // Step 2 before PR #18372: the deficit over the context's bytes per token (KV and state only),
 // done when that is enough, on one GPU or several.
-bool reduce_context_by_kv(const LlamaModel& m, ServerSettings& s, const std::vector<int64_t>& free, int64_t margin, int64_t n_ctx_min,
+bool reduce_context_by_kv(const LlamaModel& m, ServerSettings& s, const std::vector<int64_t>& free, const std::vector<int64_t>& margins,
+                          int64_t n_ctx_min,
                           const Projection& full, FitOutcome& out) {
   int64_t surplus = 0;
-  for (size_t id = 0; id < free.size(); ++id) surplus += free[id] - full.used[id] - margin;
+  for (size_t id = 0; id < free.size(); ++id) surplus += free[id] - full.used[id] - margins[id];
   const int64_t per_ctx = std::max<int64_t>(1, full.sum_ctx / m.kv.n_ctx_train);
   const int64_t cut = std::min((-surplus + per_ctx - 1) / per_ctx, m.kv.n_ctx_train - n_ctx_min);
   s.kv.ctx_size = m.kv.n_ctx_train - cut;
@@ -106,7 +107,7 @@ bool reduce_context_by_kv(const LlamaModel& m, ServerSettings& s, const std::vec
 // Step 2: a context between --fit-ctx and the model's, linear in the projected use, rounded down to
 // 256 per stream (only when the user left -c unset).
 // `streams`: KV streams the context is shared by (one per slot without a unified cache, PR #27496).
-bool reduce_context(const LlamaModel& m, ServerSettings& s, const std::vector<int64_t>& free, int64_t margin, int64_t n_ctx_min,
+bool reduce_context(const LlamaModel& m, ServerSettings& s, const std::vector<int64_t>& free, const std::vector<int64_t>& margins, int64_t n_ctx_min,
                     const Projection& full, bool moe, bool ctx_auto, int64_t streams, FitOutcome& out) {
   const int64_t nd = static_cast<int64_t>(free.size());
   if (!ctx_auto) {
@@ -122,10 +123,9 @@ bool reduce_context(const LlamaModel& m, ServerSettings& s, const std::vector<in
                           : fmt::format("default model context size is {} which is <= the min. context size of {} -> no change", n_ctx_max, n_ctx_min));
     return false;
   }
-  if (!has(Rule::FitContextInterpolated, s.build)) return reduce_context_by_kv(m, s, free, margin, n_ctx_min, full, out);
-  int64_t sum_free = 0;
-  for (int64_t f : free) sum_free += f;
-  int64_t target = sum_free - nd * margin;
+  if (!has(Rule::FitContextInterpolated, s.build)) return reduce_context_by_kv(m, s, free, margins, n_ctx_min, full, out);
+  int64_t target = 0;
+  for (size_t id = 0; id < free.size(); ++id) target += free[id] - margins[id];
   if (nd > 1) {  // only whole layers (dense) or whole tensors (MoE, ~1/3 layer) move: keep more back
     const int64_t per_layer = full.sum_model / std::max(1, std::min(s.n_gpu_layers, m.n_layer));
     target -= (nd + 1) * per_layer / (moe ? 6 : 2);
@@ -278,7 +278,7 @@ bool is_moe(const LlamaModel& m) {
 }
 }  // namespace
 
-FitOutcome fit_params(const LlamaModel& m, ServerSettings& s, const std::vector<int64_t>& free, int64_t margin, int64_t n_ctx_min,
+FitOutcome fit_params(const LlamaModel& m, ServerSettings& s, const std::vector<int64_t>& free, const std::vector<int64_t>& margins, int64_t n_ctx_min,
                       const std::vector<std::string>& names) {
   FitOutcome out;
   out.ran = true;
@@ -301,13 +301,13 @@ FitOutcome fit_params(const LlamaModel& m, ServerSettings& s, const std::vector<
   bool changes_needed = false;
   for (size_t id = 0; id < nd; ++id) {
     sum_free += free[id];
-    surplus += free[id] - full.used[id] - margin;
-    changes_needed = changes_needed || free[id] - full.used[id] < margin;
+    surplus += free[id] - full.used[id] - margins[id];
+    changes_needed = changes_needed || free[id] - full.used[id] < margins[id];
   }
   out.log.push_back(fmt::format("projected to use {} MiB of device memory vs. {} MiB of free device memory", full.sum_used / kMiB, sum_free / kMiB));
   if (!changes_needed) {
     out.log.push_back(nd == 1 ? fmt::format("will leave {} >= {} MiB of free device memory, no changes needed", (free[0] - full.used[0]) / kMiB,
-                                            margin / kMiB)
+                                            margins[0] / kMiB)
                               : "targets for free memory can be met on all devices, no changes needed");
     return out;
   }
@@ -316,9 +316,9 @@ FitOutcome fit_params(const LlamaModel& m, ServerSettings& s, const std::vector<
     const bool old = !has(Rule::FitContextInterpolated, s.build);  // the b6895 README's wording
     out.log.push_back(nd == 1 ? fmt::format(fmt::runtime(old ? "cannot fulfill margin of {} MiB, need to reduce device memory by {} MiB"
                                                              : "cannot meet free memory target of {} MiB, need to reduce device memory by {} MiB"),
-                                            margin / kMiB, -surplus / kMiB)
+                                            margins[0] / kMiB, -surplus / kMiB)
                               : fmt::format("cannot meet free memory targets on all devices, need to use {} MiB less in total", -surplus / kMiB));
-    if (reduce_context(m, s, free, margin, n_ctx_min, full, moe, ctx_auto, streams, out)) return out;
+    if (reduce_context(m, s, free, margins, n_ctx_min, full, moe, ctx_auto, streams, out)) return out;
   }
   auto abort = [&](std::string why) {
     out.failed = true;
@@ -335,12 +335,12 @@ FitOutcome fit_params(const LlamaModel& m, ServerSettings& s, const std::vector<
     ServerSettings dense = s;
     dense.cpu_moe = true;
     const Projection p = project(m, dense, free);
-    for (size_t id = 0; id < nd; ++id) surplus_cpu_moe += free[id] - p.used[id] - margin;
+    for (size_t id = 0; id < nd; ++id) surplus_cpu_moe += free[id] - p.used[id] - margins[id];
     out.log.push_back(surplus_cpu_moe > 0 ? fmt::format("with only dense weights in device memory there is a total surplus of {} MiB", surplus_cpu_moe / kMiB)
                                           : fmt::format("with only dense weights in device memory there is still a total deficit of {} MiB", -surplus_cpu_moe / kMiB));
   }
   std::vector<int64_t> targets;
-  for (int64_t f : free) targets.push_back(f - margin);
+  for (size_t id = 0; id < nd; ++id) targets.push_back(free[id] - margins[id]);
   const LayerSearch ls(m, s, free);
   std::vector<DeviceLayers> ngl(nd);
   std::vector<int> overflow(nd, -1);

@@ -18,9 +18,9 @@ struct FitOutcome {
 };
 
 // Adjusts `s` (context, -ngl, --tensor-split, fit_overrides) as common_fit_params would for devices
-// with `free` bytes each, keeping `margin` free and the context at least `n_ctx_min`; `names` label
+// with `free` bytes each, keeping `margins` free (one per device) and the context at least `n_ctx_min`; `names` label
 // the devices in its log.
-FitOutcome fit_params(const LlamaModel& m, ServerSettings& s, const std::vector<int64_t>& free, int64_t margin, int64_t n_ctx_min,
+FitOutcome fit_params(const LlamaModel& m, ServerSettings& s, const std::vector<int64_t>& free, const std::vector<int64_t>& margins, int64_t n_ctx_min,
                       const std::vector<std::string>& names);
 
 }  // namespace headroom::llamacpp

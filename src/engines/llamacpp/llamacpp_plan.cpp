@@ -278,6 +278,23 @@ void add_settings(Forecast& f, const ServerSettings& s, const std::optional<KvCa
 }
 }  // namespace
 
+// --fit's target per device: --fit-target, plus from PR #23485 (~b9030) what the draft model (-md)
+// takes there, measured before the target is fitted, at the target's context as then set (the
+// model's whole context when -c is unset: llama.cpp#25408).
+std::vector<int64_t> fit_margins(const Deployment& d, const LlamaModel& m, const ServerSettings& s, const std::vector<int64_t>& free,
+                                 bool files_elsewhere) {
+  std::vector<int64_t> margins(free.size(), s.fit_target);
+  if (!has(Rule::FitCountsDraft, s.build) || !d.flag("--model-draft")) return margins;
+  const LaidOut unfitted = lay_out(m, s, free);
+  const std::optional<DraftPlan> draft = plan_draft(d, s, unfitted.kv ? &*unfitted.kv : nullptr, free, files_elsewhere);
+  if (!draft || !draft->model) return margins;
+  for (size_t g = 0; g < margins.size(); ++g) {
+    const DeviceBuffers& b = draft->p.gpu[g];
+    margins[g] += b.model + b.kv + b.compute;
+  }
+  return margins;
+}
+
 Forecast plan_llamacpp(const Deployment& given, const PlanOptions& opt) {
   // --device CUDA2,CUDA1: the plan runs on those GPUs alone, in that order, named as llama.cpp names them.
   std::vector<std::string> device_notes;
@@ -298,7 +315,7 @@ Forecast plan_llamacpp(const Deployment& given, const PlanOptions& opt) {
     std::vector<std::string> labels;
     for (size_t g = 0; g < cap.size(); ++g)
       labels.push_back(fmt::format("{} ({})", names(g), (g < d.gpu_list.size() ? d.gpu_list[g] : d.gpu).display));
-    fit = fit_params(m, s, free_at_start, s.fit_target, s.fit_ctx_min, labels);
+    fit = fit_params(m, s, free_at_start, fit_margins(d, m, s, free_at_start, opt.files_elsewhere), s.fit_ctx_min, labels);
   }
   auto [kv, p] = lay_out(m, s, free_at_start);
 

@@ -38,6 +38,11 @@ constexpr EngineRule kRules[] = {
      "--fit with the context unset and a KV cache not unified (-np N, -no-kvu) gives every slot the model's context (n_ctx = "
      "n_ctx_train x slots) before it shrinks it (before: n_ctx_train shared by the slots)",
      "PR #27496 (fit: also take into account n_streams; merged 2026-08-21, b10154 was 2026-08-18; build INFERRED)"},
+    {"llamacpp.fit_counts_draft", B(9030), kOpen,
+     "--fit keeps room for the draft model (-md): its weights, context and compute buffer per device join the target there, "
+     "measured at the target's unfitted context (the model's whole context when -c is unset; llama.cpp#25408) (before: fit "
+     "ignored the draft)",
+     "PR #23485 (server: add margin for draft model for fit; merged 2026-05-21; build INFERRED)"},
 };
 static_assert(std::size(kRules) == static_cast<size_t>(Rule::Count), "one row per Rule, in the enum's order");
 }  // namespace
