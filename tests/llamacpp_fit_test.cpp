@@ -151,7 +151,7 @@ TEST(LlamacppFit, SlotsWithoutAUnifiedCacheEachGetTheModelsContextFromPr27496) {
 
 TEST(LlamacppFit, ADraftModelJoinsTheTargetFromPr23485) {
   // Qwen3-8B Q8_0 with a Qwen3-0.6B draft (-md) on a 12 GB RTX 4070, -c unset. Before PR #23485
-  // (~b9030) fit sizes the context for the target alone and the draft contexts then run out of
+  // (~b9270) fit sizes the context for the target alone and the draft contexts then run out of
   // memory; from it the draft's weights, context (at the model's whole context, llama.cpp#25408)
   // and compute buffer join the 1024 MiB target, so fit shrinks the target further and it fits.
   const std::vector<std::string> base = {"--model", "Qwen/Qwen3-8B", "--quant", "Q8_0", "--gpu", "rtx-4070", "-md", "Qwen/Qwen3-0.6B"};
@@ -166,4 +166,20 @@ TEST(LlamacppFit, ADraftModelJoinsTheTargetFromPr23485) {
   EXPECT_LT(target, 1024 + 604 + 4480 + 1024);
   EXPECT_FALSE(now.failure);
   EXPECT_EQ(now.kv_tokens, 4096);
+}
+
+TEST(LlamacppFit, TheProjectorJoinsTheFirstGpusTargetFromPr21489) {
+  // Qwen3.6-27B Q4_K_M with unsloth's mmproj-BF16.gguf on an RTX 3090, -c unset (llama.cpp#19980):
+  // before PR #21489 (~b8690) fit sizes the context without the projector, which then fails to load;
+  // from it the projector (888 MiB of BF16 weights) and its image compute buffer (250 MiB, a GUESS)
+  // join the 1024 MiB target, and the start fits with a smaller context.
+  const std::vector<std::string> base = {"--model", "Qwen/Qwen3.6-27B", "--quant", "Q4_K_M", "--gpu", "rtx-3090", "--mmproj", "mmproj-BF16.gguf"};
+  const Forecast before = run(plus({"--engine", "llamacpp@b8600"}, base));
+  ASSERT_TRUE(before.failure);
+  EXPECT_EQ(before.failure->stage, StageId::Mmproj);
+  const Forecast now = run(plus({"--engine", "llamacpp"}, base));
+  EXPECT_FALSE(now.failure);
+  const double target = test::number_after(now, "llama_params_fit_impl: cannot meet free memory target of ");
+  EXPECT_NEAR(target, 1024 + 878 + 250, 2);  // the derived tower: 878.8 MiB (docs/llamacpp-plan.md)
+  EXPECT_LT(now.kv_tokens, before.kv_tokens);
 }

@@ -94,8 +94,8 @@ std::optional<DraftPlan> plan_draft(const Deployment& d, const ServerSettings& t
   out.notes.push_back(fmt::format("draft model {}: {} layers on the GPUs, then one draft context per slot ({} slot{}): {} cells each for one "
                                   "sequence (server.cpp: a llama_context per slot) and its compute buffer (an ESTIMATE); {}",
                                   out.model->name, out.p.layers_offloaded, out.slots, out.slots == 1 ? "" : "s", out.kv ? out.kv->n_ctx : n_ctx,
-                                  has(Rule::FitCountsDraft, target.build) ? "llama.cpp's --fit (~b9030+) keeps room for one draft context"
-                                                                          : "llama.cpp's --fit does not count the draft (builds before ~b9030)"));
+                                  has(Rule::FitCountsDraft, target.build) ? "llama.cpp's --fit (~b9270+) keeps room for one draft context"
+                                                                          : "llama.cpp's --fit does not count the draft (builds before ~b9270)"));
   return out;
 }
 

@@ -108,9 +108,11 @@ MmprojLoad mmproj_load(const Deployment& d, const ServerSettings& s, std::vector
   }
   const int64_t bytes = static_cast<int64_t>(static_cast<double>(v->params) * s.mmproj.bytes_per_param);
   notes.push_back(fmt::format("--mmproj: the vision tower's {:.0f}M parameters in {} = {:.2f} MiB (clip \"model size\"; derived from the "
-                              "config), {}; llama.cpp's --fit does not count it (llama.cpp#19980)",
+                              "config), {}; {}",
                               static_cast<double>(v->params) / 1e6, s.mmproj.type, static_cast<double>(bytes) / MiB,
-                              s.mmproj.offload ? "on the first GPU with its image compute buffer (a GUESS)" : "in host memory (--no-mmproj-offload)"));
+                              s.mmproj.offload ? "on the first GPU with its image compute buffer (a GUESS)" : "in host memory (--no-mmproj-offload)",
+                              has(Rule::FitCountsMmproj, s.build) ? "llama.cpp's --fit keeps room for it and its compute buffer (PR #21489, ~b8690)"
+                                                                  : "llama.cpp's --fit does not count it (llama.cpp#19980; counted from ~b8690)"));
   if (!s.mmproj.offload) return {};
   return {bytes, fmt::format("projector (--mmproj, {})", s.mmproj.type)};
 }
@@ -278,12 +280,14 @@ void add_settings(Forecast& f, const ServerSettings& s, const std::optional<KvCa
 }
 }  // namespace
 
-// --fit's target per device: --fit-target, plus from PR #23485 (~b9030) what the draft model (-md)
+// --fit's target per device: --fit-target, plus from PR #23485 (~b9270) what the draft model (-md)
 // takes there, measured before the target is fitted, at the target's context as then set (the
 // model's whole context when -c is unset: llama.cpp#25408).
 std::vector<int64_t> fit_margins(const Deployment& d, const LlamaModel& m, const ServerSettings& s, const std::vector<int64_t>& free,
-                                 bool files_elsewhere) {
+                                 const MmprojLoad& mm, bool files_elsewhere) {
   std::vector<int64_t> margins(free.size(), s.fit_target);
+  // From PR #21489 (~b8690) the projector's weights and compute buffer join the first GPU's target.
+  if (mm.bytes > 0 && !margins.empty() && has(Rule::FitCountsMmproj, s.build)) margins[0] += mm.bytes + kMmprojCompute;
   if (!has(Rule::FitCountsDraft, s.build) || !d.flag("--model-draft")) return margins;
   const LaidOut unfitted = lay_out(m, s, free);
   const std::optional<DraftPlan> draft = plan_draft(d, s, unfitted.kv ? &*unfitted.kv : nullptr, free, files_elsewhere);
@@ -310,12 +314,14 @@ Forecast plan_llamacpp(const Deployment& given, const PlanOptions& opt) {
   // What llama.cpp sees free at start (the split and --fit read it): capacity less the runtime.
   std::vector<int64_t> free_at_start;
   for (size_t g = 0; g < cap.size(); ++g) free_at_start.push_back(cap[g] - kRuntimeBytes - d.held_by_others_on(g));
+  std::vector<std::string> mm_notes;
+  const MmprojLoad mm = mmproj_load(d, s, mm_notes);
   FitOutcome fit;
   if (s.fit) {
     std::vector<std::string> labels;
     for (size_t g = 0; g < cap.size(); ++g)
       labels.push_back(fmt::format("{} ({})", names(g), (g < d.gpu_list.size() ? d.gpu_list[g] : d.gpu).display));
-    fit = fit_params(m, s, free_at_start, fit_margins(d, m, s, free_at_start, opt.files_elsewhere), s.fit_ctx_min, labels);
+    fit = fit_params(m, s, free_at_start, fit_margins(d, m, s, free_at_start, mm, opt.files_elsewhere), s.fit_ctx_min, labels);
   }
   auto [kv, p] = lay_out(m, s, free_at_start);
 
@@ -324,8 +330,6 @@ Forecast plan_llamacpp(const Deployment& given, const PlanOptions& opt) {
   f.version = s.build > 0 ? fmt::format("b{}", s.build) : "newest";
   f.era = era_name(s.build);
   add_settings(f, s, kv, d.flag("--quant") ? *d.flag("--quant") : "", names);
-  std::vector<std::string> mm_notes;
-  const MmprojLoad mm = mmproj_load(d, s, mm_notes);
   std::vector<int64_t> free_after_target = free_at_start;
   for (size_t g = 0; g < free_after_target.size(); ++g) free_after_target[g] -= p.gpu[g].model + p.gpu[g].kv + p.gpu[g].compute;
   std::optional<DraftPlan> draft = plan_draft(d, s, kv ? &*kv : nullptr, free_after_target, opt.files_elsewhere);

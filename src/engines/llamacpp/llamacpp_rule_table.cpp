@@ -38,11 +38,16 @@ constexpr EngineRule kRules[] = {
      "--fit with the context unset and a KV cache not unified (-np N, -no-kvu) gives every slot the model's context (n_ctx = "
      "n_ctx_train x slots) before it shrinks it (before: n_ctx_train shared by the slots)",
      "PR #27496 (fit: also take into account n_streams; merged 2026-08-21, b10154 was 2026-08-18; build INFERRED)"},
-    {"llamacpp.fit_counts_draft", B(9030), kOpen,
+    {"llamacpp.fit_counts_draft", B(9270), kOpen,
      "--fit keeps room for the draft model (-md): its weights, context and compute buffer per device join the target there, "
      "measured at the target's unfitted context (the model's whole context when -c is unset; llama.cpp#25408) (before: fit "
      "ignored the draft)",
-     "PR #23485 (server: add margin for draft model for fit; merged 2026-05-21; build INFERRED)"},
+     "PR #23485 (server: add margin for draft model for fit; merged 2026-05-21; build INFERRED from b8763 on 2026-04-12 and "
+     "b9893 on 2026-07-07)"},
+    {"llamacpp.fit_counts_mmproj", B(8690), kOpen,
+     "--fit keeps room on the first GPU for the multimodal projector (--mmproj): its weights and compute buffer join the target "
+     "(before: fit ignored it and the projector could fail to load, llama.cpp#19980)",
+     "PR #21489 (mtmd: fit_params now take into account mmproj; merged 2026-04-05; build INFERRED from b8763 on 2026-04-12)"},
 };
 static_assert(std::size(kRules) == static_cast<size_t>(Rule::Count), "one row per Rule, in the enum's order");
 }  // namespace
