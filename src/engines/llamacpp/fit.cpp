@@ -197,26 +197,26 @@ void fill_back_to_front(const LayerSearch& ls, int n_layer, bool moe, const std:
 // attention) taken from the first dense-only layer, the rest overflowing to the next device.
 void extra_layer(const LayerSearch& ls, const std::vector<int64_t>& targets, size_t id, size_t& dense_start, std::vector<DeviceLayers>& ngl,
                  std::vector<int>& overflow, std::vector<int64_t>& mem) {
-    const size_t nd = ngl.size();
-    if (dense_start >= nd || ngl[dense_start].n_layer <= (id < nd - 1 ? 0 : 1)) return;
-    std::vector<DeviceLayers> test = ngl;
-    size_t ds = dense_start;
-    test[ds].n_layer--, test[ds].n_part--;
-    test[id].n_layer++, test[id].n_part++;
-    if (test[ds].n_part == 0) ++ds;
-    std::vector<int> overflow_test = overflow;
-    if (id < nd - 1) overflow_test[id] = static_cast<int>(id) + 1;
-    auto fits = [&](const std::vector<int64_t>& mt) { return mt[id] < targets[id] && (id + 1 == nd || mt[id + 1] < targets[id + 1]); };
-    auto accept = [&](std::vector<int64_t> mt) { ngl = test, overflow = overflow_test, mem = std::move(mt), dense_start = ds; };
-    test[id].overflow = LayerFraction::Up;
-    if (std::vector<int64_t> mt = ls.memory(test, overflow_test); fits(mt)) {
-      accept(std::move(mt));
-      test[id].overflow = LayerFraction::Gate;
-      if (std::vector<int64_t> mg = ls.memory(test, overflow_test); fits(mg)) accept(std::move(mg));
-    } else {
-      test[id].overflow = LayerFraction::Attn;
-      if (std::vector<int64_t> ma = ls.memory(test, overflow_test); fits(ma)) accept(std::move(ma));
-    }
+  const size_t nd = ngl.size();
+  if (dense_start >= nd || ngl[dense_start].n_layer <= (id < nd - 1 ? 0 : 1)) return;
+  std::vector<DeviceLayers> test = ngl;
+  size_t ds = dense_start;
+  test[ds].n_layer--, test[ds].n_part--;
+  test[id].n_layer++, test[id].n_part++;
+  if (test[ds].n_part == 0) ++ds;
+  std::vector<int> overflow_test = overflow;
+  if (id < nd - 1) overflow_test[id] = static_cast<int>(id) + 1;
+  auto fits = [&](const std::vector<int64_t>& mt) { return mt[id] < targets[id] && (id + 1 == nd || mt[id + 1] < targets[id + 1]); };
+  auto accept = [&](std::vector<int64_t> mt) { ngl = test, overflow = overflow_test, mem = std::move(mt), dense_start = ds; };
+  test[id].overflow = LayerFraction::Up;
+  if (std::vector<int64_t> mt = ls.memory(test, overflow_test); fits(mt)) {
+    accept(std::move(mt));
+    test[id].overflow = LayerFraction::Gate;
+    if (std::vector<int64_t> mg = ls.memory(test, overflow_test); fits(mg)) accept(std::move(mg));
+  } else {
+    test[id].overflow = LayerFraction::Attn;
+    if (std::vector<int64_t> ma = ls.memory(test, overflow_test); fits(ma)) accept(std::move(ma));
+  }
 }
 
 // Step 4 (MoE, the dense parts fit): dense-only layers become whole layers front to back, then one
