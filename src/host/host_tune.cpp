@@ -38,7 +38,8 @@ struct Search {
     HostSpec prefix = spec;
     prefix.servers.resize(j + 1);
     ++plans;
-    const ServerPlan& s = plan_host(prefix, f).servers.back();
+    const HostPlan plan = plan_host(prefix, f);  // held: servers.back() refers into it
+    const ServerPlan& s = plan.servers.back();
     return strict ? s.forecast.verdict == Verdict::Fits : s.started;
   }
   // The least value (hundredths) at which server j starts, or -1: a coarse pass, then the step below.
