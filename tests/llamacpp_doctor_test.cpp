@@ -3,6 +3,7 @@
 // The figures asserted are the log's own; the fixes' numbers are worked by hand in the comments.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -234,6 +235,40 @@ TEST(LlamacppDoctor, ValidateCountsLlamacppDoctorStages) {
   EXPECT_EQ(j["doctor_stage_decided"]["n"], 5);
   EXPECT_DOUBLE_EQ(j["doctor_stage_decided"]["agreement"].get<double>(), 1.0);
   EXPECT_EQ(j["doctor_stage_guessed"], 2);
+}
+
+TEST(LlamacppDoctor, FitGaveUpIsNamedWithItsReason) {
+  // llama.cpp#27872 (b10621, RTX 3090): --cpu-moe sets tensor overrides, so --fit only warns and the
+  // start goes on unfitted. Its lines, then a compute-buffer failure (buffer figures for the test):
+  // 19000 + 3000 MiB held + 2200 requested = 24200 > 22341 free at start (the fit line's "vs."
+  // figure): short by 1859 MiB.
+  const std::string head =
+      "build: 10621 (c1d0e7a00) with cc (Ubuntu 13.3.0) 13.3.0 for x86_64-linux-gnu\n"
+      "common_params_fit_impl: projected to use 24840 MiB of device memory vs. 22341 MiB of free device memory\n"
+      "common_params_fit_impl: cannot meet free memory target of 1024 MiB, need to reduce device memory by 3523 MiB\n";
+  const std::string tail =
+      "load_tensors: offloaded 44/44 layers to GPU\n"
+      "load_tensors:        CUDA0 model buffer size = 19000.00 MiB\n"
+      "llama_kv_cache:      CUDA0 KV buffer size =  3000.00 MiB\n"
+      "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 2200.00 MiB on device 0: cudaMalloc failed: out of memory\n"
+      "ggml_gallocr_reserve_n_impl: failed to allocate CUDA0 buffer of size 2306867200\n"
+      "graph_reserve: failed to allocate compute buffers\n";
+  const Diagnosis dx = doctor(head +
+                              "common_fit_params: failed to fit params to free device memory: model_params::tensor_buft_overrides already set by "
+                              "user, abort\n" +
+                              tail);
+  EXPECT_EQ(dx.stage, "compute_buffer");
+  auto has = [&](const Diagnosis& d, const std::string& text) {
+    return std::any_of(d.arithmetic.begin(), d.arithmetic.end(), [&](const std::string& a) { return a == text; });
+  };
+  EXPECT_TRUE(has(dx, "22000.00 MiB + 2200.00 MiB = 24200.00 MiB > 22341.00 MiB: short by 1859.00 MiB"));
+  EXPECT_TRUE(has(dx, "--fit gave up (line 4): model_params::tensor_buft_overrides already set by user; the start went on with the values as set"));
+  EXPECT_NE(dx.explanation.find("llama.cpp#27872"), std::string::npos);
+  // -ngl 99 stops it the same way: the fix lets fit choose the layers.
+  const Diagnosis ngl = doctor(head + "common_fit_params: failed to fit params to free device memory: n_gpu_layers already set by user to 99, abort\n" + tail);
+  ASSERT_FALSE(ngl.fixes.empty());
+  EXPECT_EQ(ngl.fixes.back().flag, "--n-gpu-layers");
+  EXPECT_EQ(ngl.fixes.back().value, "auto");
 }
 
 TEST(LlamacppDoctor, CliExitCodes) {

@@ -262,6 +262,8 @@ struct LlamaLogFacts {
   int64_t offloaded_line = 0;
   std::optional<LogFigure> n_ctx, n_ubatch, n_seq, n_layer, n_expert;  // llama_context / print_info lines
   std::optional<LogFigure> fit_projected, fit_free;  // "projected to use X MiB of device memory vs. Y MiB ..."
+  std::string fit_gave_up;    // why --fit stopped: "n_gpu_layers already set by user to 99", "model_params::tensor_buft_overrides ..."
+  int64_t fit_gave_up_line = 0;
   std::string model_file;  // the GGUF the log loads ("-m F", "loading model 'F'")
   std::string model_name;  // print_info general.name
   std::vector<LlamaFailure> failures;  // in log order, capped at 64

@@ -106,6 +106,25 @@ void buffer_arithmetic(const LlamaLogFacts& L, Diagnosis& dx) {
     dx.arithmetic.push_back(fmt::format("--fit projected {} against {} free (line {})", mib(L.fit_projected->value), mib(L.fit_free->value), L.fit_projected->line));
 }
 
+// --fit gave up before the failure: llama.cpp only warns and starts with the values as set
+// (llama.cpp#27872), so the start went on short by what fit had projected.
+void fit_gave_up(const LlamaLogFacts& L, const LlamaFailure& f, Diagnosis& dx) {
+  if (L.fit_gave_up.empty() || L.fit_gave_up_line > f.line) return;
+  dx.arithmetic.push_back(fmt::format("--fit gave up (line {}): {}; the start went on with the values as set", L.fit_gave_up_line, L.fit_gave_up));
+  using logscan_detail::icontains;
+  if (icontains(L.fit_gave_up, "n_gpu_layers already set")) {
+    dx.explanation += " llama.cpp's --fit would have lowered the layers per device, but a number given to -ngl stops it.";
+    dx.fixes.push_back({"--n-gpu-layers", "auto", "let --fit choose the layers per device, keeping 1024 MiB free on each: -ngl auto is the "
+                                                  "default it may change, a number (or 'all') stops it (common/fit.cpp)"});
+  } else if (icontains(L.fit_gave_up, "tensor_buft_overrides")) {
+    dx.explanation += " llama.cpp's --fit gave up because the command sets tensor overrides (-ot, --cpu-moe or --n-cpu-moe): without "
+                      "them it moves the experts of whole layers to host memory itself until every device keeps 1024 MiB "
+                      "(llama.cpp#27872).";
+  } else if (icontains(L.fit_gave_up, "tensor_split")) {
+    dx.explanation += " llama.cpp's --fit gave up because the command sets --tensor-split: without it fit splits the layers itself.";
+  }
+}
+
 void llama_evidence(const LogScan& s, Diagnosis& dx) {
   std::vector<LogEvidence> ev;
   for (const auto& e : s.evidence)
@@ -212,6 +231,7 @@ Diagnosis diagnose_llamacpp(const LogScan& scan0, const Args& args) {
   llama_evidence(scan, dx);
   if (dep) llamacpp_plan_fixes(scan, *f, *dep, dx);
   if (dx.fixes.empty()) llamacpp_static_fixes(scan, *f, dx);
+  fit_gave_up(L, *f, dx);
   return dx;
 }
 

@@ -288,7 +288,14 @@ void read_context(Ctx& c, const Line& l) {
     // (2026 "vs. a total of"); RamaLama's paraphrase "projected to use X MiB vs Y MiB free"
     if (auto p = mib_after(b, "projected to use")) {
       set_first(L.fit_projected, *p, l.no);
-      if (auto f = mib_after(b, " vs")) set_first(L.fit_free, *f, l.no);
+      if (auto f = mib_after(b, " vs.") ? mib_after(b, " vs.") : mib_after(b, " vs")) set_first(L.fit_free, *f, l.no);
+    }
+    // "common_fit_params: failed to fit params to free device memory: n_gpu_layers already set by user to 99, abort"
+    if (auto a = after(b, "failed to fit params to free device memory: "); a && L.fit_gave_up.empty()) {
+      std::string_view why = a->substr(0, std::min<size_t>(a->size(), 200));
+      if (size_t end = why.rfind(", abort"); end != std::string_view::npos) why = why.substr(0, end);
+      L.fit_gave_up = std::string(why);
+      L.fit_gave_up_line = l.no;
     }
     // "  - Vulkan0 (Radeon RX 580 Series):   4096 total,   1237 used,   1932 free vs. target of   1024"
     if (auto a = after(b, "- "); a && icontains(b, " used,") && icontains(b, " total,")) {

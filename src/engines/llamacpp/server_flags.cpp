@@ -190,7 +190,9 @@ ServerSettings parse_server_settings(const Deployment& d, int n_layer) {
       if (f == k) s.notes.push_back(fmt::format("{} {}: not modelled ({}); the forecast is as without it", k, v, what));
   }
   const std::string* ngl = d.flag("--n-gpu-layers") ? d.flag("--n-gpu-layers") : d.flag("--gpu-layers");
-  s.ngl_given = ngl != nullptr;
+  // -ngl auto / -1 is llama_model_default_params' value: --fit still chooses the layers (common/fit.cpp
+  // compares with the default); any other value, "all" included, is the user's.
+  s.ngl_given = ngl != nullptr && *ngl != "auto" && *ngl != "-1";
   if (ngl && (*ngl == "all" || *ngl == "auto" || *ngl == "-1")) s.n_gpu_layers = n_layer + 1;
   else if (ngl) s.n_gpu_layers = static_cast<int>(std::min<int64_t>(int_flag(d, d.flag("--n-gpu-layers") ? "--n-gpu-layers" : "--gpu-layers", 0, 100000), n_layer + 1));
   else s.n_gpu_layers = def.ngl_all ? n_layer + 1 : 0;
