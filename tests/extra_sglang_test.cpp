@@ -136,12 +136,15 @@ TEST(ExtraSglang, ReplayMetricsPinned) {
   // per-mechanism estimate of graph_capture() (largest batch's activations and bf16 logits in the
   // pool, kernel nodes, 150 KiB per captured all-reduce) against 13 logged figures.
   // Seventh pass: the LoRA notebook's 3 decode graphs, 0.07 vs 0.06 GiB: median 12.34%, p90 30.53%.
+  // NCCL all-reduces captured without custom all-reduce (rule sglang.nccl_in_captured_graphs, vLLM's
+  // 0.28 MiB per graph x layer): xsgl-001 (QwQ-32B TP4 on L4, 13 x 64) 0.65 -> 0.88 vs 0.93 logged:
+  // median 10.21%, leave-one-out 15.98%.
   ASSERT_EQ(j["graph_gib"]["n"].get<int>(), 14);
-  EXPECT_NEAR(j["graph_gib"]["median_abs_pct_err"].get<double>(), 12.34, 0.1);
+  EXPECT_NEAR(j["graph_gib"]["median_abs_pct_err"].get<double>(), 10.21, 0.1);
   EXPECT_LE(j["graph_gib"]["p90_abs_pct_err"].get<double>(), 30.6);
   // Leave-one-out of the level (each case at the median observed/forecast ratio of the other 13):
-  // median 18.22%, p90 34.07%; the ratios span 0.88 (p10) .. 1.44 (p90).
-  EXPECT_NEAR(j["graph_gib"]["leave_one_out"]["median_abs_pct_err"].get<double>(), 18.22, 0.1);
+  // median 18.22% (15.98% with the NCCL term), p90 34.07%; the ratios span 0.88 (p10) .. 1.43 (p90).
+  EXPECT_NEAR(j["graph_gib"]["leave_one_out"]["median_abs_pct_err"].get<double>(), 15.98, 0.1);
   EXPECT_NEAR(j["graph_gib"]["leave_one_out"]["p90_abs_pct_err"].get<double>(), 34.07, 0.5);
   // Outcome agreement (every case with a known outcome started).
   ASSERT_EQ(j["outcome"]["n"].get<int>(), 27);

@@ -102,7 +102,10 @@ double pool_bytes_per_token(const ModelConfig& c, int tp) {
 }
 }  // namespace
 
-Estimate graph_capture(const ModelConfig& c, int tp, int attn_tp, int64_t max_bs, int64_t n_graphs, int64_t tokens_per_bs) {
+bool custom_allreduce_off(const GpuSpec& gpu, int tp) { return tp > 2 && gpu.vendor == "nvidia" && !nvswitch_class(gpu); }
+
+Estimate graph_capture(const ModelConfig& c, int tp, int attn_tp, int64_t max_bs, int64_t n_graphs, int64_t tokens_per_bs,
+                       bool nccl_captured) {
   // ESTIMATE, fitted per mechanism on the "Capture cuda graph end ... mem usage" lines of nine real
   // logs (tests/data/extra xsgl-001/006/007/011/012/013/018/023/024; decode graphs only, after the
   // exact terms the plan adds - the attention backend's metadata and the graph output logits).
@@ -150,13 +153,19 @@ Estimate graph_capture(const ModelConfig& c, int tp, int attn_tp, int64_t max_bs
   // stream, measured on the H200): 0.06 GiB, from TP1 logs whose other terms are near zero
   // (Qwen2.5-0.5B 3 graphs 0.07 GB, Qwen3-0.6B 4 graphs 0.11 GB: xsgl-012/011).
   const double fixed = constant(Const::GraphFixed).central * GiB;
-  const double central = fixed + pool + nodes + collectives;
+  // (5) NCCL's all-reduces captured into the graphs (custom all-reduce off past two PCIe-only GPUs)
+  // keep more per graph and layer than the term above: vLLM's figure for the same path (its
+  // nccl_graph_capture; ESTIMATE, n=5 vLLM logs, 0.20 .. 0.45 MiB); xsgl-001 (QwQ-32B TP4 on four
+  // L4, 13 graphs x 64 layers) took 0.28 GiB above the other terms, 0.35 MiB each.
+  const double nccl = nccl_captured && tp > 1 ? static_cast<double>(n_graphs) * layers * constant(Const::GraphNcclCaptured).central * MiB : 0;
+  const double central = fixed + pool + nodes + collectives + nccl;
   // Range: observed / forecast p10 0.88 .. p90 1.44 over the 14 logged captures validate reads
   // (tests/data/extra/sglang.jsonl, 2026-12-02), widened below to 0.8 for the few logs behind it.
   const EstimatedConstant& r = constant(Const::GraphRange);
   return {static_cast<int64_t>(central), static_cast<int64_t>(central * r.low), static_cast<int64_t>(central * r.high),
           "ESTIMATE (n=9 real logs, extra xsgl-001..024): 0.06 GiB + the largest batch's activations and bf16 logits in the graph pool + ~3 KiB "
-          "per kernel node per graph (measured, H200) + 150 KiB per captured all-reduce (TP > 1)"};
+          "per kernel node per graph (measured, H200) + 150 KiB per captured all-reduce (TP > 1)" +
+              std::string(nccl > 0 ? " + 0.28 MiB per graph x layer of captured NCCL all-reduces (custom all-reduce off)" : "")};
 }
 
 DraftCapture draft_capture(const ModelConfig& c, int tp, const DraftSpec& spec, int64_t max_bs, int64_t n_graphs) {

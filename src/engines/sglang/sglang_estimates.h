@@ -24,8 +24,12 @@ Estimate backend_workspace(const std::string& attention_backend);
 Estimate fp4_moe_warmup_residue(const ModelConfig& c, const GpuSpec& gpu);
 // CUDA-graph capture beyond the exact metadata / output-logits buffers: the private graph pool's
 // peak (largest batch), graph objects, captured all-reduces (tp = the MLP/MoE TP size, attn_tp the
-// attention TP size; both 1 on one rank) and a fixed part.
-Estimate graph_capture(const ModelConfig& c, int tp, int attn_tp, int64_t max_bs, int64_t n_graphs, int64_t tokens_per_bs);
+// attention TP size; both 1 on one rank) and a fixed part. nccl_captured: custom all-reduce is off
+// (custom_allreduce_off), so the graphs capture NCCL's all-reduces.
+Estimate graph_capture(const ModelConfig& c, int tp, int attn_tp, int64_t max_bs, int64_t n_graphs, int64_t tokens_per_bs,
+                       bool nccl_captured = false);
+// SGLang turns its custom all-reduce off on more than two PCIe-only NVIDIA GPUs (custom_all_reduce.py).
+bool custom_allreduce_off(const GpuSpec& gpu, int tp);
 // Speculative decoding's draft graphs, captured after the target's into the same graph pool: the
 // draft-decode runner (one graph per batch size running the draft model speculative_num_steps - 1
 // times on bs x topk tokens) and the draft-extend runner (bs x num_draft_tokens tokens).

@@ -490,7 +490,8 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
       logits = max_cap * tokens_per_bs * c.vocab_size * 4;
     }
   }
-  Estimate graph = graph_capture(c, par.tp, attn_tp, max_cap, static_cast<int64_t>(capture.size() + prefill_buckets.size()), tokens_per_bs);
+  Estimate graph = graph_capture(c, par.tp, attn_tp, max_cap, static_cast<int64_t>(capture.size() + prefill_buckets.size()), tokens_per_bs,
+                                 custom_allreduce_off(d.gpu, par.tp) && has(Rule::NcclInCapturedGraphs, rule_version(era)));
   if (any_graph && !prefill_buckets.empty()) {
     // Prefill (breakable / piecewise) graphs keep the activations of their largest token bucket in
     // the graph pool. GUESS: one prefill chunk's activations at that bucket (prefill_activations()).

@@ -20,6 +20,10 @@ constexpr EngineRule kRules[] = {
     {"sglang.early_rocm_dsv4_rings", kOpen, {513, 20260601}, "DeepSeek-V4 on ROCm: wider compress-state rings", "INFERRED: 0.5.13 / 2026-06 logs"},
     {"sglang.nemotron_nas", {501, 20250817}, kOpen, "DeciLMForCausalLM (Nemotron-NAS) is a supported architecture (srt/models/nemotron_nas.py)",
      "PR #9067, merged 2025-08-17; first release 0.5.1 INFERRED from the merge date"},
+    {"sglang.nccl_in_captured_graphs", kOpen, {511, 20260501},
+     "without custom all-reduce (more than two PCIe-only GPUs) the captured graphs hold NCCL's all-reduces: ~0.28 MiB per graph x layer",
+     "vLLM's figure for the same NCCL path (xvllm-017/019/091/094/098) and xsgl-001 (2025-03, 0.35); the cut is vLLM's "
+     "(none in its 2026-08 logs, placed after 0.19.0 ~2026-05), INFERRED for SGLang on the same torch / NCCL"},
 };
 static_assert(std::size(kRules) == static_cast<size_t>(Rule::Count), "one row per Rule, in the enum's order");
 }  // namespace

@@ -8,7 +8,8 @@
 
 namespace headroom::sglang {
 
-enum class Rule { TpDefaultFraction, TieredReserve, ReserveHeuristic, MemoryHook, LegacyPiecewiseGraph, LegacyDsv4Pool, EarlyRocmDsv4Rings, NemotronNas, Count };
+enum class Rule { TpDefaultFraction, TieredReserve, ReserveHeuristic, MemoryHook, LegacyPiecewiseGraph, LegacyDsv4Pool, EarlyRocmDsv4Rings, NemotronNas,
+                  NcclInCapturedGraphs, Count };
 
 std::span<const EngineRule> rule_table();
 bool has(Rule r, const RuleVersion& v);
