@@ -4,6 +4,8 @@
 // and the overrides it writes, in llama-fit-params' own form.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "plan_test_util.h"
 
 using namespace headroom;
@@ -53,7 +55,12 @@ TEST(LlamacppFit, OldBuildsShrinkTheContextByKvBytesPerToken) {
   ASSERT_TRUE(off.failure);
   EXPECT_EQ(off.failure->stage, StageId::Weights);
   const Forecast ngl = run(plus(base, {"-ngl", "99"}));
-  EXPECT_TRUE(test::has_prefix(ngl, "llama_params_fit_impl: failed to fit params to free device memory: n_gpu_layers already set by user"));
+  EXPECT_TRUE(test::has_line(ngl, "llama_params_fit_impl: failed to fit params to free device memory: n_gpu_layers already set by user to 99, abort"));
+  EXPECT_TRUE(std::any_of(ngl.notes.begin(), ngl.notes.end(), [](const std::string& n) { return n.find("-ngl auto (the default)") != std::string::npos; }));
+  // -ngl auto is llama.cpp's default: fit still chooses (common/arg.cpp: auto = -1, all = -2).
+  EXPECT_EQ(run(plus(base, {"-ngl", "auto"})).verdict, Verdict::Fits);
+  EXPECT_TRUE(test::has_line(run(plus(base, {"-ngl", "all"})),
+                             "llama_params_fit_impl: failed to fit params to free device memory: n_gpu_layers already set by user to -2, abort"));
   EXPECT_EQ(ngl.verdict, Verdict::Oom);
   // Builds before --fit plan the values as given.
   EXPECT_EQ(run({"--engine", "llamacpp@b6000", "--model", "Qwen/Qwen3-30B-A3B", "--quant", "F16", "--gpu", "rtx-4090", "-ngl", "99"}).verdict,

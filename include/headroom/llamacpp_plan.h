@@ -40,6 +40,7 @@ struct ServerSettings {
   int build = 0;                  // bNNNN; 0 = newest known rules
   int n_gpu_layers = 0;           // resolved: layers offloaded (from the last), n_layer + 1 = all + output
   bool ngl_given = false;
+  int64_t ngl_as_given = -1;      // the -ngl value as llama.cpp stores it (all = -2), for --fit's message
   SplitMode split = SplitMode::Layer;
   std::vector<double> tensor_split;  // empty: by device memory
   int main_gpu = 0;

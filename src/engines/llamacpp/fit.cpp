@@ -322,10 +322,11 @@ FitOutcome fit_params(const LlamaModel& m, ServerSettings& s, const std::vector<
   }
   auto abort = [&](std::string why) {
     out.failed = true;
+    out.gave_up = why;
     out.log.push_back("failed to fit params to free device memory: " + why + ", abort");
     return out;
   };
-  if (s.ngl_given) return abort(fmt::format("n_gpu_layers already set by user to {}", s.n_gpu_layers));
+  if (s.ngl_given) return abort(fmt::format("n_gpu_layers already set by user to {}", s.ngl_as_given));
   if (nd > 1 && !s.tensor_split.empty()) return abort("model_params::tensor_split already set by user");
   if (nd > 1 && s.split == SplitMode::Row) return abort("changing weight allocation for LLAMA_SPLIT_MODE_ROW not implemented");
   if (!s.overrides.empty() || s.cpu_moe || s.n_cpu_moe > 0) return abort("model_params::tensor_buft_overrides already set by user");

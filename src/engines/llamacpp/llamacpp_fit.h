@@ -15,6 +15,7 @@ struct FitOutcome {
   bool failed = false;               // llama.cpp gave up ("... abort"): the start goes on as set
   bool changed = false;              // it lowered the context, the layers or moved experts
   std::vector<std::string> log;      // its llama_params_fit_impl lines, without the prefix
+  std::string gave_up;               // why it gave up, in llama.cpp's words ("" when it did not)
 };
 
 // Adjusts `s` (context, -ngl, --tensor-split, fit_overrides) as common_fit_params would for devices

@@ -377,6 +377,11 @@ Forecast plan_llamacpp(const Deployment& given, const PlanOptions& opt) {
                                   fit.failed    ? "it gives up (see the log) and the start goes on with the values as set"
                                   : fit.changed ? "the context / layers above are what it chose for its free-memory target per device"
                                                 : "every device keeps its target, nothing changed"));
+  if (fit.gave_up.find("n_gpu_layers") != std::string::npos)
+    f.notes.push_back("--fit stopped at the layers because -ngl is a number: -ngl auto (the default) lets it choose them per device");
+  else if (fit.gave_up.find("tensor_buft_overrides") != std::string::npos)
+    f.notes.push_back("--fit stopped at the layers because -ot / --cpu-moe / --n-cpu-moe set tensor overrides (llama.cpp#27872): "
+                      "without them it moves the experts of whole layers to host memory itself; `headroom tune` gives the fewest --n-cpu-moe");
   if (std::string n = fused_gate_up_note(m, s); !n.empty()) f.notes.push_back(std::move(n));
   if (!host_note.empty()) f.notes.push_back(host_note);
   if (s.split == SplitMode::Row && cap.size() > 1 && (backend == "CUDA" || backend == "ROCm"))

@@ -193,9 +193,15 @@ ServerSettings parse_server_settings(const Deployment& d, int n_layer) {
   // -ngl auto / -1 is llama_model_default_params' value: --fit still chooses the layers (common/fit.cpp
   // compares with the default); any other value, "all" included, is the user's.
   s.ngl_given = ngl != nullptr && *ngl != "auto" && *ngl != "-1";
-  if (ngl && (*ngl == "all" || *ngl == "auto" || *ngl == "-1")) s.n_gpu_layers = n_layer + 1;
-  else if (ngl) s.n_gpu_layers = static_cast<int>(std::min<int64_t>(int_flag(d, d.flag("--n-gpu-layers") ? "--n-gpu-layers" : "--gpu-layers", 0, 100000), n_layer + 1));
-  else s.n_gpu_layers = def.ngl_all ? n_layer + 1 : 0;
+  if (ngl && (*ngl == "all" || *ngl == "auto" || *ngl == "-1")) {
+    s.n_gpu_layers = n_layer + 1;
+    s.ngl_as_given = *ngl == "all" ? -2 : -1;
+  } else if (ngl) {
+    s.ngl_as_given = int_flag(d, d.flag("--n-gpu-layers") ? "--n-gpu-layers" : "--gpu-layers", 0, 100000);
+    s.n_gpu_layers = static_cast<int>(std::min<int64_t>(s.ngl_as_given, n_layer + 1));
+  } else {
+    s.n_gpu_layers = def.ngl_all ? n_layer + 1 : 0;
+  }
   if (const std::string* sm = d.flag("--split-mode")) {
     if (*sm == "layer") s.split = SplitMode::Layer;
     else if (*sm == "row") s.split = SplitMode::Row;
