@@ -6,24 +6,22 @@
 
 #include <algorithm>
 
+#include "engines/llamacpp/llamacpp_constants.h"
 #include "plan_test_util.h"
 
 using namespace headroom;
+using headroom::test::device;
 using headroom::test::plus;
 using headroom::test::run;
 
 namespace {
 
 constexpr int64_t MiB = 1 << 20;
-// What the plan takes the GPU runtime to hold before llama.cpp reads free memory (llamacpp
-// constant RuntimeContext, central) and --fit's default target (1024 MiB).
-constexpr int64_t kRuntime = 300 * MiB, kTarget = 1024 * MiB;
+// What the plan takes the GPU runtime to hold before llama.cpp reads free memory (an estimate, its
+// central value) and --fit's default target (1024 MiB, common/arg.cpp).
+const int64_t kRuntime = static_cast<int64_t>(llamacpp::constant(llamacpp::Const::RuntimeContext).central * MiB);
+constexpr int64_t kTarget = 1024 * MiB;
 
-const DeviceMemory& dev(const Forecast& f, const std::string& name) {
-  for (const auto& d : f.devices)
-    if (d.name == name) return d;
-  throw std::runtime_error("no device " + name);
-}
 // What fit projects a device to use: model + context + compute.
 int64_t used(const DeviceMemory& d) {
   return d.model_buffer_bytes + d.kv_buffer_bytes + d.compute_buffer_bytes + d.recurrent_state_bytes + d.indexer_cache_bytes;
@@ -43,8 +41,8 @@ TEST(LlamacppFit, OldBuildsShrinkTheContextByKvBytesPerToken) {
   EXPECT_TRUE(test::has_prefix(f, "llama_params_fit_impl: with only dense weights in device memory there is a total surplus of"));
   EXPECT_EQ(f.verdict, Verdict::Fits);
   EXPECT_EQ(f.kv_tokens, 4096);
-  EXPECT_TRUE(keeps_target(dev(f, "CUDA0")));
-  EXPECT_GT(dev(f, "CPU_Mapped").model_buffer_bytes, 20 * 1024 * MiB);  // most experts on the host
+  EXPECT_TRUE(keeps_target(device(f, "CUDA0")));
+  EXPECT_GT(device(f, "CPU_Mapped").model_buffer_bytes, 20 * 1024 * MiB);  // most experts on the host
   // The overrides as llama-fit-params prints them: the first partial layer, then experts only.
   const std::string* ot = f.setting("--override-tensor");
   ASSERT_NE(ot, nullptr);
@@ -76,17 +74,17 @@ TEST(LlamacppFit, NewerBuildsInterpolateTheContextAndRoundTo256) {
   EXPECT_EQ(f.kv_tokens % 256, 0);
   EXPECT_GT(f.kv_tokens, 4096);
   EXPECT_LT(f.kv_tokens, 40960);
-  EXPECT_TRUE(keeps_target(dev(f, "CUDA0")));
+  EXPECT_TRUE(keeps_target(device(f, "CUDA0")));
   // 256 more tokens would not keep the target: the interpolation is exact for a linear cache.
   const Forecast more = run({"--engine", "llamacpp", "--model", "Qwen/Qwen3-8B", "--quant", "Q8_0", "--gpu", "rtx-4070", "--fit", "off", "-c",
                              std::to_string(f.kv_tokens + 256)});
-  EXPECT_FALSE(keeps_target(dev(more, "CUDA0")));
+  EXPECT_FALSE(keeps_target(device(more, "CUDA0")));
   // An explicit -c 0 asks for the model's whole context: fit leaves it (PR #19070, b7810+).
   const Forecast full = run({"--engine", "llamacpp", "--model", "Qwen/Qwen3-8B", "--quant", "Q8_0", "--gpu", "rtx-4070", "-c", "0"});
   EXPECT_TRUE(test::has_line(full, "llama_params_fit_impl: user has requested full context size of 40960 -> no change"));
   EXPECT_EQ(full.kv_tokens, 40960);
   EXPECT_LT(std::stoi(*full.setting("--n-gpu-layers")), 37);  // layers go to the host instead
-  EXPECT_TRUE(keeps_target(dev(full, "CUDA0")));
+  EXPECT_TRUE(keeps_target(device(full, "CUDA0")));
 }
 
 TEST(LlamacppFit, DenseLayersPerGpuAreTheMostThatKeepEachTarget) {
@@ -106,13 +104,13 @@ TEST(LlamacppFit, DenseLayersPerGpuAreTheMostThatKeepEachTarget) {
     return run(plus(base, {"--fit", "off", "-ngl", std::to_string(n0 + n1), "-ts", std::to_string(n0) + "," + std::to_string(n1)}));
   };
   // The last GPU: the most layers (counted from the output layer) that keep its target.
-  EXPECT_TRUE(keeps_target(dev(with(0, b), "CUDA1")));
-  EXPECT_FALSE(keeps_target(dev(with(0, b + 1), "CUDA1")));
+  EXPECT_TRUE(keeps_target(device(with(0, b), "CUDA1")));
+  EXPECT_FALSE(keeps_target(device(with(0, b + 1), "CUDA1")));
   // The first GPU, with the last one's share fixed.
   const Forecast both = with(a, b);
-  EXPECT_TRUE(keeps_target(dev(both, "CUDA0")));
-  EXPECT_TRUE(keeps_target(dev(both, "CUDA1")));
-  EXPECT_FALSE(keeps_target(dev(with(a + 1, b), "CUDA0")));
+  EXPECT_TRUE(keeps_target(device(both, "CUDA0")));
+  EXPECT_TRUE(keeps_target(device(both, "CUDA1")));
+  EXPECT_FALSE(keeps_target(device(with(a + 1, b), "CUDA0")));
   EXPECT_EQ(f.verdict, Verdict::Fits);
 }
 
@@ -129,11 +127,11 @@ TEST(LlamacppFit, MoeOverSeveralGpusMovesExpertsNotLayers) {
   EXPECT_EQ(*f.setting("--n-gpu-layers"), "49");  // 48 blocks + output: all offloaded
   ASSERT_NE(f.setting("--tensor-split"), nullptr);
   ASSERT_NE(f.setting("--override-tensor"), nullptr);
-  EXPECT_TRUE(keeps_target(dev(f, "CUDA0")));
-  EXPECT_TRUE(keeps_target(dev(f, "CUDA1")));
-  EXPECT_GT(dev(f, "CPU_Mapped").model_buffer_bytes, 5 * 1024 * MiB);
+  EXPECT_TRUE(keeps_target(device(f, "CUDA0")));
+  EXPECT_TRUE(keeps_target(device(f, "CUDA1")));
+  EXPECT_GT(device(f, "CPU_Mapped").model_buffer_bytes, 5 * 1024 * MiB);
   // Most of each GPU is used: within 1.5 GiB of the target (whole expert tensors of ~0.6 GiB move).
-  for (const char* g : {"CUDA0", "CUDA1"}) EXPECT_GT(used(dev(f, g)), dev(f, g).capacity_bytes - kRuntime - kTarget - 1536 * MiB) << g;
+  for (const char* g : {"CUDA0", "CUDA1"}) EXPECT_GT(used(device(f, g)), device(f, g).capacity_bytes - kRuntime - kTarget - 1536 * MiB) << g;
   // The user's own placement stops fit at the layers (llama.cpp's message), as does -ts.
   const Forecast cmoe = run(plus(base, {"-ot", R"(blk\.0\.ffn_up_exps=CPU)"}));
   EXPECT_TRUE(test::has_prefix(cmoe, "llama_params_fit_impl: failed to fit params to free device memory: model_params::tensor_buft_overrides"));

@@ -14,18 +14,13 @@
 
 using namespace headroom;
 using headroom::test::run;
+using headroom::test::device;
 using headroom::test::plus;
 using headroom::test::rank0_item;
 
 namespace {
 
 constexpr int64_t MiB = 1 << 20;
-
-const DeviceMemory& dev(const Forecast& f, const std::string& name) {
-  for (const auto& d : f.devices)
-    if (d.name == name) return d;
-  throw std::runtime_error("no device " + name);
-}
 
 // llamacpp-010 (b5622): Qwen3-30B-A3B Q4_K_M, -ngl 99 -c 16384, experts on the host, 12 of 49
 // layers on CUDA0 (the log's KV split, 384 / 1152 MiB: its split came from free memory; -ts 12,37 gives it).
@@ -42,17 +37,17 @@ TEST(LlamacppPlan, Case010PerDevice) {
   // Non-expert layer by hand: q, o 4096x2048 + k, v 512x2048 q4_K (144 B / 256), 4 norms f32,
   // router 128x2048 f32 = 11,682,816 B; attn_v q6_K (+270,336 B) on use_more_bits layers.
   // CUDA0: layers 0..11 (8 with q6_K attn_v). Log: "CUDA0 model buffer size = 135.76 MiB".
-  EXPECT_EQ(dev(f, "CUDA0").model_buffer_bytes, 12 * int64_t{11682816} + 8 * 270336);
+  EXPECT_EQ(device(f, "CUDA0").model_buffer_bytes, 12 * int64_t{11682816} + 8 * 270336);
   // CUDA1: layers 12..47 (16 q6_K) + output q6_K + output_norm. Log: 648.66 MiB.
-  EXPECT_EQ(dev(f, "CUDA1").model_buffer_bytes, 36 * int64_t{11682816} + 16 * 270336 + 255252480 + 8192);
+  EXPECT_EQ(device(f, "CUDA1").model_buffer_bytes, 36 * int64_t{11682816} + 16 * 270336 + 255252480 + 8192);
   // "CUDA0 KV buffer size = 384.00 MiB", "CUDA1 KV buffer size = 1152.00 MiB".
-  EXPECT_EQ(dev(f, "CUDA0").kv_buffer_bytes, 384 * MiB);
-  EXPECT_EQ(dev(f, "CUDA1").kv_buffer_bytes, 1152 * MiB);
+  EXPECT_EQ(device(f, "CUDA0").kv_buffer_bytes, 384 * MiB);
+  EXPECT_EQ(device(f, "CUDA1").kv_buffer_bytes, 1152 * MiB);
   // Estimate: f32 mask 32 MiB + KQ 16384 x 512 x 32 heads x 4 B (1024 MiB) + 2 x (4096 + 2048) x 512
   // x 4 B (24 MiB) = 1080 MiB; the log prints 1080.00 on both GPUs and CUDA_Host 36.01.
-  EXPECT_EQ(dev(f, "CUDA0").compute_buffer_bytes, 1080 * MiB);
-  EXPECT_EQ(dev(f, "CUDA1").compute_buffer_bytes, 1080 * MiB);
-  EXPECT_EQ(dev(f, "CPU_Mapped").compute_buffer_bytes, 36 * MiB);
+  EXPECT_EQ(device(f, "CUDA0").compute_buffer_bytes, 1080 * MiB);
+  EXPECT_EQ(device(f, "CUDA1").compute_buffer_bytes, 1080 * MiB);
+  EXPECT_EQ(device(f, "CPU_Mapped").compute_buffer_bytes, 36 * MiB);
   EXPECT_TRUE(test::has_line(f, "load_tensors:        CUDA0 model buffer size =   135.76 MiB"));
   EXPECT_TRUE(test::has_line(f, "llama_kv_cache_unified: size = 1536.00 MiB ( 16384 cells,  48 layers,  1/1 seqs), "
                                 "K (f16):  768.00 MiB, V (f16):  768.00 MiB"));
@@ -95,9 +90,9 @@ TEST(LlamacppPlan, Case027Llama2) {
   // "KV self size = 1024.00 MiB", "CUDA0 compute buffer size = 164.01 MiB".
   const Forecast f = run({"--engine", "llamacpp@b2200", "--model", "meta-llama/Llama-2-7b-hf", "--quant", "Q4_K_M", "--gpu", "rtx-4090",
                           "-ngl", "99", "-c", "2048"});
-  EXPECT_NEAR(static_cast<double>(dev(f, "CUDA0").model_buffer_bytes) / MiB, 3820.94, 0.005);
-  EXPECT_EQ(dev(f, "CUDA0").kv_buffer_bytes, 1024 * MiB);
-  EXPECT_EQ(dev(f, "CUDA0").compute_buffer_bytes, 164 * MiB);  // 4 MiB mask + 128 MiB KQ + 32 MiB residual
+  EXPECT_NEAR(static_cast<double>(device(f, "CUDA0").model_buffer_bytes) / MiB, 3820.94, 0.005);
+  EXPECT_EQ(device(f, "CUDA0").kv_buffer_bytes, 1024 * MiB);
+  EXPECT_EQ(device(f, "CUDA0").compute_buffer_bytes, 164 * MiB);  // 4 MiB mask + 128 MiB KQ + 32 MiB residual
   EXPECT_TRUE(test::has_prefix(f, "llm_load_tensors:      CUDA0 buffer size ="));
 }
 
@@ -170,15 +165,15 @@ TEST(LlamacppPlan, GgufFileAllLayersAndFewer) {
   const std::vector<std::string> base = {"--engine", "llamacpp", "--model", path, "--gpu", "rtx-4090", "-c", "8192", "-np", "1"};
   const Forecast f = run(base);
   // Every layer on the GPU: the file's tensors less token_embd (kept on the host).
-  EXPECT_EQ(dev(f, "CUDA0").model_buffer_bytes, 4 * 1331200 + 420000 + 2048);
-  EXPECT_EQ(dev(f, "CPU_Mapped").model_buffer_bytes, 544000);
+  EXPECT_EQ(device(f, "CUDA0").model_buffer_bytes, 4 * 1331200 + 420000 + 2048);
+  EXPECT_EQ(device(f, "CPU_Mapped").model_buffer_bytes, 544000);
   // f16 K and V at -c 8192 -np 1: 2 x 4 layers x 2 KV heads x 128 x 2 B x 8192.
-  EXPECT_EQ(dev(f, "CUDA0").kv_buffer_bytes, int64_t{2} * 4 * 2 * 128 * 2 * 8192);
+  EXPECT_EQ(device(f, "CUDA0").kv_buffer_bytes, int64_t{2} * 4 * 2 * 128 * 2 * 8192);
   // -ngl 2: layers 2 and 3 offloaded, the output layer stays with layer 4 on the host.
   const Forecast two = run(test::plus(base, {"-ngl", "2"}));
-  EXPECT_EQ(dev(two, "CUDA0").model_buffer_bytes, 2 * 1331200);
-  EXPECT_EQ(dev(two, "CPU_Mapped").model_buffer_bytes, 544000 + 2 * 1331200 + 420000 + 2048);
-  EXPECT_EQ(dev(two, "CUDA0").kv_buffer_bytes, int64_t{2} * 2 * 2 * 128 * 2 * 8192);
+  EXPECT_EQ(device(two, "CUDA0").model_buffer_bytes, 2 * 1331200);
+  EXPECT_EQ(device(two, "CPU_Mapped").model_buffer_bytes, 544000 + 2 * 1331200 + 420000 + 2048);
+  EXPECT_EQ(device(two, "CUDA0").kv_buffer_bytes, int64_t{2} * 2 * 2 * 128 * 2 * 8192);
   EXPECT_TRUE(test::has_line(two, "load_tensors: offloaded 2/5 layers to GPU"));
   // A GGUF has its own types.
   EXPECT_THROW(run(test::plus(base, {"--quant", "Q4_K_M"})), InputError);
@@ -331,9 +326,9 @@ TEST(LlamacppPlan, CpuMoeMissesFusedGateUpBeforePr20416) {
   const Forecast old_build = run(plus({"--engine", "llamacpp@b8284"}, base));
   const Forecast fixed = run(plus({"--engine", "llamacpp@b8290"}, base));
   // The fixed build keeps attention, router and output on the GPU: 2 x 450,560 + 420,000 B.
-  EXPECT_EQ(dev(fixed, "CUDA0").model_buffer_bytes, 2 * (147456 * 2 + 73728 * 2 + 8192) + 420000);
+  EXPECT_EQ(device(fixed, "CUDA0").model_buffer_bytes, 2 * (147456 * 2 + 73728 * 2 + 8192) + 420000);
   // b8284 also keeps both layers' fused gate_up experts there; down goes to the host either way.
-  EXPECT_EQ(dev(old_build, "CUDA0").model_buffer_bytes - dev(fixed, "CUDA0").model_buffer_bytes, 2 * 2359296);
+  EXPECT_EQ(device(old_build, "CUDA0").model_buffer_bytes - device(fixed, "CUDA0").model_buffer_bytes, 2 * 2359296);
   auto noted = [](const Forecast& f) {
     return std::any_of(f.notes.begin(), f.notes.end(), [](const std::string& n) { return n.find("PR #20416") != std::string::npos; });
   };
@@ -347,7 +342,7 @@ TEST(LlamacppPlan, HostMemoryChecksWhatTheHostHolds) {
   const std::vector<std::string> base = {"--engine", "llamacpp", "--model", "Qwen/Qwen3-30B-A3B", "--quant", "Q4_K_M",
                                          "--gpu", "rtx-4090", "-c", "32768", "--cpu-moe"};
   const Forecast plain = run(base);
-  const DeviceMemory& host = dev(plain, "CPU_Mapped");
+  const DeviceMemory& host = device(plain, "CPU_Mapped");
   const int64_t buffers = host.kv_buffer_bytes + host.compute_buffer_bytes + host.output_buffer_bytes;
   ASSERT_GT(host.model_buffer_bytes, int64_t{16} << 30);  // the experts of 48 layers
   EXPECT_EQ(plain.verdict, Verdict::Fits);
@@ -359,7 +354,7 @@ TEST(LlamacppPlan, HostMemoryChecksWhatTheHostHolds) {
   EXPECT_EQ(copied.verdict, Verdict::Oom);
   ASSERT_TRUE(copied.failure);
   EXPECT_EQ(copied.failure->stage, StageId::Weights);
-  EXPECT_EQ(copied.failure->request_bytes, dev(copied, "CPU").model_buffer_bytes + buffers);
+  EXPECT_EQ(copied.failure->request_bytes, device(copied, "CPU").model_buffer_bytes + buffers);
   EXPECT_EQ(copied.failure->free_bytes, int64_t{16} << 30);
   // Other engines do not model the host: one line, exit 2.
   EXPECT_THROW(run({"--engine", "vllm", "--model", "Qwen/Qwen3-8B", "--gpu", "h100", "--host-memory", "16GiB"}), InputError);
@@ -408,10 +403,10 @@ TEST(LlamacppPlan, UnifiedMemoryCountsTheHostsBuffersOnTheGpu) {
   const Forecast copied = run(plus(base, {"--no-mmap"}));
   const Item* host = rank0_item(copied, "host model buffer (unified memory)");
   ASSERT_NE(host, nullptr);
-  EXPECT_EQ(host->bytes, dev(copied, "CPU").model_buffer_bytes);
+  EXPECT_EQ(host->bytes, device(copied, "CPU").model_buffer_bytes);
   const Item* compute = rank0_item(copied, "host compute buffers (unified memory)");
   ASSERT_NE(compute, nullptr);
-  EXPECT_EQ(compute->bytes, dev(copied, "CPU").compute_buffer_bytes + dev(copied, "CPU").output_buffer_bytes);
+  EXPECT_EQ(compute->bytes, device(copied, "CPU").compute_buffer_bytes + device(copied, "CPU").output_buffer_bytes);
   // Mapped or copied, the host's compute buffers count; only the copied weights differ.
   ASSERT_NE(rank0_item(mapped, "host compute buffers (unified memory)"), nullptr);
   EXPECT_EQ(mapped.headroom_bytes - copied.headroom_bytes, host->bytes);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,13 @@ inline const Item* rank0_item(const Forecast& f, const std::string& prefix) {
     for (const auto& it : st.items)
       if (it.what.rfind(prefix, 0) == 0) return &it;
   return nullptr;
+}
+
+// A llama.cpp plan's buffers on the device llama.cpp names `name` ("CUDA0", "CPU_Mapped").
+inline const DeviceMemory& device(const Forecast& f, const std::string& name) {
+  for (const auto& d : f.devices)
+    if (d.name == name) return d;
+  throw std::runtime_error("no device " + name);
 }
 
 // The number right after `head` on the first predicted log line that starts with it ("Estimated

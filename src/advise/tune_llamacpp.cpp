@@ -99,16 +99,16 @@ int64_t host_weights(const Forecast& f) {
 }
 
 // What llama.cpp's own --fit (on by default) would choose for the deployment as given, in one line
-// ("" when it is off, changes nothing or gives up).
-std::string own_fit_choice(const Deployment& d0) {
+// ("" when it is off, changes nothing or gives up), read from the plan's fit lines.
+std::string own_fit_choice(const Deployment& d0, int& plans) {
   if (const std::string* f = d0.flag("--fit"); f && *f == "off") return "";
   const Forecast f = plan(d0);
-  const bool ran = std::any_of(f.log.begin(), f.log.end(), [](const std::string& l) { return l.find("_fit_impl: ") != std::string::npos; });
-  const bool changed = std::any_of(f.log.begin(), f.log.end(), [](const std::string& l) {
-    return l.find("context size reduced") != std::string::npos || l.find("layers back-to-front") != std::string::npos;
-  });
-  const bool gave_up = std::any_of(f.log.begin(), f.log.end(), [](const std::string& l) { return l.find(", abort") != std::string::npos; });
-  if (!ran || !changed || gave_up) return "";
+  ++plans;
+  auto logged = [&](std::string_view text) {
+    return std::any_of(f.log.begin(), f.log.end(), [&](const std::string& l) { return l.find(text) != std::string::npos; });
+  };
+  const bool changed = logged("context size reduced") || logged("layers back-to-front");
+  if (!logged("_fit_impl: ") || !changed || logged(", abort")) return "";
   std::string out = fmt::format("-c {} -ngl {}", *f.setting("--ctx-size"), *f.setting("--n-gpu-layers"));
   if (const std::string* ts = f.setting("--tensor-split")) out += " -ts " + *ts;
   if (const std::string* ot = f.setting("--override-tensor")) out += fmt::format(" and {} per-layer -ot overrides", std::count(ot->begin(), ot->end(), ',') + 1);
@@ -181,8 +181,8 @@ TuneResult tune_llamacpp(const Deployment& d0, const TuneGoal& g) {
     set(at_ctx, "--ctx-size", std::to_string(ctx));
     Deployment every = at_ctx;
     set(every, "--n-cpu-moe", std::to_string(n_all));
+    res.plans += 2;
     if (host_weights(plan(every, o)) > host_weights(plan(at_ctx, o))) {
-      res.plans += 2;
       best = smallest_safe(at_ctx, "--n-cpu-moe", 0, n_all, margin, res.plans);
       if (best) {
         knob = "--n-cpu-moe";
@@ -225,7 +225,7 @@ TuneResult tune_llamacpp(const Deployment& d0, const TuneGoal& g) {
     res.notes.push_back(fmt::format("MoE: every layer stays on the GPUs and the routed experts of the first {} layers go to host memory "
                                     "(--n-cpu-moe, the fewest that keep the margin); fewer offloaded layers (-ngl) would move attention too",
                                     best->value));
-  if (std::string own = own_fit_choice(d0); !own.empty()) res.notes.push_back(std::move(own));
+  if (std::string own = own_fit_choice(d0, res.plans); !own.empty()) res.notes.push_back(std::move(own));
   if (res.margin_default) res.notes.push_back("the 1 GiB safety margin is a default GUESS (llama.cpp's own --fit keeps 1024 MiB); set it with --margin");
   return res;
 }

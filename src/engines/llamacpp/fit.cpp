@@ -19,12 +19,14 @@ constexpr int64_t kMiB = 1024 * 1024;
 struct Projection {
   std::vector<int64_t> used;
   int64_t sum_used = 0, sum_model = 0, sum_ctx = 0;
+  int streams = 1;  // KV streams: one per sequence unless the cache is unified
 };
 
 Projection project(const LlamaModel& m, const ServerSettings& s, const std::vector<int64_t>& free) {
-  const Placement p = lay_out(m, s, free).p;
+  const LaidOut lo = lay_out(m, s, free);
   Projection r;
-  for (const auto& b : p.gpu) {
+  if (lo.kv && !lo.kv->unified) r.streams = std::max(1, lo.kv->n_seq_max);
+  for (const auto& b : lo.p.gpu) {
     r.used.push_back(b.model + b.kv + b.indexer + b.recurrent + b.compute);
     r.sum_used += r.used.back();
     r.sum_model += b.model;
@@ -289,8 +291,7 @@ FitOutcome fit_params(const LlamaModel& m, ServerSettings& s, const std::vector<
   Projection full = project(m, s, free);
   if (ctx_auto && has(Rule::FitNStreams, s.build)) {
     // The context is resolved before anything is measured: the model's per stream (PR #27496).
-    const std::optional<KvCache> kv = lay_out(m, s, free).kv;
-    streams = kv && !kv->unified ? std::max(1, kv->n_seq_max) : 1;
+    streams = full.streams;
     s.kv.ctx_size = m.kv.n_ctx_train * streams;
     if (streams > 1) {
       out.log.push_back(fmt::format("context size unset and KV cache not unified -> using {} for {} sequences:", s.kv.ctx_size, streams));

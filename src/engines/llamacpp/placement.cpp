@@ -105,9 +105,11 @@ std::vector<OverrideRule> override_rules(const LlamaModel& m, const ServerSettin
 // Whether --fit's pattern for `f` in layer `layer` (common/fit.cpp get_overflow_pattern, matched
 // with regex_search) names tensor `t`: its name after "blk.N." starts with the FFN projections named.
 bool fit_fraction_matches(const QuantTensor& t, LayerFraction f) {
-  const std::string prefix = fmt::format("blk.{}.", t.layer);
-  if (t.name.rfind(prefix, 0) != 0) return false;
-  const std::string_view base = std::string_view(t.name).substr(prefix.size());
+  // Layer tensors are named "blk.<t.layer>.<base>": the base follows the second dot.
+  const std::string_view name = t.name;
+  const size_t dot = name.substr(0, 4) == "blk." ? name.find('.', 4) : std::string_view::npos;
+  if (dot == std::string_view::npos) return false;
+  const std::string_view base = name.substr(dot + 1);
   auto starts = [&](std::string_view p) { return base.substr(0, p.size()) == p; };
   switch (f) {
     case LayerFraction::Attn: return starts("ffn_gate") || starts("ffn_up") || starts("ffn_down");

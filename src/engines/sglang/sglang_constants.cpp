@@ -32,9 +32,6 @@ constexpr EstimatedConstant kRows[] = {
      "capture's fixed cost (cuBLAS workspaces of the capture stream, input buffers, kernel modules): TP1 logs with the other terms near 0"},
     {"sglang.graph.per_allreduce", 150, 150, 150, "KiB per captured all-reduce", Estimate, "xsgl-001 xsgl-013 xsgl-018 xsgl-023",
      "what each all-reduce captured into a graph keeps (custom all-reduce or NCCL)"},
-    {"sglang.graph.nccl_captured", 0.28, 0.196, 0.448, "MiB per (graph x layer)", Estimate, "xsgl-001",
-     "NCCL all-reduces captured into graphs when custom all-reduce is off (more than two PCIe-only GPUs): vLLM's figure for the same "
-     "NCCL path (xvllm-017/019/091/094/098, 0.20 .. 0.45); xsgl-001 (TP4 on L4) shows 0.35 above the other terms"},
     {"sglang.graph.range", 1.0, 0.8, 1.45, "x the central", Estimate, "",
      "the capture estimate's ends: observed / forecast p10 0.88 .. p90 1.44 over the logged captures of tests/data/extra/sglang.jsonl"},
     {"sglang.prefill.sampling", 256, 256, 256, "MiB", Guess, "", "sampling / logits temporaries beside one prefill chunk's activations"},

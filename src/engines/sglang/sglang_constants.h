@@ -10,7 +10,7 @@ namespace headroom::sglang {
 enum class Const {
   InitContext, InitDgxSparkHost, InitAmdRccl, InitNvswitch, InitPcie3To4, InitPcie2Geforce, InitPcieOther,
   WorkspaceFlashinfer, WorkspaceOther, Fp4MoeResidue,
-  GraphFixed, GraphPerAllReduce, GraphNcclCaptured, GraphRange, PrefillSampling, PrefillRange, DraftCaptureRange, DraftSamplingKernels,
+  GraphFixed, GraphPerAllReduce, GraphRange, PrefillSampling, PrefillRange, DraftCaptureRange, DraftSamplingKernels,
   Count
 };
 const EstimatedConstant& constant(Const k);

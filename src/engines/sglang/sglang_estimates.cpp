@@ -4,9 +4,11 @@
 #include "engines/sglang/sglang_estimates.h"
 #include "engines/graph_nodes.h"
 #include "engines/sglang/sglang_constants.h"
+#include "engines/vllm/vllm_constants.h"
 
 #include <algorithm>
 #include <cmath>
+#include <fmt/format.h>
 
 #include "headroom/alloc_margin.h"
 #include "headroom/units.h"
@@ -154,10 +156,12 @@ Estimate graph_capture(const ModelConfig& c, int tp, int attn_tp, int64_t max_bs
   // (Qwen2.5-0.5B 3 graphs 0.07 GB, Qwen3-0.6B 4 graphs 0.11 GB: xsgl-012/011).
   const double fixed = constant(Const::GraphFixed).central * GiB;
   // (5) NCCL's all-reduces captured into the graphs (custom all-reduce off past two PCIe-only GPUs)
-  // keep more per graph and layer than the term above: vLLM's figure for the same path (its
-  // nccl_graph_capture; ESTIMATE, n=5 vLLM logs, 0.20 .. 0.45 MiB); xsgl-001 (QwQ-32B TP4 on four
-  // L4, 13 graphs x 64 layers) took 0.28 GiB above the other terms, 0.35 MiB each.
-  const double nccl = nccl_captured && tp > 1 ? static_cast<double>(n_graphs) * layers * constant(Const::GraphNcclCaptured).central * MiB : 0;
+  // keep more per graph and layer than the term above: vLLM's row for the same NCCL path
+  // (vllm.graph.nccl_captured, its nccl_graph_capture; ESTIMATE, n=5 vLLM logs, 0.20 .. 0.45 MiB);
+  // xsgl-001 (QwQ-32B TP4 on four L4, 13 graphs x 64 layers) took 0.28 GiB above the other terms,
+  // 0.35 MiB each.
+  const double nccl_unit = vllm::constant(vllm::Const::NcclCapturedGraphs).central;
+  const double nccl = nccl_captured && tp > 1 ? static_cast<double>(n_graphs) * layers * nccl_unit * MiB : 0;
   const double central = fixed + pool + nodes + collectives + nccl;
   // Range: observed / forecast p10 0.88 .. p90 1.44 over the 14 logged captures validate reads
   // (tests/data/extra/sglang.jsonl, 2026-12-02), widened below to 0.8 for the few logs behind it.
@@ -165,7 +169,7 @@ Estimate graph_capture(const ModelConfig& c, int tp, int attn_tp, int64_t max_bs
   return {static_cast<int64_t>(central), static_cast<int64_t>(central * r.low), static_cast<int64_t>(central * r.high),
           "ESTIMATE (n=9 real logs, extra xsgl-001..024): 0.06 GiB + the largest batch's activations and bf16 logits in the graph pool + ~3 KiB "
           "per kernel node per graph (measured, H200) + 150 KiB per captured all-reduce (TP > 1)" +
-              std::string(nccl > 0 ? " + 0.28 MiB per graph x layer of captured NCCL all-reduces (custom all-reduce off)" : "")};
+              (nccl > 0 ? fmt::format(" + {:.2f} MiB per graph x layer of captured NCCL all-reduces (custom all-reduce off)", nccl_unit) : "")};
 }
 
 DraftCapture draft_capture(const ModelConfig& c, int tp, const DraftSpec& spec, int64_t max_bs, int64_t n_graphs) {
