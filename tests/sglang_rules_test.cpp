@@ -85,6 +85,13 @@ TEST(SglangDefaults, ChunkedPrefillAndMaxBsTiers) {
   EXPECT_EQ(default_cuda_graph_max_bs(Era::Late2025, 143771, 4, false), 512);
   EXPECT_EQ(default_cuda_graph_max_bs(Era::Late2025, 143771, 8, false), 512);
   EXPECT_EQ(default_cuda_graph_max_bs(Era::Y2026, 24564, 1, false), 48);
+  // Before PR #37898 (2026-09) the 2026 rules kept 2048 / 24 (80 at tp >= 4) on 20-35 GiB cards: a
+  // 2026-04-14 RTX 4090 TP2 log captures "bs [1, 2, 4, 8, 12, 16, 24]" and prints
+  // chunked_prefill_size=2048 (tests/data/extra xsgl-013).
+  EXPECT_EQ(default_cuda_graph_max_bs(Era::Y2026, 24564, 2, false, false), 24);
+  EXPECT_EQ(default_cuda_graph_max_bs(Era::Y2026, 24564, 4, false, false), 80);
+  EXPECT_EQ(default_chunked_prefill_size(Era::Y2026, 24564, 2, false), 2048);
+  EXPECT_EQ(default_chunked_prefill_size(Era::Y2026, 46068, 2, false), 4096);  // the 35-60 GiB tier did not move
 }
 
 TEST(SglangCapture, EraBListCounts) {

@@ -83,13 +83,14 @@ double sglang_largest_default(int64_t total, const std::string& version) {
   std::vector<sglang::Era> eras = {sglang::Era::V2024, sglang::Era::Mid2025, sglang::Era::Late2025, sglang::Era::Y2026};
   if (!version.empty()) try { eras = {sglang::era_for_version(version).era}; } catch (const InputError&) {}
   double best = 0;
-  for (auto e : eras) {
-    sglang::DefaultInputs in;
-    in.gpu_mem_mib = total / MiB;
-    in.chunked_prefill_size = sglang::default_chunked_prefill_size(e, in.gpu_mem_mib, 1);
-    in.cuda_graph_max_bs = sglang::default_cuda_graph_max_bs(e, in.gpu_mem_mib, 1, false);
-    best = std::max(best, sglang::default_mem_fraction_static(e, in));
-  }
+  for (auto e : eras)
+    for (bool raised : {false, true}) {  // the 20-35 GiB tier before and after PR #37898
+      sglang::DefaultInputs in;
+      in.gpu_mem_mib = total / MiB;
+      in.chunked_prefill_size = sglang::default_chunked_prefill_size(e, in.gpu_mem_mib, 1, raised);
+      in.cuda_graph_max_bs = sglang::default_cuda_graph_max_bs(e, in.gpu_mem_mib, 1, false, raised);
+      best = std::max(best, sglang::default_mem_fraction_static(e, in));
+    }
   return best;
 }
 

@@ -11,7 +11,7 @@
 namespace headroom::sglang {
 
 // server_args.py: Era 1/2 chunked prefill; Era B table in arg_groups (GPU tiers in MiB).
-int64_t default_chunked_prefill_size(Era era, int64_t gpu_mem_mib, int tp) {
+int64_t default_chunked_prefill_size(Era era, int64_t gpu_mem_mib, int tp, bool small_tier_raised) {
   if (gpu_mem_mib <= 0) return 4096;
   switch (era) {
     case Era::V2024: return gpu_mem_mib < 25000 ? 2048 : 8192;
@@ -22,7 +22,7 @@ int64_t default_chunked_prefill_size(Era era, int64_t gpu_mem_mib, int tp) {
     case Era::Late2025:
     case Era::Y2026:
       if (gpu_mem_mib < 20 * 1024) return 2048;
-      if (gpu_mem_mib < 35 * 1024) return era == Era::Y2026 ? 4096 : 2048;
+      if (gpu_mem_mib < 35 * 1024) return era == Era::Y2026 && small_tier_raised ? 4096 : 2048;
       if (gpu_mem_mib < 60 * 1024) return 4096;
       if (gpu_mem_mib < 160 * 1024) return 8192;
       return 16384;
@@ -32,7 +32,7 @@ int64_t default_chunked_prefill_size(Era era, int64_t gpu_mem_mib, int tp) {
 
 // cuda_graph_max_bs default: Era A (cuda_graph_runner.py) only small GPUs had a cap; Era B
 // (PR #10975, PR #10990 for H200 tp<=4) a tier table.
-int64_t default_cuda_graph_max_bs(Era era, int64_t gpu_mem_mib, int tp, bool speculative) {
+int64_t default_cuda_graph_max_bs(Era era, int64_t gpu_mem_mib, int tp, bool speculative, bool small_tier_raised) {
   if (era == Era::V2024 || era == Era::Mid2025) {
     if (gpu_mem_mib > 0 && gpu_mem_mib < 35 * 1024) return tp < 4 ? 8 : 80;
     // No explicit cap: the list itself ends at 160 / 256 / 512 by GPU size (§3.2 Era A).
@@ -42,7 +42,7 @@ int64_t default_cuda_graph_max_bs(Era era, int64_t gpu_mem_mib, int tp, bool spe
   }
   if (gpu_mem_mib <= 0) return 160;
   if (gpu_mem_mib < 20 * 1024) return 8;
-  if (gpu_mem_mib < 35 * 1024) return era == Era::Y2026 ? (tp < 4 ? 48 : 160) : (tp < 4 ? 24 : 80);
+  if (gpu_mem_mib < 35 * 1024) return era == Era::Y2026 && small_tier_raised ? (tp < 4 ? 48 : 160) : (tp < 4 ? 24 : 80);
   if (gpu_mem_mib < 60 * 1024) return tp < 4 ? 32 : 160;
   if (gpu_mem_mib < 160 * 1024) return tp < 4 ? 256 : 512;
   return 512;

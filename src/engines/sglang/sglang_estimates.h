@@ -28,6 +28,9 @@ Estimate fp4_moe_warmup_residue(const ModelConfig& c, const GpuSpec& gpu);
 // (custom_allreduce_off), so the graphs capture NCCL's all-reduces.
 Estimate graph_capture(const ModelConfig& c, int tp, int attn_tp, int64_t max_bs, int64_t n_graphs, int64_t tokens_per_bs,
                        bool nccl_captured = false);
+// FlashInfer's wrappers kept per captured batch size (`wrapper_sets` = graphs x wrappers per graph):
+// each allocates its own 8 MiB int workspace on the device (flashinfer decode.py / prefill.py).
+Estimate flashinfer_graph_wrappers(int64_t wrapper_sets);
 // SGLang turns its custom all-reduce off on more than two PCIe-only NVIDIA GPUs (custom_all_reduce.py).
 bool custom_allreduce_off(const GpuSpec& gpu, int tp);
 // Speculative decoding's draft graphs, captured after the target's into the same graph pool: the

@@ -159,10 +159,11 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
 
   // --- defaults as server_args resolves them ----------------------------------------------
   const int64_t gpu_mem_mib = d.gpu.smi_total_mib > 0 ? d.gpu.smi_total_mib : d.capacity_bytes / MiB + 600;  // +600: typical nvidia-smi minus torch total (INFERRED)
-  int64_t chunked = fl.integer("--chunked-prefill-size", -1, 1 << 24).value_or(default_chunked_prefill_size(era.era, gpu_mem_mib, par.tp));
+  const bool small_tier_raised = has(Rule::SmallGpuTierRaised, rule_version(era));
+  int64_t chunked = fl.integer("--chunked-prefill-size", -1, 1 << 24).value_or(default_chunked_prefill_size(era.era, gpu_mem_mib, par.tp, small_tier_raised));
   if (!fl.get("--chunked-prefill-size") && par.dp_attention && par.dp > 1 && (era.era == Era::Mid2025 || era.era == Era::Late2025))
     chunked /= par.dp;  // "DP attention is enabled. The chunked prefill size is adjusted to ..."
-  int64_t max_bs = default_cuda_graph_max_bs(era.era, gpu_mem_mib, par.tp, spec);
+  int64_t max_bs = default_cuda_graph_max_bs(era.era, gpu_mem_mib, par.tp, spec, small_tier_raised);
   std::vector<int64_t> bs_list_user;
   if (const std::string* l = fl.get("--cuda-graph-bs")) {
     for (size_t i = 0; i < l->size();) {
@@ -480,8 +481,17 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   if (max_cap > 0) {
     if (backend == "nsa") metadata = max_cap * tokens_per_bs * ctx * 4;  // nsa_backend page_table [max_num_tokens, max_context_len] int32
     else if (backend == "flashinfer" || backend == "triton") metadata = max_cap * tokens_per_bs * ctx * 4 * wrappers;  // cuda_graph_kv_indices
+    if (backend == "flashinfer") metadata += max_cap * tokens_per_bs * ctx;  // cuda_graph_custom_mask (uint8), the target's backend has prefill
     else metadata = max_cap * tokens_per_bs * ((ctx + page - 1) / page) * 4;  // page table
   }
+  // FlashInfer wrapper sets kept per captured size: the target's (decode, or verify with a draft),
+  // the draft's speculative_num_steps - 1 step backends and its extend runner.
+  int64_t fi_sets = 0;
+  if (backend == "flashinfer" && max_cap > 0) {
+    fi_sets = static_cast<int64_t>(capture.size()) * wrappers;
+    if (spec && draft_layers > 0) fi_sets += static_cast<int64_t>(capture.size()) * wrappers * spec_steps;
+  }
+  const Estimate fi_wrappers = flashinfer_graph_wrappers(fi_sets);
   int64_t logits = 0;
   if (max_cap > 0) {
     if (era.era == Era::V2024 || era.era == Era::Mid2025) {  // before PR #8579 every graph kept its own logits
@@ -510,7 +520,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
     graph.basis += fmt::format(" x {:.3f} calibrated (host {})", *cal->graph_scale, cal->host);
   }
   if (opt.graph_floor_bytes > 0) {  // capture was seen to need at least this much (doctor)
-    const int64_t floor = opt.graph_floor_bytes - metadata - logits;
+    const int64_t floor = opt.graph_floor_bytes - metadata - logits - fi_wrappers.central;
     graph.central = std::max(graph.central, floor);
     graph.low = std::max(graph.low, floor);
     graph.high = std::max(graph.high, graph.central * 7 / 5);
@@ -583,6 +593,9 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
           sim.alloc(fmt::format("{} CUDA-graph metadata ({} x {} int32)", backend, max_cap * tokens_per_bs, backend == "nsa" || backend == "flashinfer" || backend == "triton" ? ctx : (ctx + page - 1) / page), metadata);
           // Before PR #8579 each graph kept its own logits: the label says how many buffers it sums.
           const bool per_graph_logits = era.era == Era::V2024 || era.era == Era::Mid2025;
+          if (fi_wrappers.central > 0)
+            sim.alloc_estimated(fmt::format("FlashInfer wrappers kept per captured size ({} x 8 MiB int workspace)", fi_sets), fi_wrappers.central,
+                                fi_wrappers.low, fi_wrappers.high);
           sim.alloc(per_graph_logits ? fmt::format("graph output logits ({} graphs, up to {} x {} fp32 each)", capture.size(), max_cap * tokens_per_bs, c.vocab_size)
                                      : fmt::format("graph output logits ({} x {} fp32)", max_cap * tokens_per_bs, c.vocab_size),
                     logits);

@@ -24,6 +24,10 @@ constexpr EngineRule kRules[] = {
      "without custom all-reduce (more than two PCIe-only GPUs) the captured graphs hold NCCL's all-reduces: ~0.28 MiB per graph x layer",
      "vLLM's figure for the same NCCL path (xvllm-017/019/091/094/098) and xsgl-001 (2025-03, 0.35); the cut is vLLM's "
      "(none in its 2026-08 logs, placed after 0.19.0 ~2026-05), INFERRED for SGLang on the same torch / NCCL"},
+    {"sglang.small_gpu_tier_raised", {520, 20260904}, kOpen,
+     "20-35 GiB GPUs (A10, 4090, 5090): chunked prefill 2048 -> 4096, decode graphs up to 24 -> 48 (tp < 4) / 80 -> 160",
+     "PR #37898 (described 2026-09-04, merged); v0.5.20 has it (PR #40346 measures its 48 cap on v0.5.20); a 2026-04-14 log "
+     "(xsgl-013) captures [1 .. 24] and a 2026-06-14 one (xsgl-003) prints chunked_prefill_size=2048 on 24 GB cards"},
 };
 static_assert(std::size(kRules) == static_cast<size_t>(Rule::Count), "one row per Rule, in the enum's order");
 }  // namespace

@@ -9,7 +9,7 @@
 namespace headroom::sglang {
 
 enum class Rule { TpDefaultFraction, TieredReserve, ReserveHeuristic, MemoryHook, LegacyPiecewiseGraph, LegacyDsv4Pool, EarlyRocmDsv4Rings, NemotronNas,
-                  NcclInCapturedGraphs, Count };
+                  NcclInCapturedGraphs, SmallGpuTierRaised, Count };
 
 std::span<const EngineRule> rule_table();
 bool has(Rule r, const RuleVersion& v);

@@ -72,8 +72,10 @@ struct DefaultInputs {
   int64_t vit_layers = 0, vit_hidden = 0;
 };
 
-int64_t default_chunked_prefill_size(Era era, int64_t gpu_mem_mib, int tp);
-int64_t default_cuda_graph_max_bs(Era era, int64_t gpu_mem_mib, int tp, bool speculative);
+// small_tier_raised: the 20-35 GiB tier's 4096 / 48 (160 at tp >= 4) of PR #37898 (2026-09) in
+// the 2026 era; before it 2048 / 24 (80).
+int64_t default_chunked_prefill_size(Era era, int64_t gpu_mem_mib, int tp, bool small_tier_raised = true);
+int64_t default_cuda_graph_max_bs(Era era, int64_t gpu_mem_mib, int tp, bool speculative, bool small_tier_raised = true);
 // mem_fraction_static when the user gives none; also returns the reserve (MiB) in `reserve_mib`.
 double default_mem_fraction_static(Era era, const DefaultInputs& in, double* reserve_mib = nullptr);
 
