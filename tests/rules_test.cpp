@@ -160,6 +160,13 @@ TEST(Rules, SglangErasAreTheOldReleaseAndDateCuts) {
   const auto newest = sglang::era_for_version("");
   EXPECT_EQ(newest.era, Era::Y2026);
   EXPECT_FALSE(sglang::legacy_piecewise_graph(newest));
+  // PR #37898's 20-35 GiB tier: from 0.5.20 / main 2026-09-04, and in the newest rules.
+  const auto raised = [](const std::string& v) { return sglang::has(sglang::Rule::SmallGpuTierRaised, sglang::rule_version(sglang::era_for_version(v))); };
+  EXPECT_FALSE(raised("0.5.19"));
+  EXPECT_TRUE(raised("0.5.20"));
+  EXPECT_FALSE(raised("main@2026-09-03"));
+  EXPECT_TRUE(raised("main@2026-09-04"));
+  EXPECT_TRUE(raised(""));
 }
 
 TEST(Rules, TrtllmAndLlamacppDefaultsAreTheOldCuts) {
