@@ -75,6 +75,10 @@ int64_t int_flag(const Deployment& d, std::string_view flag, int64_t lo, int64_t
 int parse_build(const std::string& version);
 // Flags llama-server accepts (modelled or said to have no memory effect).
 const std::vector<std::string_view>& llamacpp_flags();
+// Memory other processes hold on each GPU (Deployment::held_by_others) given the free memory
+// llama.cpp reported at start ("using device CUDA0 (...) - 9862 MiB free", after its own runtime):
+// capacity - runtime - free, never below 0. Empty unless there is one figure per GPU.
+std::vector<int64_t> held_from_free_at_start(const Deployment& d, const std::vector<int64_t>& free_bytes);
 
 // What the plan needs from a model, from either source (derived or a real GGUF).
 struct LlamaModel {

@@ -177,6 +177,23 @@ void doctor_case(const J& c, const J& obs, LlamacppMetrics& metrics, J& row) {
   }
   row["doctor"] = std::move(drow);
 }
+
+// The free memory llama.cpp printed per GPU at start ("using device CUDA0 (...) - 9862 MiB free",
+// "Device 0: ... (23863 MiB free)"), in device order: what other processes left on the host, as
+// --host-state would give it. llama.cpp splits layers by it and --fit projects against it.
+std::vector<int64_t> logged_free_at_start(const J& c) {
+  const std::string raw = text(c, "raw").value_or("");
+  if (raw.find("free") == std::string::npos) return {};
+  std::vector<int64_t> free;
+  try {
+    const LogScan scan = scan_log_text(raw, text(c, "id").value_or("case"));
+    for (const auto& dev : scan.llama.devices)
+      if (dev.free) free.push_back(dev.free->value);
+  } catch (const InputError&) {
+    return {};
+  }
+  return free;
+}
 }  // namespace
 
 J validate_llamacpp_case(const J& c, LlamacppMetrics& metrics) {
@@ -234,7 +251,15 @@ J validate_llamacpp_case(const J& c, LlamacppMetrics& metrics) {
     PlanOptions opt;
     opt.files_elsewhere = true;
     opt.detail = false;
-    f = plan(parse_deployment(Args::parse(args)), opt);
+    Deployment d = parse_deployment(Args::parse(args));
+    if (capacity_known) {
+      if (auto held = llamacpp::held_from_free_at_start(d, logged_free_at_start(c)); !held.empty()) {
+        d.held_by_others = std::move(held);
+        d.host_state_source = "the log's free memory at start";
+        row["host_state"] = "free memory at start from the log";
+      }
+    }
+    f = plan(d, opt);
   } catch (const InputError& e) {
     return uncovered(e.what());
   }

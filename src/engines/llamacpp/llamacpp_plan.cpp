@@ -159,6 +159,17 @@ std::vector<int64_t> capacities(const Deployment& d) {
   return c;
 }
 
+}  // namespace
+
+std::vector<int64_t> llamacpp::held_from_free_at_start(const Deployment& d, const std::vector<int64_t>& free_bytes) {
+  const std::vector<int64_t> cap = capacities(d);
+  if (free_bytes.size() != cap.size()) return {};
+  std::vector<int64_t> held;
+  for (size_t g = 0; g < cap.size(); ++g) held.push_back(std::max<int64_t>(0, cap[g] - kRuntimeBytes - free_bytes[g]));
+  return held;
+}
+
+namespace {
 // Each GPU's start, stage by stage; llama.cpp's failure is the first stage (in its order) any device fails.
 std::vector<RankForecast> simulate(const Deployment& d, const Placement& p, const std::vector<int64_t>& cap, const DeviceNaming& names,
                                    const MmprojLoad& mm, const std::optional<DraftPlan>& draft, const HostShare& host,
