@@ -415,3 +415,30 @@ TEST(LlamacppPlan, UnifiedMemoryCountsTheHostsBuffersOnTheGpu) {
   std::replace(discrete.begin(), discrete.end(), std::string("dgx-spark"), std::string("h100"));
   EXPECT_EQ(rank0_item(run(plus(discrete, {"--no-mmap"})), "host model buffer (unified memory)"), nullptr);
 }
+
+TEST(LlamacppPlan, MetalNamesAndDefaultsByBuild) {
+  // Metal builds offloaded every layer by default before the other backends did
+  // (llama_model_default_params: n_gpu_layers = 999 under GGML_USE_METAL), and named their one device
+  // "Metal" until PR #18919 (2026-01, GGML_METAL_NAME "MTL"): LM Studio's 2025-08 llama.cpp logs
+  // "Metal_Mapped model buffer size", "Metal KV buffer size", "CPU compute buffer size"
+  // (llamacpp-015); a b10950 log "MTL0 compute buffer size" (llamacpp-016). Under mmap Metal wraps the
+  // file (buffer_from_host_ptr), hence the _Mapped suffix; Metal has no pinned host type, so CPU.
+  const auto lines = [](const std::string& engine, std::vector<std::string> extra = {}) {
+    std::vector<std::string> a = {"--engine", engine, "--model", "openai/gpt-oss-20b", "--quant", "MXFP4", "--gpu", "apple-m4-max-64gb", "-c", "4096"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    std::string all;
+    for (const auto& l : run(a).log) all += l + "\n";
+    return all;
+  };
+  const std::string old = lines("llamacpp@b6100");
+  EXPECT_NE(old.find("offloaded 25/25 layers to GPU"), std::string::npos) << old;
+  EXPECT_NE(old.find("Metal_Mapped model buffer size"), std::string::npos) << old;
+  EXPECT_NE(old.find("     Metal KV buffer size"), std::string::npos) << old;
+  EXPECT_NE(old.find("CPU compute buffer size"), std::string::npos) << old;
+  EXPECT_EQ(old.find("Metal0"), std::string::npos) << old;
+  EXPECT_EQ(old.find("Metal_Host"), std::string::npos) << old;
+  const std::string now = lines("llamacpp@b10950");
+  EXPECT_NE(now.find("MTL0_Mapped model buffer size"), std::string::npos) << now;
+  EXPECT_NE(now.find("MTL0 compute buffer size"), std::string::npos) << now;
+  EXPECT_NE(lines("llamacpp@b10950", {"--no-mmap"}).find("        MTL0 model buffer size"), std::string::npos);
+}

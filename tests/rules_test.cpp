@@ -178,9 +178,10 @@ TEST(Rules, TrtllmAndLlamacppDefaultsAreTheOldCuts) {
     EXPECT_EQ(e.default_tokens_per_block, v < 1000 ? 128 : v < 1900 ? 64 : 32) << v;
     EXPECT_EQ(e.trt_lazy_context, v < 900) << v;
   }
-  for (int b : {1000, 2449, 2450, 6249, 6250, 6799, 6800, 6894, 6895, 9000}) {
+  for (int b : {1000, 2449, 2450, 6249, 6250, 6799, 6800, 6894, 6895, 7779, 7780, 9000}) {
     EXPECT_EQ(llamacpp::has(llamacpp::Rule::FitOn, b), b >= 6895) << b;
     EXPECT_EQ(llamacpp::has(llamacpp::Rule::MicroBatches, b), b >= 2450) << b;
+    EXPECT_EQ(llamacpp::has(llamacpp::Rule::MetalMtlNames, b), b >= 7780) << b;
   }
   EXPECT_TRUE(llamacpp::has(llamacpp::Rule::FitOn, 0));  // newest
   // The comparisons the llama.cpp code made before these cuts were rows (build 0 = newest).

@@ -11,10 +11,13 @@ namespace headroom::llamacpp {
 
 // Device names as llama.cpp prints them: the backend and the device's index on the host.
 struct DeviceNaming {
-  std::string backend;  // "CUDA", "ROCm", "Vulkan", "Metal" ...
+  std::string backend;  // "CUDA", "ROCm", "Vulkan", "SYCL", "MTL" (Metal since ~b7780), "Metal" (one device, before)
   std::vector<int> ids; // host index of each device the plan uses; empty = 0, 1, 2, ...
   int id(size_t g) const { return ids.empty() ? static_cast<int>(g) : ids[g]; }
-  std::string operator()(size_t g) const { return backend + std::to_string(id(g)); }
+  std::string operator()(size_t g) const { return backend == "Metal" ? backend : backend + std::to_string(id(g)); }
+  bool metal() const { return backend == "Metal" || backend == "MTL"; }
+  // The pinned host buffers' type: CUDA_Host, ROCm_Host, Vulkan_Host; Metal has none (CPU).
+  std::string host() const { return metal() ? "CPU" : backend + "_Host"; }
 };
 
 // "CUDA2" (ROCm, Vulkan, SYCL, MTL, Metal) -> its backend and number; nullopt for anything else.

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "engines/llamacpp/llamacpp_log.h"
+#include "engines/llamacpp/llamacpp_rule_table.h"
 #include "headroom/units.h"
 
 namespace headroom::llamacpp {
@@ -29,11 +30,11 @@ const Era& era(int build) {
 double mib(int64_t b) { return static_cast<double>(b) / static_cast<double>(MiB); }
 }  // namespace
 
-std::string backend_name(const GpuSpec& gpu) {
+std::string backend_name(const GpuSpec& gpu, int build) {
   // Polaris (gfx803) has no current ROCm: llama.cpp runs it through Vulkan. Intel Arc: the SYCL
   // backend, "SYCL0" (llama.cpp docs/backend/SYCL.md).
   if (gpu.vendor == "amd") return gpu.arch == "gcn4" ? "Vulkan" : "ROCm";
-  if (gpu.vendor == "apple") return "Metal";
+  if (gpu.vendor == "apple") return has(Rule::MetalMtlNames, build) ? "MTL" : "Metal";
   if (gpu.vendor == "intel") return "SYCL";
   return "CUDA";
 }
@@ -62,17 +63,20 @@ std::vector<std::string> log_lines(const LlamaModel& m, const ServerSettings& s,
   std::vector<std::string> out;
   out.push_back(fmt::format("{}: offloaded {}/{} layers to GPU", e.tensors, p.layers_offloaded, m.n_layer + 1));
   const std::string host = s.no_mmap ? "CPU" : (old ? "CPU" : "CPU_Mapped");
+  // Metal wraps the mapped file instead of copying it (buffer_from_host_ptr): "Metal_Mapped" /
+  // "MTL0_Mapped" model buffers under mmap (the suffix from ~b4040, PR #10189; here with CPU_Mapped's era).
+  const std::string device_suffix = names.metal() && !s.no_mmap && !old ? "_Mapped" : "";
   auto model_line = [&](const std::string& dev, int64_t b) {
     if (b <= 0) return;
     if (old) out.push_back(fmt::format("{}: {:>10} buffer size = {:8.2f} MiB", e.tensors, dev, mib(b)));
     else out.push_back(fmt::format("{}: {:>12} model buffer size = {:8.2f} MiB", e.tensors, dev, mib(b)));
   };
   model_line(host, p.host.model);
-  for (size_t g = 0; g < p.gpu.size(); ++g) model_line(names(g), p.gpu[g].model);
+  for (size_t g = 0; g < p.gpu.size(); ++g) model_line(names(g) + device_suffix, p.gpu[g].model);
   if (kv) {
     out.push_back(fmt::format("{}: n_ctx = {}, n_batch = {}, n_ubatch = {}, flash_attn = {}", e.context, kv->n_ctx, s.kv.n_batch,
                               s.kv.n_ubatch, s.kv.flash_attn ? "enabled" : "disabled"));
-    out.push_back(fmt::format("{}: {:>10} output buffer size = {:8.2f} MiB", e.context, names.backend + "_Host", mib(p.host.output)));
+    out.push_back(fmt::format("{}: {:>10} output buffer size = {:8.2f} MiB", e.context, names.host(), mib(p.host.output)));
     if (p.host.kv > 0) out.push_back(fmt::format("{}: {:>10} KV buffer size = {:8.2f} MiB", e.kv, "CPU", mib(p.host.kv)));
     for (size_t g = 0; g < p.gpu.size(); ++g)
       if (p.gpu[g].kv > 0) out.push_back(fmt::format("{}: {:>10} KV buffer size = {:8.2f} MiB", e.kv, names(g), mib(p.gpu[g].kv)));
@@ -95,7 +99,7 @@ std::vector<std::string> log_lines(const LlamaModel& m, const ServerSettings& s,
   for (size_t g = 0; g < p.gpu.size(); ++g)
     if (p.gpu[g].compute > 0)
       out.push_back(fmt::format("{}: {:>10} compute buffer size = {:8.2f} MiB (estimate)", e.context, names(g), mib(p.gpu[g].compute)));
-  out.push_back(fmt::format("{}: {:>10} compute buffer size = {:8.2f} MiB (estimate)", e.context, names.backend + "_Host", mib(p.host.compute)));
+  out.push_back(fmt::format("{}: {:>10} compute buffer size = {:8.2f} MiB (estimate)", e.context, names.host(), mib(p.host.compute)));
   return out;
 }
 

@@ -12,7 +12,7 @@
 namespace headroom::llamacpp {
 
 // The ggml backend llama.cpp uses on this GPU: "CUDA" (NVIDIA), "ROCm" (AMD HIP builds), "Metal".
-std::string backend_name(const GpuSpec& gpu);
+std::string backend_name(const GpuSpec& gpu, int build);
 // "llama_kv_cache era (b8100+)", ... for Forecast::era.
 std::string era_name(int build);
 // The line llama.cpp prints when the allocation of `f` fails.

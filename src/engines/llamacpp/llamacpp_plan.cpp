@@ -318,7 +318,7 @@ Forecast plan_llamacpp(const Deployment& given, const PlanOptions& opt) {
   const std::shared_ptr<const LlamaModel> held = load(d);
   const LlamaModel& m = *held;
   ServerSettings s = parse_server_settings(d, m.n_layer);
-  const std::string backend = backend_name(d.gpu);
+  const std::string backend = backend_name(d.gpu, s.build);
   const DeviceNaming names{backend, device_ids};
   s.cuda_row_padding = backend == "CUDA" || backend == "ROCm";
   const std::vector<int64_t> cap = capacities(d);

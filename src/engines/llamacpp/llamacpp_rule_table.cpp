@@ -48,6 +48,10 @@ constexpr EngineRule kRules[] = {
      "--fit keeps room on the first GPU for the multimodal projector (--mmproj): its weights and compute buffer join the target "
      "(before: fit ignored it and the projector could fail to load, llama.cpp#19980)",
      "PR #21489 (mtmd: fit_params now take into account mmproj; merged 2026-04-05; build INFERRED from b8763 on 2026-04-12)"},
+    {"llamacpp.metal_mtl_names", B(7780), kOpen,
+     "Metal devices are MTL0, MTL1, ... (buffers MTL0, MTL0_Mapped) (before: one device named Metal, buffers Metal, Metal_Mapped)",
+     "PR #18919 (metal: support virtual devices, 2026-01-18: GGML_METAL_NAME \"MTL\"); build INFERRED from b7810 ~2026-01-24; "
+     "an LM Studio 2025-08 log prints Metal_Mapped, a b10950 log MTL0"},
 };
 static_assert(std::size(kRules) == static_cast<size_t>(Rule::Count), "one row per Rule, in the enum's order");
 }  // namespace

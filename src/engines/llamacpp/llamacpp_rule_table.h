@@ -8,7 +8,7 @@ namespace headroom::llamacpp {
 
 enum class Rule { MicroBatches, OutputsPerSequence, MlaLatentKv, SwaUbatchSize, KvPad256Streams, MlaLatentKOnly, FlashAttnAuto, AllLayersOffloaded, FitOn, CpuMoeFusedGateUp, FitContextInterpolated,
                   FitKeepsExplicitCtx0, FitNStreams, FitCountsDraft,
-                  FitCountsMmproj, Count };
+                  FitCountsMmproj, MetalMtlNames, Count };
 
 std::span<const EngineRule> rule_table();
 bool has(Rule r, int build);  // build 0 = newest

@@ -200,7 +200,9 @@ ServerSettings parse_server_settings(const Deployment& d, int n_layer) {
     s.ngl_as_given = int_flag(d, d.flag("--n-gpu-layers") ? "--n-gpu-layers" : "--gpu-layers", 0, 100000);
     s.n_gpu_layers = static_cast<int>(std::min<int64_t>(s.ngl_as_given, n_layer + 1));
   } else {
-    s.n_gpu_layers = def.ngl_all ? n_layer + 1 : 0;
+    // Metal builds offloaded every layer by default long before the others did
+    // (llama_model_default_params: "#ifdef GGML_USE_METAL ... n_gpu_layers = 999").
+    s.n_gpu_layers = def.ngl_all || d.gpu.vendor == "apple" ? n_layer + 1 : 0;
   }
   if (const std::string* sm = d.flag("--split-mode")) {
     if (*sm == "layer") s.split = SplitMode::Layer;
