@@ -9,8 +9,11 @@ namespace headroom::llamacpp {
 namespace {
 using enum Evidence;
 constexpr EstimatedConstant kRows[] = {
-    {"llamacpp.runtime_context", 300, 150, 600, "MiB", Guess, "",
-     "what the GPU runtime takes before llama.cpp allocates (CUDA / HIP context, cuBLAS / rocBLAS handles)"},
+    {"llamacpp.runtime_context", 450, 250, 750, "MiB", Estimate, "llamacpp-021",
+     "what the GPU runtime holds beside llama.cpp's buffers (CUDA / HIP context, kernels loaded, cuBLAS handles): in use when "
+     "llama.cpp reads free memory 264 (RTX 3090, ollama#17482), 472 (RTX 4090, llama.cpp#23679), 561 MiB (RTX PRO 6000, "
+     "llamacpp-021); 'unaccounted' in the memory breakdown after loading 451 / 456 (RTX 4090, PR #15860), 703 .. 711 MiB "
+     "(RTX PRO 6000 x 4, llamacpp-021); 300 (a GUESS) before 2026-12-03"},
     {"llamacpp.mmproj_compute", 250, 3, 500, "MiB", Guess, "",
      "the projector's image compute buffer: 2026 builds warm it up with a large image (248.10 MiB logged), older ones reserve a few MiB"},
     {"llamacpp.compute.residual_copies", 2, 2, 2, "f32 rows of (q width + n_embd) per token", Estimate, "llamacpp-027 llamacpp-010",
