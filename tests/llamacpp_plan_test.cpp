@@ -442,3 +442,27 @@ TEST(LlamacppPlan, MetalNamesAndDefaultsByBuild) {
   EXPECT_NE(now.find("MTL0 compute buffer size"), std::string::npos) << now;
   EXPECT_NE(lines("llamacpp@b10950", {"--no-mmap"}).find("        MTL0 model buffer size"), std::string::npos);
 }
+
+TEST(LlamacppPlan, SlidingWindowCachesLogTheirOwnBuffers) {
+  // llamacpp-015 (LM Studio's 2025-08 llama.cpp, gpt-oss-120b MXFP4, -c 4096, full-size SWA cache):
+  // each cache of llama_kv_cache_unified_iswa allocates and logs its own buffer, the full-attention
+  // one first:
+  //   llama_kv_cache_unified_iswa: creating non-SWA KV cache, size = 4096 cells
+  //   llama_kv_cache_unified:      Metal KV buffer size =   144.00 MiB
+  //   llama_kv_cache_unified: size =  144.00 MiB (  4096 cells,  18 layers,  1/1 seqs), ...
+  //   llama_kv_cache_unified_iswa: creating     SWA KV cache, size = 4096 cells
+  //   llama_kv_cache_unified:      Metal KV buffer size =   144.00 MiB
+  const Forecast f = run({"--engine", "llamacpp@b6100", "--model", "openai/gpt-oss-120b", "--quant", "MXFP4", "--gpu", "apple-m4-max-128gb",
+                          "-c", "4096", "--swa-full", "-b", "512", "-fa", "off"});
+  std::vector<std::string> kv;
+  for (const auto& l : f.log)
+    if (l.find("llama_kv_cache_unified") == 0) kv.push_back(l);
+  ASSERT_EQ(kv.size(), 6u);
+  EXPECT_EQ(kv[0], "llama_kv_cache_unified_iswa: creating non-SWA KV cache, size = 4096 cells");
+  EXPECT_EQ(kv[1], "llama_kv_cache_unified:      Metal KV buffer size =   144.00 MiB");
+  EXPECT_EQ(kv[2].rfind("llama_kv_cache_unified: size =  144.00 MiB (  4096 cells,  18 layers,", 0), 0u) << kv[2];
+  EXPECT_EQ(kv[3], "llama_kv_cache_unified_iswa: creating     SWA KV cache, size = 4096 cells");
+  EXPECT_EQ(kv[4], "llama_kv_cache_unified:      Metal KV buffer size =   144.00 MiB");
+  // The device's whole KV (both caches) is still one allocation figure for the plan.
+  EXPECT_EQ(device(f, "Metal").kv_buffer_bytes, 288 * MiB);
+}

@@ -115,6 +115,7 @@ std::shared_ptr<const LlamaModel> llama_model_from_hub(const Deployment& d);
 // Per-device buffers, devices 0..n-1 the GPUs, then the host.
 struct DeviceBuffers {
   int64_t model = 0, kv = 0, compute = 0, compute_low = 0, compute_high = 0, output = 0, recurrent = 0;
+  int64_t kv_swa = 0;   // the sliding-window cache's part of kv (its own buffers and log lines)
   int64_t indexer = 0;  // the DSA indexer cache (MLA + DSA models)
   int layers = 0;
 };

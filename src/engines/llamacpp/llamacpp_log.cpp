@@ -77,13 +77,23 @@ std::vector<std::string> log_lines(const LlamaModel& m, const ServerSettings& s,
     out.push_back(fmt::format("{}: n_ctx = {}, n_batch = {}, n_ubatch = {}, flash_attn = {}", e.context, kv->n_ctx, s.kv.n_batch,
                               s.kv.n_ubatch, s.kv.flash_attn ? "enabled" : "disabled"));
     out.push_back(fmt::format("{}: {:>10} output buffer size = {:8.2f} MiB", e.context, names.host(), mib(p.host.output)));
-    if (p.host.kv > 0) out.push_back(fmt::format("{}: {:>10} KV buffer size = {:8.2f} MiB", e.kv, "CPU", mib(p.host.kv)));
-    for (size_t g = 0; g < p.gpu.size(); ++g)
-      if (p.gpu[g].kv > 0) out.push_back(fmt::format("{}: {:>10} KV buffer size = {:8.2f} MiB", e.kv, names(g), mib(p.gpu[g].kv)));
+    // Each cache allocates and logs its own buffers: with sliding-window layers (llama_kv_cache_iswa)
+    // the full-attention cache's lines come first, then the SWA cache's.
+    const bool iswa = e.since >= 5000 && kv->swa.layers > 0;
+    auto buffer_lines = [&](bool swa_part) {
+      const auto part = [&](const DeviceBuffers& b) { return !iswa ? b.kv : swa_part ? b.kv_swa : b.kv - b.kv_swa; };
+      if (part(p.host) > 0) out.push_back(fmt::format("{}: {:>10} KV buffer size = {:8.2f} MiB", e.kv, "CPU", mib(part(p.host))));
+      for (size_t g = 0; g < p.gpu.size(); ++g)
+        if (part(p.gpu[g]) > 0) out.push_back(fmt::format("{}: {:>10} KV buffer size = {:8.2f} MiB", e.kv, names(g), mib(part(p.gpu[g]))));
+    };
+    if (iswa) out.push_back(fmt::format("{}_iswa: creating non-SWA KV cache, size = {} cells", e.kv, kv->base.cells));
+    buffer_lines(false);
     if (e.since >= 5000) {
       std::string line = kv_cache_log_line(*kv, kv->base, s.kv);
       out.push_back(std::string(e.kv) + line.substr(line.find(':')));
-      if (kv->swa.layers > 0) {
+      if (iswa) {
+        out.push_back(fmt::format("{}_iswa: creating     SWA KV cache, size = {} cells", e.kv, kv->swa.cells));
+        buffer_lines(true);
         line = kv_cache_log_line(*kv, kv->swa, s.kv);
         out.push_back(std::string(e.kv) + line.substr(line.find(':')));
       }

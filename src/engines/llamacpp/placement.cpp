@@ -157,7 +157,9 @@ void place_kv(const KvModel& kvm, const ServerSettings& s, const Layout& l, cons
     const int64_t k_all = swa ? k_swa : k_base, v_all = swa ? v_swa : v_base;
     // Row bytes are linear in the width (whole blocks), so each layer's share is exact.
     const int64_t bytes = line.k_bytes / k_all * x.k_gqa + (v_all > 0 ? line.v_bytes / v_all * x.v_gqa : 0);
-    at(p, s.no_kv_offload ? -1 : l.device(il)).kv += bytes;
+    DeviceBuffers& b = at(p, s.no_kv_offload ? -1 : l.device(il));
+    b.kv += bytes;
+    if (swa) b.kv_swa += bytes;
   }
 }
 }  // namespace
