@@ -262,6 +262,23 @@ TEST(ExtraSglang, FlashinferWrappersPerCapturedSize) {
     for (const auto& it : st.items)
       if (it.what.find("FlashInfer wrappers") != std::string::npos) wrappers = it.bytes;
   EXPECT_EQ(wrappers, 40 * MiB);
+  // Beside them the backends' static metadata: FlashInfer's cuda_graph_kv_indices (8 x 40,960 int32)
+  // and, for its prefill-capable target backend, cuda_graph_custom_mask (8 x 40,960 uint8):
+  // 1,310,720 + 327,680 B; Triton keeps the indices alone, per token whatever the page size, and no
+  // wrappers (a page table would be 16x smaller at --page-size 16).
+  const auto metadata = [](const Forecast& fc) {
+    for (const auto& st : fc.ranks.front().stages)
+      for (const auto& it : st.items)
+        if (it.what.find("CUDA-graph metadata") != std::string::npos) return it.bytes;
+    return int64_t{-1};
+  };
+  EXPECT_EQ(metadata(f), 1310720 + 327680);
+  Deployment t = parse_deployment(Args::parse({"--engine", "sglang@docker@2025-08-08", "--model", "Qwen/Qwen3-0.6B", "--gpu", "rtx-5080",
+                                              "--gpu-memory", "15.92GiB", "--attention-backend", "triton", "--page-size", "16"}));
+  const Forecast ft = plan(t, PlanOptions{});
+  EXPECT_EQ(metadata(ft), 1310720);
+  for (const auto& st : ft.ranks.front().stages)
+    for (const auto& it : st.items) EXPECT_EQ(it.what.find("FlashInfer wrappers"), std::string::npos);
 }
 
 TEST(ExtraSglang, GraphCaptureTermsByHand) {

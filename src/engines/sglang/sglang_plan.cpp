@@ -481,8 +481,8 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   if (max_cap > 0) {
     if (backend == "nsa") metadata = max_cap * tokens_per_bs * ctx * 4;  // nsa_backend page_table [max_num_tokens, max_context_len] int32
     else if (backend == "flashinfer" || backend == "triton") metadata = max_cap * tokens_per_bs * ctx * 4 * wrappers;  // cuda_graph_kv_indices
-    if (backend == "flashinfer") metadata += max_cap * tokens_per_bs * ctx;  // cuda_graph_custom_mask (uint8), the target's backend has prefill
     else metadata = max_cap * tokens_per_bs * ((ctx + page - 1) / page) * 4;  // page table
+    if (backend == "flashinfer") metadata += max_cap * tokens_per_bs * ctx;  // cuda_graph_custom_mask (uint8): the target's backend has prefill
   }
   // FlashInfer wrapper sets kept per captured size: the target's (decode, or verify with a draft),
   // the draft's speculative_num_steps - 1 step backends and its extend runner.
