@@ -113,6 +113,23 @@ TEST(CatalogLookup, SameNameUnderAnotherOwnerOrPathIsACopy) {
   EXPECT_TRUE(load_model("qwen/qwen3-32b")->resolved_note.empty());  // case only: the id itself
 }
 
+TEST(CatalogLookup, QwenAwqSiblingIsTheBaseInAutoAwqFourBit) {
+  // Qwen/Qwen2.5-7B-Instruct-AWQ from Qwen/Qwen2.5-7B-Instruct: every decoder Linear (in, out) as
+  // AutoAWQ's GEMM layout, qweight in*out/8 int32 + qzeros (in/128)*(out/8) int32 + scales
+  // (in/128)*out fp16; q/k/v biases, norms, embeddings and lm_head in fp16. Per layer
+  // 121,098,240 B (q, o 3584x3584; k, v 3584x512; gate, up 3584x18944; down 18944x3584), x 28 + 2 x
+  // 152,064 x 3,584 x 2 + 7,168 = 5,570,747,392 B (by hand).
+  auto m = load_model("Qwen/Qwen2.5-7B-Instruct-AWQ");
+  EXPECT_EQ(m->checkpoint_bytes, 5570747392);
+  EXPECT_EQ(m->config.quant.method, QuantMethod::Awq);
+  EXPECT_NE(m->resolved_note.find("derived from Qwen/Qwen2.5-7B-Instruct's config plus the 4-bit AWQ"), std::string::npos) << m->resolved_note;
+  // Not for other owners, nor for vision models (whose towers each release keeps its own way).
+  EXPECT_THROW(load_model("meta-llama/Llama-3.1-8B-Instruct-AWQ"), InputError);
+  EXPECT_FALSE(model_detail::derives_awq_sibling("Qwen/Qwen2.5-VL-7B-Instruct"));
+  EXPECT_TRUE(model_detail::derives_awq_sibling("Qwen/Qwen3-8B"));
+  EXPECT_FALSE(model_detail::derives_awq_sibling("Qwen/Qwen3-8B-FP8"));
+}
+
 TEST(CatalogLookup, OtherOwnersAndUnknownNamesAreStillRefused) {
   // Meta publishes no block-FP8 siblings: not derived.
   EXPECT_THROW(load_model("meta-llama/Llama-3.3-70B-Instruct-FP8"), InputError);

@@ -1,6 +1,6 @@
 // Catalog lookup: which embedded data/models/<org>/<name>/ folder answers a model id, and, when
 // none holds that id, which one may stand in for it and how (a copy under another owner or in a
-// local folder of the same name, an official -FP8 sibling derived from its base, a Google Gemma base
+// local folder of the same name, an official -FP8 or Qwen -AWQ sibling derived from its base, a Google Gemma base
 // derived from NVIDIA's ModelOpt NVFP4 copy of it). The stand-ins are
 // rules about how model owners publish checkpoints, checked on the catalog's own pairs; each says
 // so in Model::resolved_note, so a forecast built on one is never passed off as the real file's.
@@ -79,11 +79,11 @@ std::optional<std::string> exact(std::string_view spec) {
 // when exactly one catalog entry has that name (a local copy such as /models/Qwen3-32B, or a
 // mirror such as unsloth/Qwen3-32B: same name, assumed the same files).
 std::optional<CatalogHit> by_name(std::string_view spec) {
-  if (auto id = exact(spec)) return CatalogHit{*id, false, ""};
+  if (auto id = exact(spec)) return CatalogHit{*id, Derivation::None, ""};
   auto it = name_index().find(lower(last_component(spec)));
   if (it == name_index().end() || it->second.size() != 1) return std::nullopt;
   const std::string& id = it->second.front();
-  return CatalogHit{id, false,
+  return CatalogHit{id, Derivation::None,
                     std::string(spec) + " is not in the catalog; using " + id +
                         " (same repository name: assumed a copy of the same checkpoint)"};
 }
@@ -135,19 +135,26 @@ std::optional<CatalogHit> find_in_catalog(std::string_view spec) {
   if (ends_with_ci(name, "-fp8")) {
     auto base = by_name(spec.substr(0, spec.size() - 4));
     if (base && derives_fp8_block_sibling(base->id))
-      return CatalogHit{base->id, true,
+      return CatalogHit{base->id, Derivation::Fp8Block,
                         std::string(spec) + " is not in the catalog; derived from " + base->id +
                             "'s config plus the block-FP8 quantization (e4m3, 128x128 blocks) of the owner's official -FP8 "
                             "checkpoints (exact on every such pair in the catalog), not read from the real file"};
   }
+  if (ends_with_ci(name, "-awq")) {
+    auto base = by_name(spec.substr(0, spec.size() - 4));
+    if (base && derives_awq_sibling(base->id))
+      return CatalogHit{base->id, Derivation::Awq4,
+                        std::string(spec) + " is not in the catalog; derived from " + base->id +
+                            "'s config plus the 4-bit AWQ quantization (GEMM, group 128, zero point, float16) of Qwen's official -AWQ "
+                            "checkpoints, not read from the real file"};
+  }
   if (derives_base_from_nvfp4_copy(spec)) {
     auto copy = exact("nvidia/" + std::string(name) + "-NVFP4");
     if (copy)
-      return CatalogHit{*copy, false,
+      return CatalogHit{*copy, Derivation::StripQuantization,
                         std::string(spec) + " is not in the catalog; derived from " + *copy +
                             "'s config without its NVFP4 quantization (NVIDIA's ModelOpt copies keep the base config.json and add "
-                            "quantization_config: exact on google/gemma-4-26B-A4B), not read from the real file",
-                        true};
+                            "quantization_config: exact on google/gemma-4-26B-A4B), not read from the real file"};
   }
   return std::nullopt;
 }
@@ -167,6 +174,23 @@ bool derives_base_from_nvfp4_copy(std::string_view spec) {
 std::string without_quantization(std::string_view config_text, const std::string& source) {
   json j = parse_json(config_text, source);
   j.erase("quantization_config");
+  return j.dump();
+}
+
+// Qwen's official -AWQ siblings (Qwen2.5-*-Instruct-AWQ, Qwen2.5-Coder-*-AWQ, Qwen3-*-AWQ, QwQ-32B-AWQ)
+// are AutoAWQ's output: the base config.json in float16 with {"bits": 4, "group_size": 128,
+// "quant_method": "awq", "version": "gemm", "zero_point": true}, every decoder Linear quantized and
+// lm_head / embeddings kept. Vision models are left out (their towers are kept whole, per model).
+bool derives_awq_sibling(const std::string& base_id) {
+  if (owner_of(base_id) != "Qwen" || has_quantization(base_id)) return false;
+  auto cfg = embedded_file("models/" + base_id + "/config.json");
+  return cfg && cfg->find("\"vision_config\"") == std::string_view::npos;
+}
+
+std::string with_awq_quantization(std::string_view config_text, const std::string& source) {
+  json j = parse_json(config_text, source);
+  j["torch_dtype"] = "float16";
+  j["quantization_config"] = {{"bits", 4}, {"group_size", 128}, {"quant_method", "awq"}, {"version", "gemm"}, {"zero_point", true}};
   return j.dump();
 }
 

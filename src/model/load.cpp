@@ -345,14 +345,19 @@ std::shared_ptr<const Model> load_model(std::string_view spec_in, const ConfigOv
     if (c != cache.end()) return c->second;
   }
   const std::string& id = hit->id;
+  const Derivation how = hit->derivation;
   const std::string src = "data/models/" + id + "/config.json" +
-                          (hit->derive_fp8_block ? " + derived block-FP8" : hit->strip_quantization ? " without its quantization" : "");
+                          (how == Derivation::Fp8Block            ? " + derived block-FP8"
+                           : how == Derivation::Awq4              ? " + derived AWQ"
+                           : how == Derivation::StripQuantization ? " without its quantization"
+                                                                  : "");
   auto cfg = embedded_file("models/" + id + "/config.json");
   // A ModelOpt copy standing in for its base: neither its quantization_config nor hf_quant_config.json.
-  auto hq = hit->strip_quantization ? std::nullopt : embedded_file("models/" + id + "/hf_quant_config.json");
-  std::string derived = hit->derive_fp8_block     ? with_fp8_block_quantization(*cfg, src)
-                        : hit->strip_quantization ? without_quantization(*cfg, src)
-                                                  : std::string();
+  auto hq = how == Derivation::StripQuantization ? std::nullopt : embedded_file("models/" + id + "/hf_quant_config.json");
+  std::string derived = how == Derivation::Fp8Block            ? with_fp8_block_quantization(*cfg, src)
+                        : how == Derivation::Awq4              ? with_awq_quantization(*cfg, src)
+                        : how == Derivation::StripQuantization ? without_quantization(*cfg, src)
+                                                               : std::string();
   auto m = build(derived.empty() ? *cfg : std::string_view(derived), src, hq ? *hq : std::string_view{}, "", {}, over);
   m->config.hf_id = hit->note.empty() ? id : spec;
   m->resolved_note = hit->note;

@@ -71,11 +71,14 @@ const std::map<std::string, std::string>& catalog_index();
 // The catalog entry that answers `spec`: the id itself, a renamed twin, or a stand-in (same name
 // under another owner or folder, an official -FP8 sibling derived from its base, a Google base derived
 // from NVIDIA's NVFP4 copy of it), with `note` saying which when it is not the id itself.
+// How a stand-in's config is made from id's: as it is, with the owner's block-FP8 or AWQ
+// quantization_config added (an official -FP8 / -AWQ sibling), or without its quantization (id is
+// NVIDIA's ModelOpt copy of the base).
+enum class Derivation { None, Fp8Block, Awq4, StripQuantization };
 struct CatalogHit {
   std::string id;
-  bool derive_fp8_block = false;  // add the owner's block-FP8 quantization_config to id's config
+  Derivation derivation = Derivation::None;
   std::string note;
-  bool strip_quantization = false;  // id is NVIDIA's ModelOpt copy: drop its quantization (the base's weights)
 };
 std::optional<CatalogHit> find_in_catalog(std::string_view spec);
 // Whether <base_id>-FP8, when not in the catalog, is derived from base_id (see catalog_lookup.cpp).
@@ -87,5 +90,10 @@ bool derives_base_from_nvfp4_copy(std::string_view spec);
 std::string without_quantization(std::string_view config_text, const std::string& source);
 // config.json text with the block-FP8 quantization_config of Qwen's / Z.ai's -FP8 checkpoints added.
 std::string with_fp8_block_quantization(std::string_view config_text, const std::string& source);
+// Whether <base_id>-AWQ, when not in the catalog, is derived from base_id (Qwen's text models).
+bool derives_awq_sibling(const std::string& base_id);
+// config.json text as Qwen's official -AWQ checkpoints have it: the base's, float16, with AutoAWQ's
+// 4-bit GEMM quantization_config (group 128, zero point).
+std::string with_awq_quantization(std::string_view config_text, const std::string& source);
 
 }  // namespace headroom::model_detail
