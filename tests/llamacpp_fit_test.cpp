@@ -140,7 +140,7 @@ TEST(LlamacppFit, MoeOverSeveralGpusMovesExpertsNotLayers) {
 }
 
 TEST(LlamacppFit, SlotsWithoutAUnifiedCacheEachGetTheModelsContextFromPr27496) {
-  // -np 4 without -kvu: four KV streams. From PR #27496 (~b10180) fit resolves an unset context to
+  // -np 4 without -kvu: four KV streams. From PR #27496 (~b10545) fit resolves an unset context to
   // n_ctx_train x 4 = 163840 (40960 per slot); before, the 40960 tokens were shared (10240 a slot).
   const std::vector<std::string> base = {"--model", "Qwen/Qwen3-0.6B", "--quant", "Q8_0", "--gpu", "rtx-4090", "-np", "4"};
   const Forecast now = run(plus({"--engine", "llamacpp"}, base));

@@ -466,3 +466,27 @@ TEST(LlamacppPlan, SlidingWindowCachesLogTheirOwnBuffers) {
   // The device's whole KV (both caches) is still one allocation figure for the plan.
   EXPECT_EQ(device(f, "Metal").kv_buffer_bytes, 288 * MiB);
 }
+
+TEST(LlamacppPlan, ADateIsTheBuildReleasedThen) {
+  // Release dates of builds (winget-pkgs' "New version: ggml.llamacpp version bNNNN" pull requests):
+  // b6337 on 2025-09-01, b6402 on 2025-09-07, b10507 on 2026-08-20 ... b10545 on 2026-08-21.
+  // 2025-09-04 lies halfway between the first two: b6337 + 65 x 3/6 = b6369.
+  const auto build_of = [](const std::string& engine) {
+    const Forecast f = run({"--engine", engine, "--model", "Qwen/Qwen3-0.6B", "--quant", "Q8_0", "--gpu", "rtx-4090"});
+    return f.version;
+  };
+  EXPECT_EQ(build_of("llamacpp@2025-09-01"), "b6337");
+  EXPECT_EQ(build_of("llamacpp@2025-09-04"), "b6369");
+  EXPECT_EQ(build_of("llamacpp@main@2026-08-21"), "b10545");
+  // After the last date known: the newest rules, said so.
+  const Forecast later = run({"--engine", "llamacpp@2027-01-01", "--model", "Qwen/Qwen3-0.6B", "--quant", "Q8_0", "--gpu", "rtx-4090"});
+  EXPECT_EQ(later.version, "newest");
+  bool said = false;
+  for (const auto& n : later.notes) said = said || n.find("after the last release date known") != std::string::npos;
+  EXPECT_TRUE(said);
+  // The rules follow: -fa auto by default from ~b6250, so a 2025-07 build plans flash attention off.
+  const Forecast july = run({"--engine", "llamacpp@2025-07-01", "--model", "Qwen/Qwen3-0.6B", "--quant", "Q8_0", "--gpu", "rtx-4090"});
+  bool fa_off = false;
+  for (const auto& l : july.log) fa_off = fa_off || l.find("flash_attn = disabled") != std::string::npos;
+  EXPECT_TRUE(fa_off);
+}

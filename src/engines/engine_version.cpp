@@ -19,7 +19,8 @@ bool is_newest_word(std::string_view v) {
 }
 
 std::string example(EngineKind e) {
-  if (e == EngineKind::LlamaCpp) return fmt::format("a llama.cpp build is written bNNNN (e.g. llamacpp@{})", traits(e).version_example);
+  if (e == EngineKind::LlamaCpp)
+    return fmt::format("a llama.cpp build is written bNNNN or as its date, YYYY-MM-DD (e.g. llamacpp@{})", traits(e).version_example);
   return fmt::format("use e.g. {}", traits(e).version_example);
 }
 

@@ -33,11 +33,14 @@ std::optional<double> number(const J& o, const char* k) {
 }
 
 // The build a record's engine_version names: "b8157", "b8284 (00de61534)", "~b2450 (...)",
-// "llama.cpp build 3871 (...)". Wrappers that do not say (RamaLama, LM Studio, forks): newest.
+// "llama.cpp build 3871 (...)"; a wrapper that gives only its date ("LM Studio ... (2025-08)"): the
+// build released then (llamacpp/build_dates.cpp). Wrappers that say neither (RamaLama): newest.
 std::string engine_arg(const std::optional<std::string>& version) {
   static const std::regex b(R"((?:^|[^0-9A-Za-z])b(\d{4,5})\b|build (\d{4,5})\b)");
+  static const std::regex date(R"(\b(20\d\d-[01]\d(?:-[0-3]\d)?)\b)");
   std::smatch m;
   if (version && std::regex_search(*version, m, b)) return "llamacpp@b" + (m[1].matched ? m[1].str() : m[2].str());
+  if (version && std::regex_search(*version, m, date)) return "llamacpp@main@" + m[1].str();
   return "llamacpp";
 }
 
@@ -215,9 +218,14 @@ J validate_llamacpp_case(const J& c, LlamacppMetrics& metrics) {
   for (auto& a : flag_args(c.contains("flags") ? c["flags"] : J(), dropped)) args.push_back(std::move(a));
   // LM Studio's llama.cpp keeps a full-size SWA cache ("using full-size SWA cache" in its logs,
   // ../shared/research/llamacpp-log-eras.md): its default, as --swa-full.
+  // LM Studio passes flash attention as its own setting, off unless turned on ("flash_attn = 0" in its
+  // logs on builds whose own default is auto).
   if (text(c, "engine_version").value_or("").find("LM Studio") != std::string::npos) {
     args.push_back("--swa-full");
-    row["note"] = "LM Studio: full-size SWA cache (--swa-full)";
+    bool fa_given = false;
+    for (const auto& a : args) fa_given = fa_given || a == "--flash-attn" || a == "-fa";
+    if (!fa_given) args.insert(args.end(), {"--flash-attn", "off"});
+    row["note"] = "LM Studio: full-size SWA cache (--swa-full), flash attention off unless set";
   }
   // The capacity: catalog GPUs, or the case's gpu_total_gib; without either the buffers are still
   // planned (they do not depend on it on one GPU) but the outcome is not scored.

@@ -34,10 +34,11 @@ constexpr EngineRule kRules[] = {
      "PR #18372 (llama-fit-params: fix Gemma 3 calculation; merged 2025-12-25; build INFERRED)"},
     {"llamacpp.fit_keeps_explicit_ctx0", B(7810), kOpen, "--fit leaves an explicit -c 0 (the model's full context) alone",
      "PR #19070 (llama-fit-params: keep explicit --ctx-size 0; merged 2026-01-24; build INFERRED)"},
-    {"llamacpp.fit_n_streams", B(10180), kOpen,
+    {"llamacpp.fit_n_streams", B(10545), kOpen,
      "--fit with the context unset and a KV cache not unified (-np N, -no-kvu) gives every slot the model's context (n_ctx = "
      "n_ctx_train x slots) before it shrinks it (before: n_ctx_train shared by the slots)",
-     "PR #27496 (fit: also take into account n_streams; merged 2026-08-21, b10154 was 2026-08-18; build INFERRED)"},
+     "PR #27496 (fit: also take into account n_streams; merged 2026-08-21; b10545 was released that day, b10507 on 2026-08-20 "
+     "(winget-pkgs release PRs); build INFERRED)"},
     {"llamacpp.fit_counts_draft", B(9270), kOpen,
      "--fit keeps room for the draft model (-md): its weights, context and compute buffer per device join the target there, "
      "measured at the target's unfitted context (the model's whole context when -c is unset; llama.cpp#25408) (before: fit "

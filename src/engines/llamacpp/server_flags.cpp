@@ -7,6 +7,7 @@
 
 #include "headroom/engine_version.h"
 #include "headroom/error.h"
+#include "engines/llamacpp/build_dates.h"
 #include "engines/llamacpp/device_select.h"
 #include "engines/llamacpp/llamacpp_rule_table.h"
 #include "headroom/llamacpp_plan.h"
@@ -151,6 +152,7 @@ const std::vector<std::string_view>& llamacpp_flags() {
 
 int parse_build(const std::string& version) {
   const EngineVersion v = parse_engine_version(EngineKind::LlamaCpp, version);
+  if (v.form == EngineVersion::Form::Dated) return build_for_date(v.date);
   return v.form == EngineVersion::Form::Build ? v.build : 0;  // 0: the newest build's defaults
 }
 
@@ -178,6 +180,12 @@ ServerSettings parse_server_settings(const Deployment& d, int n_layer) {
   if (d.par.tp > 1 || d.par.pp > 1 || d.par.dp > 1 || d.par.ep > 1 || d.par.dp_attention)
     fail_input("command line", "--tp", "llama.cpp has no tensor / pipeline / data / expert parallel sizes: it splits layers over --gpus N (--split-mode layer|row)");
   s.build = parse_build(d.engine_version);
+  if (const EngineVersion v = parse_engine_version(EngineKind::LlamaCpp, d.engine_version); v.form == EngineVersion::Form::Dated) {
+    const std::string date = fmt::format("{:04}-{:02}-{:02}", v.date / 10000, v.date / 100 % 100, v.date % 100);
+    s.notes.push_back(s.build > 0 ? fmt::format("a build dated {}: read as b{}, the build released then (INFERRED from release dates, build_dates.cpp)",
+                                                date, s.build)
+                                  : fmt::format("a build dated {}: after the last release date known, so the newest rules", date));
+  }
   s.mmproj = parse_mmproj(d, s.notes);
   const BuildDefaults def = defaults_for(s.build);
   for (const auto& [k, v] : d.flags) {
