@@ -78,6 +78,7 @@
 #include "headroom/model.h"
 #include "headroom/units.h"
 #include "headroom/validate.h"
+#include "plan_test_util.h"
 #include "validate_test_util.h"
 
 using namespace headroom;
@@ -253,32 +254,22 @@ TEST(ExtraSglang, FlashinferWrappersPerCapturedSize) {
   EXPECT_EQ(sglang::flashinfer_graph_wrappers(7).central, 80 * MiB);
   // The plan: Qwen3-0.6B on an RTX 5080 (2025-08 build, FlashInfer, [1, 2, 4, 8]) carries the item;
   // xsgl-011 logged 0.11 GB for this capture, 0.08 without it.
-  Deployment d = parse_deployment(Args::parse({"--engine", "sglang@docker@2025-08-08", "--model", "Qwen/Qwen3-0.6B", "--gpu", "rtx-5080",
-                                              "--gpu-memory", "15.92GiB"}));
-  const Forecast f = plan(d, PlanOptions{});
-  ASSERT_FALSE(f.ranks.empty());
-  int64_t wrappers = 0;
-  for (const auto& st : f.ranks.front().stages)
-    for (const auto& it : st.items)
-      if (it.what.find("FlashInfer wrappers") != std::string::npos) wrappers = it.bytes;
-  EXPECT_EQ(wrappers, 40 * MiB);
+  const std::vector<std::string> base = {"--engine", "sglang@docker@2025-08-08", "--model", "Qwen/Qwen3-0.6B", "--gpu", "rtx-5080",
+                                         "--gpu-memory", "15.92GiB"};
+  const Forecast f = test::run(base);
+  const Item* wrappers = test::rank0_item(f, "FlashInfer wrappers");
+  ASSERT_NE(wrappers, nullptr);
+  EXPECT_EQ(wrappers->bytes, 40 * MiB);
   // Beside them the backends' static metadata: FlashInfer's cuda_graph_kv_indices (8 x 40,960 int32)
   // and, for its prefill-capable target backend, cuda_graph_custom_mask (8 x 40,960 uint8):
   // 1,310,720 + 327,680 B; Triton keeps the indices alone, per token whatever the page size, and no
   // wrappers (a page table would be 16x smaller at --page-size 16).
-  const auto metadata = [](const Forecast& fc) {
-    for (const auto& st : fc.ranks.front().stages)
-      for (const auto& it : st.items)
-        if (it.what.find("CUDA-graph metadata") != std::string::npos) return it.bytes;
-    return int64_t{-1};
-  };
-  EXPECT_EQ(metadata(f), 1310720 + 327680);
-  Deployment t = parse_deployment(Args::parse({"--engine", "sglang@docker@2025-08-08", "--model", "Qwen/Qwen3-0.6B", "--gpu", "rtx-5080",
-                                              "--gpu-memory", "15.92GiB", "--attention-backend", "triton", "--page-size", "16"}));
-  const Forecast ft = plan(t, PlanOptions{});
-  EXPECT_EQ(metadata(ft), 1310720);
-  for (const auto& st : ft.ranks.front().stages)
-    for (const auto& it : st.items) EXPECT_EQ(it.what.find("FlashInfer wrappers"), std::string::npos);
+  ASSERT_NE(test::rank0_item(f, "flashinfer CUDA-graph metadata"), nullptr);
+  EXPECT_EQ(test::rank0_item(f, "flashinfer CUDA-graph metadata")->bytes, 1310720 + 327680);
+  const Forecast ft = test::run(test::plus(base, {"--attention-backend", "triton", "--page-size", "16"}));
+  ASSERT_NE(test::rank0_item(ft, "triton CUDA-graph metadata"), nullptr);
+  EXPECT_EQ(test::rank0_item(ft, "triton CUDA-graph metadata")->bytes, 1310720);
+  EXPECT_EQ(test::rank0_item(ft, "FlashInfer wrappers"), nullptr);
 }
 
 TEST(ExtraSglang, GraphCaptureTermsByHand) {

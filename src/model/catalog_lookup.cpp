@@ -132,21 +132,26 @@ std::optional<CatalogHit> find_in_catalog(std::string_view spec) {
   if (auto hit = by_name(spec)) return hit;
   std::string_view name = last_component(spec);
 
-  if (ends_with_ci(name, "-fp8")) {
-    auto base = by_name(spec.substr(0, spec.size() - 4));
-    if (base && derives_fp8_block_sibling(base->id))
-      return CatalogHit{base->id, Derivation::Fp8Block,
-                        std::string(spec) + " is not in the catalog; derived from " + base->id +
-                            "'s config plus the block-FP8 quantization (e4m3, 128x128 blocks) of the owner's official -FP8 "
-                            "checkpoints (exact on every such pair in the catalog), not read from the real file"};
-  }
-  if (ends_with_ci(name, "-awq")) {
-    auto base = by_name(spec.substr(0, spec.size() - 4));
-    if (base && derives_awq_sibling(base->id))
-      return CatalogHit{base->id, Derivation::Awq4,
-                        std::string(spec) + " is not in the catalog; derived from " + base->id +
-                            "'s config plus the 4-bit AWQ quantization (GEMM, group 128, zero point, float16) of Qwen's official -AWQ "
-                            "checkpoints, not read from the real file"};
+  // Official quantized siblings: <base><suffix> from <base>'s config plus the owner's quantization.
+  struct Sibling {
+    std::string_view suffix;
+    Derivation how;
+    bool (*derives)(const std::string& base_id);
+    std::string_view quantization;
+  };
+  static constexpr Sibling kSiblings[] = {
+      {"-fp8", Derivation::Fp8Block, derives_fp8_block_sibling,
+       "the block-FP8 quantization (e4m3, 128x128 blocks) of the owner's official -FP8 checkpoints (exact on every such pair in the catalog)"},
+      {"-awq", Derivation::Awq4, derives_awq_sibling,
+       "the 4-bit AWQ quantization (GEMM, group 128, zero point, float16) of Qwen's official -AWQ checkpoints"},
+  };
+  for (const Sibling& s : kSiblings) {
+    if (!ends_with_ci(name, s.suffix)) continue;
+    auto base = by_name(spec.substr(0, spec.size() - s.suffix.size()));
+    if (base && s.derives(base->id))
+      return CatalogHit{base->id, s.how,
+                        std::string(spec) + " is not in the catalog; derived from " + base->id + "'s config plus " +
+                            std::string(s.quantization) + ", not read from the real file"};
   }
   if (derives_base_from_nvfp4_copy(spec)) {
     auto copy = exact("nvidia/" + std::string(name) + "-NVFP4");

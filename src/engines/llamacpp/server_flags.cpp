@@ -150,11 +150,14 @@ const std::vector<std::string_view>& llamacpp_flags() {
   return v;
 }
 
-int parse_build(const std::string& version) {
-  const EngineVersion v = parse_engine_version(EngineKind::LlamaCpp, version);
+namespace {
+int build_of(const EngineVersion& v) {
   if (v.form == EngineVersion::Form::Dated) return build_for_date(v.date);
   return v.form == EngineVersion::Form::Build ? v.build : 0;  // 0: the newest build's defaults
 }
+}  // namespace
+
+int parse_build(const std::string& version) { return build_of(parse_engine_version(EngineKind::LlamaCpp, version)); }
 
 // --mmproj FILE: the projector's type as its file name says (mmproj-BF16.gguf, mmproj-model-f16.gguf,
 // mmproj-Q8_0.gguf); F16, the usual conversion, when the name does not say.
@@ -179,9 +182,11 @@ ServerSettings parse_server_settings(const Deployment& d, int n_layer) {
   ServerSettings s;
   if (d.par.tp > 1 || d.par.pp > 1 || d.par.dp > 1 || d.par.ep > 1 || d.par.dp_attention)
     fail_input("command line", "--tp", "llama.cpp has no tensor / pipeline / data / expert parallel sizes: it splits layers over --gpus N (--split-mode layer|row)");
-  s.build = parse_build(d.engine_version);
-  if (const EngineVersion v = parse_engine_version(EngineKind::LlamaCpp, d.engine_version); v.form == EngineVersion::Form::Dated) {
-    const std::string date = fmt::format("{:04}-{:02}-{:02}", v.date / 10000, v.date / 100 % 100, v.date % 100);
+  const EngineVersion version = parse_engine_version(EngineKind::LlamaCpp, d.engine_version);
+  s.build = build_of(version);
+  if (version.form == EngineVersion::Form::Dated) {
+    const int ymd = version.date;
+    const std::string date = fmt::format("{:04}-{:02}-{:02}", ymd / 10000, ymd / 100 % 100, ymd % 100);
     s.notes.push_back(s.build > 0 ? fmt::format("a build dated {}: read as b{}, the build released then (INFERRED from release dates, build_dates.cpp)",
                                                 date, s.build)
                                   : fmt::format("a build dated {}: after the last release date known, so the newest rules", date));

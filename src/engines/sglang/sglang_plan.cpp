@@ -105,6 +105,16 @@ std::vector<std::string> check_deployment(const Deployment& d, const EraInfo& er
   return flag_notes;
 }
 
+// The attention backend's static CUDA-graph buffers for `rows` captured tokens (exact).
+int64_t graph_metadata_bytes(const std::string& backend, int64_t rows, int64_t ctx, int64_t page, int64_t wrappers) {
+  if (rows <= 0) return 0;
+  if (backend == "nsa") return rows * ctx * 4;                   // nsa_backend page_table [max_num_tokens, max_context_len] int32
+  if (backend == "triton") return rows * ctx * 4 * wrappers;     // cuda_graph_kv_indices
+  if (backend == "flashinfer") return rows * ctx * 4 * wrappers  // cuda_graph_kv_indices
+                                      + rows * ctx;              // + cuda_graph_custom_mask (uint8): the target's backend has prefill
+  return rows * ((ctx + page - 1) / page) * 4;                   // page table
+}
+
 }  // namespace
 
 Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
@@ -477,13 +487,7 @@ Forecast plan_sglang(const Deployment& d, const PlanOptions& opt) {
   const Estimate ws = backend_workspace(backend);
   const Estimate moe_residue = fp4_moe_warmup_residue(c, d.gpu);
   const int64_t wrappers = hybrid_swa ? 2 : 1;
-  int64_t metadata = 0;
-  if (max_cap > 0) {
-    if (backend == "nsa") metadata = max_cap * tokens_per_bs * ctx * 4;  // nsa_backend page_table [max_num_tokens, max_context_len] int32
-    else if (backend == "flashinfer" || backend == "triton") metadata = max_cap * tokens_per_bs * ctx * 4 * wrappers;  // cuda_graph_kv_indices
-    else metadata = max_cap * tokens_per_bs * ((ctx + page - 1) / page) * 4;  // page table
-    if (backend == "flashinfer") metadata += max_cap * tokens_per_bs * ctx;  // cuda_graph_custom_mask (uint8): the target's backend has prefill
-  }
+  const int64_t metadata = graph_metadata_bytes(backend, max_cap * tokens_per_bs, ctx, page, wrappers);
   // FlashInfer wrapper sets kept per captured size: the target's (decode, or verify with a draft),
   // the draft's speculative_num_steps - 1 step backends and its extend runner.
   int64_t fi_sets = 0;
